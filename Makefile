@@ -1,0 +1,40 @@
+# kindling: `make demo` runs the playground job, `make test` the test suite. Both set up everything.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DURATION ?= 60
+
+.PHONY: demo test setup java benchmark clean
+
+setup: java $(STAMP)
+
+# Java 17 for Spark: use what is there, else install it from Debian's packages.
+java:
+	@if ! command -v java >/dev/null 2>&1 && [ -z "$$JAVA_HOME" ]; then \
+		echo "Java not found: installing openjdk-17-jre-headless with apt-get"; \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; \
+		else \
+			echo "kindling needs Java 17: install it (e.g. 'sudo apt-get install openjdk-17-jre-headless') or set JAVA_HOME"; exit 1; \
+		fi; \
+	fi
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+demo: setup
+	$(BIN)/kindling demo click-count --duration $(DURATION)
+
+test: setup
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
+
+benchmark: setup
+	$(BIN)/python benchmarks/kafka_source.py
+
+clean:
+	rm -rf $(VENV) .kindling artifacts *.egg-info

@@ -1,0 +1,39 @@
+"""kindling: Flink-style stateful stream processing in Python, executed by Apache Spark Structured Streaming."""
+
+from kindling.config import Configuration
+from kindling.connectors.base import Sink, Source
+from kindling.datastream import (
+    AggregateFunction,
+    DataStream,
+    EventTimeSessionWindows,
+    FilterFunction,
+    FlatMapFunction,
+    KeyedStream,
+    KeySelector,
+    MapFunction,
+    ProcessingTimeSessionWindows,
+    ReduceFunction,
+    SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
+    TimestampAssigner,
+    TimeWindow,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+    WatermarkStrategy,
+    WindowedStream,
+)
+from kindling.durations import parse_duration
+from kindling.env import StreamEnvironment, StreamExecutionEnvironment
+from kindling.options import OptionError
+from kindling.runtime.job import JobClient, JobFailedError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AggregateFunction", "Configuration", "DataStream", "EventTimeSessionWindows", "FilterFunction",
+    "FlatMapFunction", "JobClient", "JobFailedError", "KeySelector", "KeyedStream", "MapFunction",
+    "OptionError", "ProcessingTimeSessionWindows", "ReduceFunction", "Sink", "SlidingEventTimeWindows",
+    "SlidingProcessingTimeWindows", "Source", "StreamEnvironment", "StreamExecutionEnvironment",
+    "TimeWindow", "TimestampAssigner", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows",
+    "WatermarkStrategy", "WindowedStream", "__version__", "parse_duration",
+]

@@ -1,0 +1,73 @@
+"""The ``kindling`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+
+def _local(args: argparse.Namespace) -> int:
+    from kindling.local import kafka
+
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = kafka.start_background(port=args.port, state_dir=state_dir)
+        print(f"Kafka broker running on {info['bootstrap_servers']} (pid {info['pid']})")
+        return 0
+    if args.action == "stop":
+        stopped = kafka.stop_background(state_dir)
+        print("Kafka broker stopped" if stopped else "no Kafka broker started by kindling is running")
+        return 0
+    info = kafka.status(state_dir)
+    print(json.dumps(info, indent=2))
+    return 0 if info.get("running") else 3
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from kindling.playground.demo import run_click_count_demo
+
+    return run_click_count_demo(
+        duration=args.duration, rate=args.rate, event_time=args.event_time, backpressure=args.backpressure
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kindling", description="Flink-style stream processing on Apache Spark.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="run a playground end to end")
+    demo.add_argument("name", choices=["click-count"], help="which playground")
+    demo.add_argument("--duration", type=float, default=60.0, help="seconds to run (default 60)")
+    demo.add_argument("--rate", type=float, default=1000.0, help="click events per second (default 1000)")
+    mode = demo.add_mutually_exclusive_group()
+    mode.add_argument("--event-time", dest="event_time", action="store_true", default=True)
+    mode.add_argument("--processing-time", dest="event_time", action="store_false")
+    demo.add_argument("--backpressure", action="store_true", help="slow records down in even minutes")
+    demo.set_defaults(handler=_demo)
+
+    local = commands.add_parser("local", help="local services")
+    services = local.add_subparsers(dest="service", required=True)
+    kafka = services.add_parser("kafka", help="a local Kafka-protocol broker on 127.0.0.1")
+    kafka.add_argument("action", choices=["start", "stop", "status"])
+    kafka.add_argument("--port", type=int, default=9092)
+    kafka.add_argument("--state-dir", default=".kindling/local/kafka")
+    kafka.set_defaults(handler=_local)
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except (ValueError, RuntimeError, TimeoutError) as exc:
+        print(f"kindling: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,168 @@
+"""Job configuration with Flink's keys, types and defaults; ``spark.*`` keys pass through to Spark.
+
+Where Spark's semantics differ from Flink's, the description says how.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Iterable, Mapping, Optional
+
+from kindling.options import (
+    ConfigOption,
+    OptionError,
+    OptionSet,
+    bool_option,
+    duration_option,
+    enum_option,
+    int_option,
+    string_option,
+)
+
+CHECKPOINTING_INTERVAL = duration_option(
+    "execution.checkpointing.interval",
+    timedelta(seconds=1),
+    "How often a checkpoint is taken. In kindling every micro-batch is a checkpoint, so this is "
+    "Spark's processing-time trigger interval.",
+)
+CHECKPOINTS_DIR = string_option(
+    "state.checkpoints.dir",
+    ".kindling/checkpoints",
+    "Where checkpoints live (a path or a filesystem URI). A job's checkpoint is "
+    "<dir>/<pipeline.name>/<sink>, so running the same job again resumes where it stopped.",
+)
+SAVEPOINTS_DIR = string_option("state.savepoints.dir", ".kindling/savepoints", "Default directory for savepoints.")
+STATE_BACKEND = enum_option(
+    "state.backend.type",
+    ("rocksdb", "hashmap"),
+    "rocksdb",
+    "Keyed state store: 'rocksdb' (Spark's RocksDB provider) or 'hashmap' (Spark's HDFS-backed in-memory store).",
+)
+PARALLELISM = int_option(
+    "parallelism.default",
+    None,
+    "Default parallelism: the number of local cores used (local[N]) and Spark's shuffle partitions. "
+    "Like Flink's max parallelism, the shuffle partition count is fixed for a checkpoint's lifetime.",
+    minimum=1,
+)
+PIPELINE_NAME = string_option("pipeline.name", None, "The job's name, shown in the UI and used for its checkpoint directory.")
+RESTART_STRATEGY = enum_option(
+    "restart-strategy.type",
+    ("none", "off", "disable", "fixed-delay", "failure-rate", "exponential-delay"),
+    "none",
+    "How a failed job is restarted from its last checkpoint.",
+)
+RESTART_ATTEMPTS = int_option("restart-strategy.fixed-delay.attempts", 1, "Restarts before the job fails.", minimum=0)
+RESTART_DELAY = duration_option("restart-strategy.fixed-delay.delay", timedelta(seconds=1), "Delay between restarts.")
+FAILURE_RATE_MAX = int_option("restart-strategy.failure-rate.max-failures-per-interval", 1, "Failures allowed per interval.", minimum=1)
+FAILURE_RATE_INTERVAL = duration_option("restart-strategy.failure-rate.failure-rate-interval", timedelta(minutes=1), "Interval over which failures are counted.")
+FAILURE_RATE_DELAY = duration_option("restart-strategy.failure-rate.delay", timedelta(seconds=1), "Delay between restarts.")
+EXP_INITIAL = duration_option("restart-strategy.exponential-delay.initial-backoff", timedelta(seconds=1), "First restart delay.")
+EXP_MAX = duration_option("restart-strategy.exponential-delay.max-backoff", timedelta(minutes=1), "Largest restart delay.")
+EXP_MULTIPLIER = ConfigOption("restart-strategy.exponential-delay.backoff-multiplier", float, 1.5, "Delay growth factor.", type_name="number")
+EXP_ATTEMPTS = int_option("restart-strategy.exponential-delay.attempts-before-reset-backoff", 2147483647, "Restarts before the job fails.", minimum=0)
+RUNTIME_MODE = enum_option(
+    "execution.runtime-mode",
+    ("streaming", "batch", "automatic"),
+    "streaming",
+    "Bounded pipelines always end when their sources end; 'batch' is accepted for compatibility.",
+)
+SPARK_MASTER = string_option("kindling.spark.master", None, "Spark master URL; default local[N] with N = parallelism.default or all cores.")
+LOG_LEVEL = enum_option("kindling.log.level", ("ERROR", "WARN", "INFO", "DEBUG"), "WARN", "Spark's log level.")
+WEB_UI = bool_option("kindling.spark.ui.enabled", False, "Whether Spark's own web UI is started.")
+OBJECT_REUSE = bool_option("pipeline.object-reuse", False, "Accepted for compatibility; records are always fresh objects in kindling.")
+WATERMARK_INTERVAL = duration_option(
+    "pipeline.auto-watermark-interval",
+    timedelta(milliseconds=200),
+    "Accepted for compatibility; Spark advances the watermark once per micro-batch.",
+)
+
+OPTIONS: tuple[ConfigOption[Any], ...] = (
+    CHECKPOINTING_INTERVAL,
+    CHECKPOINTS_DIR,
+    SAVEPOINTS_DIR,
+    STATE_BACKEND,
+    PARALLELISM,
+    PIPELINE_NAME,
+    RESTART_STRATEGY,
+    RESTART_ATTEMPTS,
+    RESTART_DELAY,
+    FAILURE_RATE_MAX,
+    FAILURE_RATE_INTERVAL,
+    FAILURE_RATE_DELAY,
+    EXP_INITIAL,
+    EXP_MAX,
+    EXP_MULTIPLIER,
+    EXP_ATTEMPTS,
+    RUNTIME_MODE,
+    SPARK_MASTER,
+    LOG_LEVEL,
+    WEB_UI,
+    OBJECT_REUSE,
+    WATERMARK_INTERVAL,
+)
+
+_OPTION_SET = OptionSet("configuration", OPTIONS, prefixes=("spark.",), ignored=())
+
+
+class Configuration:
+    """Validated job configuration: Flink keys with typed values plus pass-through ``spark.*`` keys."""
+
+    def __init__(self, values: Optional[Mapping[str, Any]] = None) -> None:
+        self._raw: dict[str, Any] = {}
+        if values:
+            self.update(values)
+
+    def update(self, values: Mapping[str, Any]) -> "Configuration":
+        merged = {**self._raw, **{str(k): v for k, v in values.items()}}
+        _OPTION_SET.validate(merged)  # raises OptionError naming a bad or unknown key
+        self._raw = merged
+        return self
+
+    def set(self, key: str, value: Any) -> "Configuration":
+        return self.update({key: value})
+
+    def set_string(self, key: str, value: str) -> "Configuration":
+        """PyFlink's name for ``set``."""
+        return self.set(key, value)
+
+    def get(self, option: ConfigOption[Any] | str) -> Any:
+        parsed = _OPTION_SET.validate(self._raw)
+        key = option if isinstance(option, str) else option.key
+        if key.startswith("spark."):
+            return parsed.extra.get(key)
+        if key not in parsed.values:
+            raise OptionError(f"unknown configuration option '{key}'")
+        return parsed.values[key]
+
+    def contains(self, key: str) -> bool:
+        return key in self._raw
+
+    def spark_conf(self) -> dict[str, str]:
+        """The ``spark.*`` keys the user set, passed to Spark unchanged."""
+        return dict(_OPTION_SET.validate(self._raw).extra)
+
+    def to_dict(self) -> dict[str, str]:
+        """Every set key as a string, for display and job metadata."""
+        return {k: str(v) for k, v in self._raw.items()}
+
+    def keys(self) -> Iterable[str]:
+        return self._raw.keys()
+
+    def copy(self) -> "Configuration":
+        return Configuration(self._raw)
+
+    def __repr__(self) -> str:
+        return f"Configuration({self.to_dict()!r})"
+
+
+def restart_description(conf: Configuration) -> str:
+    """A readable line for the configured restart strategy."""
+    kind = conf.get(RESTART_STRATEGY)
+    if kind in ("none", "off", "disable"):
+        return "no restarts"
+    if kind == "fixed-delay":
+        return f"fixed-delay: {conf.get(RESTART_ATTEMPTS)} attempts, {conf.get(RESTART_DELAY)} apart"
+    if kind == "failure-rate":
+        return f"failure-rate: {conf.get(FAILURE_RATE_MAX)} failures per {conf.get(FAILURE_RATE_INTERVAL)}"
+    return f"exponential-delay from {conf.get(EXP_INITIAL)} to {conf.get(EXP_MAX)}"

@@ -1,0 +1,122 @@
+"""What every connector shares: its Flink name, its options, its Spark Data Source and end-of-input.
+
+A connector is a Spark Python Data Source registered under ``kindling_<name>``; users
+name it as Flink does (``'connector' = 'kafka'``) and pass Flink option names. The
+options are validated on the driver when the pipeline is built, so a bad value fails
+before any Spark job starts, and again inside the Data Source (executors see only strings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Optional, Type
+
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import BooleanType, StructField, StructType
+
+from kindling.options import OptionSet, ParsedOptions
+
+# A bounded source ends its data with one marker row whose EOS column is true and whose
+# event time is the far future: it pushes Spark's watermark to "+infinity", which fires
+# every pending window and timer, as Flink's final watermark does. kindling filters the
+# marker out right after the watermark is applied; users never see it.
+EOS_COLUMN = "__kindling_eos"
+EOS_FIELD = StructField(EOS_COLUMN, BooleanType(), True)
+# Offsets of a source that reached its end carry this flag, so the runtime knows the job may finish.
+EOS_OFFSET_KEY = "eos"
+# Updating results (unbounded GROUP BY, rolling aggregations) carry Flink's RowKind in this
+# column: '+I' insert, '-U' update-before, '+U' update-after, '-D' delete. Sinks that
+# understand changelogs read it; when absent every row is an insert.
+ROWKIND_COLUMN = "__kindling_rowkind"
+# Sinks never write columns whose names start with this prefix.
+INTERNAL_PREFIX = "__kindling_"
+
+
+def spark_format(connector: str) -> str:
+    """Spark's format name for a kindling connector (kept apart from Spark's built-in names)."""
+    return "kindling_" + connector.replace("-", "_")
+
+
+def with_eos(schema: StructType) -> StructType:
+    """The schema a source Data Source reports: the user's columns plus the end-of-input marker."""
+    return StructType(list(schema.fields) + [EOS_FIELD])
+
+
+class Connector:
+    """A connector known by its Flink name, with the option sets it accepts as a source and as a sink."""
+
+    name: ClassVar[str]
+    data_source: ClassVar[Type[DataSource]]
+    source_options: ClassVar[Optional[OptionSet]] = None
+    sink_options: ClassVar[Optional[OptionSet]] = None
+
+    @classmethod
+    def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        if cls.source_options is None:
+            raise ValueError(f"connector '{cls.name}' cannot be used as a source (it is a sink only)")
+        return cls.source_options.validate(options)
+
+    @classmethod
+    def validate_sink(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        if cls.sink_options is None:
+            raise ValueError(f"connector '{cls.name}' cannot be used as a sink (it is a source only)")
+        return cls.sink_options.validate(options)
+
+    @classmethod
+    def is_bounded(cls, options: ParsedOptions) -> bool:
+        """Whether a source with these options ends by itself (Flink's Boundedness.BOUNDED)."""
+        return False
+
+    @classmethod
+    def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:
+        """A source's schema when the user gives none (for example Kafka's ``raw`` format)."""
+        return None
+
+
+@dataclass
+class Source:
+    """A source as the DataStream API and SQL see it: a connector name, Flink options and a schema."""
+
+    connector: str
+    options: dict[str, str] = field(default_factory=dict)
+    schema: Optional[StructType] = None
+
+    def __post_init__(self) -> None:
+        from kindling.connectors import get_connector
+
+        self.options = {k: _option_string(v) for k, v in self.options.items()}
+        connector = get_connector(self.connector)
+        parsed = connector.validate_source(self.options)
+        if self.schema is None:
+            self.schema = connector.default_schema(parsed)
+        if self.schema is None:
+            raise ValueError(f"source '{self.connector}' needs a schema (the columns it produces)")
+
+    @property
+    def bounded(self) -> bool:
+        from kindling.connectors import get_connector
+
+        connector = get_connector(self.connector)
+        return connector.is_bounded(connector.validate_source(self.options))
+
+
+@dataclass
+class Sink:
+    """A sink as the DataStream API and SQL see it: a connector name and Flink options."""
+
+    connector: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from kindling.connectors import get_connector
+
+        self.options = {k: _option_string(v) for k, v in self.options.items()}
+        get_connector(self.connector).validate_sink(self.options)
+
+
+def _option_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ";".join(str(v) for v in value)
+    return str(value)

@@ -1,0 +1,153 @@
+"""An in-memory bounded source for ``env.from_collection``: rows given in the program, emitted in order.
+
+Rows travel inside the options as JSON, so the source is deterministic and replays exactly.
+``rows-per-batch`` spreads them over several micro-batches, which makes watermark behaviour
+(late and out-of-order records across batches) reproducible in tests and examples.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timezone
+from decimal import Decimal
+from typing import Any, Iterator, Sequence
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from kindling.arrow import arrow_schema as to_arrow_schema
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql.types import DateType, StructType, TimestampNTZType, TimestampType
+
+from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, Connector, Source, spark_format
+from kindling.options import OptionSet, int_option, string_option
+
+OPTIONS = OptionSet(
+    "collection",
+    (
+        string_option("data", "[]", "The rows as a JSON array of arrays, in schema order."),
+        int_option("rows-per-batch", 0, "At most this many rows per micro-batch (0: all at once).", minimum=0),
+    ),
+)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return {"$ts": value.timestamp()}
+    if isinstance(value, date):
+        return {"$date": value.isoformat()}
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "$ts" in value:
+            return datetime.fromtimestamp(value["$ts"], tz=timezone.utc)
+        if "$date" in value:
+            return date.fromisoformat(value["$date"])
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+def collection_source(rows: Sequence[Any], schema: StructType, rows_per_batch: int = 0) -> Source:
+    """A bounded Source emitting ``rows`` (tuples, lists or dicts in schema order)."""
+    names = schema.fieldNames()
+    encoded = []
+    for row in rows:
+        if isinstance(row, dict):
+            row = [row.get(n) for n in names]
+        elif not isinstance(row, (list, tuple)):
+            row = [row]
+        if len(row) != len(names):
+            raise ValueError(f"row {row!r} has {len(row)} values but the schema has {len(names)} columns: {names}")
+        encoded.append([_encode(v) for v in row])
+    return Source("collection", {"data": json.dumps(encoded), "rows-per-batch": str(rows_per_batch)}, schema)
+
+
+class _Range(InputPartition):
+    def __init__(self, start: int, end: int, emit_eos: bool) -> None:
+        super().__init__((start, end, emit_eos))
+        self.start, self.end, self.emit_eos = start, end, emit_eos
+
+
+class CollectionStreamReader(DataSourceStreamReader):
+    def __init__(self, schema: StructType, options: dict[str, str]) -> None:
+        parsed = OPTIONS.validate(options)
+        self.schema = schema
+        self.rows = json.loads(parsed["data"])
+        self.rows_per_batch = parsed["rows-per-batch"]
+
+    def initialOffset(self) -> dict:
+        return {"rows": 0}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.rows_per_batch) if self.rows_per_batch else ReadAllAvailable()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        if start.get(EOS_OFFSET_KEY):
+            return start
+        end = len(self.rows)
+        if isinstance(limit, ReadMaxRows):
+            end = min(end, start["rows"] + limit.max_rows)
+        offset: dict[str, Any] = {"rows": end}
+        if end >= len(self.rows):
+            offset[EOS_OFFSET_KEY] = True
+        return offset
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        emit_eos = bool(end.get(EOS_OFFSET_KEY)) and not start.get(EOS_OFFSET_KEY)
+        if start["rows"] == end["rows"] and not emit_eos:
+            return []
+        return [_Range(start["rows"], end["rows"], emit_eos)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        start, end, emit_eos = partition.value
+        arrow_schema = to_arrow_schema(self.schema)
+        names = [f.name for f in self.schema.fields]
+        rows = [[_decode(v) for v in row] + [False] for row in self.rows[start:end]]
+        if emit_eos:
+            rows.append([None] * (len(names) - 1) + [True])
+        columns = list(zip(*rows)) if rows else [[] for _ in names]
+        arrays = []
+        for field, values in zip(arrow_schema, columns):
+            spark_type = self.schema[field.name].dataType
+            if isinstance(spark_type, (TimestampType, TimestampNTZType, DateType)):
+                values = [v for v in values]
+            arrays.append(pa.array(list(values), type=field.type))
+        yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+class CollectionDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return spark_format("collection")
+
+    def schema(self) -> StructType:
+        raise ValueError("the collection source needs a schema")
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        if EOS_COLUMN not in schema.fieldNames():
+            raise ValueError(f"the collection source's schema must end with the {EOS_COLUMN} column")
+        return CollectionStreamReader(schema, dict(self.options))
+
+
+class CollectionConnector(Connector):
+    name = "collection"
+    data_source = CollectionDataSource
+    source_options = OPTIONS
+
+    @classmethod
+    def is_bounded(cls, options: Any) -> bool:
+        return True
+
+
+CONNECTOR = CollectionConnector

@@ -1,0 +1,65 @@
+"""The Kafka connector (``'connector' = 'kafka'``): source and sink with Flink's options.
+
+* ``options``: option names, types, defaults and the rules between them;
+* ``formats``: json / csv / raw values <-> Arrow columns;
+* ``source``: the stream reader (offsets in Spark's checkpoint, Arrow batches);
+* ``sink``: the Arrow stream writer (at-least-once by delivery reports);
+* ``builder``: PyFlink-style ``KafkaSource.builder()`` / ``KafkaSink.builder()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from pyspark.sql.types import BinaryType, StructField, StructType
+
+from kindling.connectors.base import Connector
+from kindling.connectors.kafka.builder import (
+    DeliveryGuarantee,
+    KafkaOffsetsInitializer,
+    KafkaSink,
+    KafkaSinkBuilder,
+    KafkaSource,
+    KafkaSourceBuilder,
+)
+from kindling.connectors.kafka.options import SINK_OPTIONS, SOURCE_OPTIONS, sink_config, source_config
+from kindling.connectors.kafka.source import KafkaDataSource
+from kindling.options import ParsedOptions
+
+
+class KafkaConnector(Connector):
+    name = "kafka"
+    data_source = KafkaDataSource
+    source_options = SOURCE_OPTIONS
+    sink_options = SINK_OPTIONS
+
+    @classmethod
+    def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        source_config(options)  # the rules between options (topic xor topic-pattern, startup modes, ...)
+        return SOURCE_OPTIONS.validate(options)
+
+    @classmethod
+    def validate_sink(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        sink_config(options)  # exactly-once is rejected here, key.fields needs key.format, ...
+        return SINK_OPTIONS.validate(options)
+
+    @classmethod
+    def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:
+        if (options.get("format") or options.get("value.format")) == "raw":
+            return StructType([StructField("value", BinaryType(), True)])
+        return None
+
+
+CONNECTOR = KafkaConnector
+
+__all__ = [
+    "CONNECTOR",
+    "DeliveryGuarantee",
+    "KafkaConnector",
+    "KafkaDataSource",
+    "KafkaOffsetsInitializer",
+    "KafkaSink",
+    "KafkaSinkBuilder",
+    "KafkaSource",
+    "KafkaSourceBuilder",
+]

@@ -1,0 +1,371 @@
+"""The Kafka connector's options: Flink's names, types and defaults, and the checks between them.
+
+Source and sink options are :class:`~kindling.options.OptionSet`\\ s (unknown keys are rejected with
+the nearest valid one); :func:`source_config` and :func:`sink_config` add the checks that involve
+several options and return typed settings. Every error names the option, its value and what is
+allowed. ``properties.*`` options go to the confluent-kafka (librdkafka) client unchanged.
+
+Differences from Flink, by option:
+
+* ``scan.startup.mode`` = ``group-offsets``: the committed offsets of ``properties.group.id`` are
+  *read* to start from; kindling never commits offsets back (progress lives in the checkpoint).
+  Partitions without a committed offset start at ``properties.auto.offset.reset`` (default
+  ``earliest``; ``none`` makes it an error).
+* ``scan.startup.specific-offsets``: partitions not listed start at the earliest offset.
+* ``scan.topic-partition-discovery.interval``: new partitions (and, with ``topic-pattern``, new
+  topics) are picked up at the next micro-batch after the interval, read from their earliest offset.
+  ``0`` disables discovery.
+* ``scan.max-records-per-trigger`` (kindling): at most this many records per micro-batch, shared
+  fairly across partitions (Spark's ``ReadMaxRows`` admission control).
+* ``sink.delivery-guarantee`` = ``exactly-once`` is not available yet.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Mapping, Optional
+
+from kindling.options import (
+    ConfigOption,
+    OptionError,
+    OptionSet,
+    ParsedOptions,
+    bool_option,
+    duration_option,
+    enum_option,
+    int_option,
+    string_option,
+)
+
+FORMATS = ("json", "csv", "raw")
+STARTUP_MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
+DELIVERY_GUARANTEES = ("at-least-once", "none", "exactly-once")
+PARTITIONERS = ("default", "round-robin", "fixed")
+# Flink's Kafka metadata keys (plus 'key', the raw record key) -> what the column holds.
+METADATA_KEYS = {
+    "topic": "STRING: the record's topic",
+    "partition": "INT: the record's partition",
+    "offset": "BIGINT: the record's offset in its partition",
+    "timestamp": "TIMESTAMP: the record's timestamp (UTC)",
+    "timestamp-type": "STRING: NoTimestampType, CreateTime or LogAppendTime",
+    "headers": "MAP<STRING, BINARY>: the record's headers",
+    "key": "BINARY: the record's key bytes",
+}
+METADATA_OPTION = "kindling.metadata"
+_OFFSET_RESETS = ("earliest", "latest", "none", "smallest", "largest", "beginning", "end", "error")
+
+
+def _format_options(prefix: str = "") -> list[ConfigOption[Any]]:
+    """Options of the formats, under ``json.``/``csv.`` and (Flink's value/key form) ``value.json.`` etc."""
+    return [
+        bool_option(prefix + "json.ignore-parse-errors", False,
+                    "Skip records that are not valid JSON for the schema instead of failing (counted and logged)."),
+        bool_option(prefix + "json.fail-on-missing-field", False,
+                    "Fail on records that lack a field of the schema (instead of reading it as null)."),
+        enum_option(prefix + "json.timestamp-format.standard", ("SQL", "ISO-8601"), "SQL",
+                    "How TIMESTAMP values are written: SQL '2026-11-22 01:02:03.123' or ISO-8601 "
+                    "'2026-11-22T01:02:03.123'. Reading accepts both."),
+        bool_option(prefix + "json.encode.decimal-as-plain-number", False, "Accepted for compatibility."),
+        string_option(prefix + "csv.field-delimiter", ",", "Field delimiter character."),
+        bool_option(prefix + "csv.ignore-parse-errors", False,
+                    "Skip records that are not valid CSV for the schema instead of failing (counted and logged)."),
+    ]
+
+
+_COMMON = [
+    string_option("properties.bootstrap.servers", None, "Kafka brokers, host:port[,host:port...]", required=True),
+    enum_option("format", FORMATS, None, "Format of the record values (same as 'value.format')."),
+    enum_option("value.format", FORMATS, None, "Format of the record values (same as 'format')."),
+    *_format_options(),
+    *_format_options("value."),
+]
+
+SOURCE_OPTIONS = OptionSet(
+    "kafka source",
+    [
+        string_option("topic", None, "Topic(s) to read: one name or a ';'-separated list."),
+        string_option("topic-pattern", None, "Regular expression; every topic whose whole name matches is read."),
+        string_option("properties.group.id", None, "Consumer group whose committed offsets 'group-offsets' starts from."),
+        enum_option("scan.startup.mode", STARTUP_MODES, "group-offsets", "Where a new job starts reading."),
+        int_option("scan.startup.timestamp-millis", None,
+                   "Start at the first record at or after this epoch timestamp (ms), for scan.startup.mode 'timestamp'.",
+                   minimum=0),
+        string_option("scan.startup.specific-offsets", None,
+                      "Start offsets for scan.startup.mode 'specific-offsets': 'partition:0,offset:42;partition:1,offset:300'."),
+        duration_option("scan.topic-partition-discovery.interval", timedelta(minutes=5),
+                        "How often new partitions (and topics matching topic-pattern) are looked for; 0 disables."),
+        int_option("scan.max-records-per-trigger", None,
+                   "At most this many records per micro-batch, shared fairly by the partitions.", minimum=1),
+        string_option(METADATA_OPTION, None,
+                      "Internal: metadata columns, 'column=key,...' with keys " + ", ".join(METADATA_KEYS) + "."),
+        *_COMMON,
+    ],
+    prefixes=("properties.",),
+)
+
+SINK_OPTIONS = OptionSet(
+    "kafka sink",
+    [
+        string_option("topic", None, "Topic to write to.", required=True),
+        enum_option("key.format", FORMATS, None, "Format of the record keys, built from 'key.fields'."),
+        string_option("key.fields", None, "Columns that form the record key, ';'-separated (needs 'key.format')."),
+        enum_option("sink.delivery-guarantee", DELIVERY_GUARANTEES, "at-least-once",
+                    "'at-least-once': every micro-batch waits for the broker's acknowledgements; 'none': no checks."),
+        enum_option("sink.partitioner", PARTITIONERS, "default",
+                    "'default': by key hash (sticky without a key); 'round-robin'; 'fixed': one partition per Spark task."),
+        string_option("sink.parallelism", None, "Accepted for compatibility; Spark's partitioning decides."),
+        string_option("sink.transactional-id-prefix", None, "Reserved for the exactly-once sink (not available yet)."),
+        *_COMMON,
+    ],
+    prefixes=("properties.",),
+)
+
+
+@dataclass(frozen=True)
+class FormatSettings:
+    """The value (or key) format and its options, independent of Kafka."""
+
+    name: str
+    ignore_parse_errors: bool = False
+    fail_on_missing_field: bool = False
+    timestamp_standard: str = "SQL"
+    field_delimiter: str = ","
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    topics: tuple[str, ...]
+    topic_pattern: Optional[str]
+    bootstrap_servers: str
+    group_id: Optional[str]
+    client_properties: dict[str, str]
+    startup_mode: str
+    startup_timestamp_ms: Optional[int]
+    specific_offsets: dict[int, int]
+    auto_offset_reset: str
+    discovery_interval_s: float
+    max_records_per_trigger: Optional[int]
+    value_format: FormatSettings
+    metadata: tuple[tuple[str, str], ...] = ()
+
+    def consumer_config(self) -> dict[str, str]:
+        """librdkafka settings for kindling's own consumers: no group membership, no commits."""
+        conf = {k: v for k, v in self.client_properties.items() if k not in ("group.id", "auto.offset.reset")}
+        conf.update({
+            "bootstrap.servers": self.bootstrap_servers,
+            "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",
+            "enable.partition.eof": "false",
+        })
+        return conf
+
+
+@dataclass(frozen=True)
+class SinkConfig:
+    topic: str
+    bootstrap_servers: str
+    client_properties: dict[str, str]
+    value_format: FormatSettings
+    key_format: Optional[FormatSettings]
+    key_fields: tuple[str, ...]
+    delivery_guarantee: str
+    partitioner: str
+
+    def producer_config(self) -> dict[str, str]:
+        conf = dict(self.client_properties)
+        conf["bootstrap.servers"] = self.bootstrap_servers
+        return conf
+
+
+def _value_format(parsed: ParsedOptions, context: str, raw: Mapping[str, Any]) -> FormatSettings:
+    fmt, value_fmt = parsed.get("format"), parsed.get("value.format")
+    if fmt and value_fmt and fmt != value_fmt:
+        raise OptionError(
+            f"{context} options 'format' = {fmt!r} and 'value.format' = {value_fmt!r} disagree; "
+            f"set only one of them (allowed values: {', '.join(FORMATS)})"
+        )
+    name = fmt or value_fmt
+    if not name:
+        raise OptionError(
+            f"{context} option 'format' (or 'value.format') is required; allowed values: "
+            + ", ".join(f"'{f}'" for f in FORMATS)
+        )
+    # Format options must belong to the chosen format, as in Flink ("Unsupported options found").
+    lowered = {k.lower() for k in raw}
+    for key in sorted(lowered):
+        base = key[len("value."):] if key.startswith("value.") else key
+        family = base.split(".", 1)[0]
+        if family in ("json", "csv") and "." in base and family != name:
+            raise OptionError(
+                f"{context} option '{key}' belongs to the '{family}' format, but the value format is {name!r}; "
+                f"remove it or set 'format' = '{family}'"
+            )
+
+    def pick(key: str) -> Any:
+        value = parsed.values.get("value." + key)
+        return value if key_given("value." + key) else parsed.get(key)
+
+    def key_given(key: str) -> bool:
+        return key in lowered
+
+    return FormatSettings(
+        name=name,
+        ignore_parse_errors=bool(pick(f"{name}.ignore-parse-errors")) if name in ("json", "csv") else False,
+        fail_on_missing_field=bool(pick("json.fail-on-missing-field")),
+        timestamp_standard=pick("json.timestamp-format.standard") or "SQL",
+        field_delimiter=_delimiter(pick("csv.field-delimiter") or ",", context),
+    )
+
+
+def _delimiter(value: str, context: str) -> str:
+    text = value.replace("\\t", "\t")
+    if len(text) != 1:
+        raise OptionError(f"{context} option 'csv.field-delimiter' has value {value!r}; allowed: a single character")
+    return text
+
+
+def parse_specific_offsets(text: str, context: str = "kafka source") -> dict[int, int]:
+    """Flink's ``partition:0,offset:42;partition:1,offset:300`` -> ``{0: 42, 1: 300}``."""
+    result: dict[int, int] = {}
+    for part in (p.strip() for p in text.split(";")):
+        if not part:
+            continue
+        match = re.fullmatch(r"\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*", part)
+        if not match:
+            raise OptionError(
+                f"{context} option 'scan.startup.specific-offsets' has value {text!r}: cannot read {part!r}; "
+                "allowed: 'partition:<n>,offset:<n>' entries separated by ';', e.g. 'partition:0,offset:42;partition:1,offset:300'"
+            )
+        result[int(match.group(1))] = int(match.group(2))
+    if not result:
+        raise OptionError(
+            f"{context} option 'scan.startup.specific-offsets' has value {text!r}; "
+            "allowed: 'partition:0,offset:42;partition:1,offset:300'"
+        )
+    return result
+
+
+def parse_metadata(text: Optional[str], context: str = "kafka source") -> tuple[tuple[str, str], ...]:
+    """``kindling.metadata`` = ``'col=timestamp,col2=partition'`` -> ``(('col', 'timestamp'), ...)``."""
+    if not text:
+        return ()
+    result = []
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            continue
+        column, sep, key = item.partition("=")
+        column, key = column.strip(), key.strip().lower()
+        if not sep or not column or key not in METADATA_KEYS:
+            raise OptionError(
+                f"{context} option '{METADATA_OPTION}' has value {text!r}: cannot read {item!r}; allowed: "
+                "'column=key' pairs separated by ',' with key one of " + ", ".join(METADATA_KEYS)
+            )
+        result.append((column, key))
+    return tuple(result)
+
+
+def source_config(raw: Mapping[str, Any]) -> SourceConfig:
+    """Validate source options (each one, then the rules between them) and return typed settings."""
+    context = "kafka source"
+    parsed = SOURCE_OPTIONS.validate(raw)
+    topic, pattern = parsed.get("topic"), parsed.get("topic-pattern")
+    if bool(topic) == bool(pattern):
+        given = f"'topic' = {topic!r} and 'topic-pattern' = {pattern!r}" if topic else "neither"
+        raise OptionError(
+            f"{context} needs exactly one of 'topic' (a name or a ';'-separated list) and 'topic-pattern' "
+            f"(a regular expression); got {given}"
+        )
+    topics = tuple(t.strip() for t in topic.split(";") if t.strip()) if topic else ()
+    if topic and not topics:
+        raise OptionError(f"{context} option 'topic' has value {topic!r}; allowed: a topic name or a ';'-separated list")
+    if pattern:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise OptionError(f"{context} option 'topic-pattern' has value {pattern!r}: not a regular expression ({exc})") from None
+    mode = parsed["scan.startup.mode"]
+    timestamp_ms = parsed.get("scan.startup.timestamp-millis")
+    specific_text = parsed.get("scan.startup.specific-offsets")
+    if mode == "timestamp" and timestamp_ms is None:
+        raise OptionError(
+            f"{context} option 'scan.startup.timestamp-millis' is required when 'scan.startup.mode' = 'timestamp' "
+            "(epoch milliseconds, e.g. '1700000000000')"
+        )
+    specific: dict[int, int] = {}
+    if mode == "specific-offsets":
+        if not specific_text:
+            raise OptionError(
+                f"{context} option 'scan.startup.specific-offsets' is required when 'scan.startup.mode' = "
+                "'specific-offsets', e.g. 'partition:0,offset:42;partition:1,offset:300'"
+            )
+        if len(topics) != 1:
+            raise OptionError(
+                f"{context} option 'scan.startup.mode' = 'specific-offsets' needs a single 'topic' "
+                f"(got {('topic-pattern ' + repr(pattern)) if pattern else repr(topic)}), as in Flink"
+            )
+        specific = parse_specific_offsets(specific_text, context)
+    properties = parsed.with_prefix("properties.")
+    reset = properties.get("auto.offset.reset", "earliest").strip().lower()
+    if reset not in _OFFSET_RESETS:
+        raise OptionError(
+            f"{context} option 'properties.auto.offset.reset' has value {reset!r}; allowed values: 'earliest', 'latest', 'none'"
+        )
+    reset = {"smallest": "earliest", "beginning": "earliest", "largest": "latest", "end": "latest", "error": "none"}.get(reset, reset)
+    interval: timedelta = parsed["scan.topic-partition-discovery.interval"]
+    return SourceConfig(
+        topics=topics,
+        topic_pattern=pattern,
+        bootstrap_servers=parsed["properties.bootstrap.servers"],
+        group_id=parsed.get("properties.group.id"),
+        client_properties=properties,
+        startup_mode=mode,
+        startup_timestamp_ms=timestamp_ms,
+        specific_offsets=specific,
+        auto_offset_reset=reset,
+        discovery_interval_s=interval.total_seconds(),
+        max_records_per_trigger=parsed.get("scan.max-records-per-trigger"),
+        value_format=_value_format(parsed, context, raw),
+        metadata=parse_metadata(parsed.get(METADATA_OPTION), context),
+    )
+
+
+def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
+    """Validate sink options (each one, then the rules between them) and return typed settings."""
+    context = "kafka sink"
+    parsed = SINK_OPTIONS.validate(raw)
+    guarantee = parsed["sink.delivery-guarantee"]
+    if guarantee == "exactly-once":
+        raise OptionError(
+            f"{context} option 'sink.delivery-guarantee' has value 'exactly-once', which is not available yet "
+            "(planned: Kafka transactions fenced by the micro-batch id). Use 'at-least-once' (every micro-batch "
+            "waits for the broker's acknowledgements; a replayed batch may write records twice) or 'none'."
+        )
+    key_format, key_fields_text = parsed.get("key.format"), parsed.get("key.fields")
+    key_fields = tuple(f.strip() for f in (key_fields_text or "").split(";") if f.strip())
+    if key_fields and not key_format:
+        raise OptionError(
+            f"{context} option 'key.fields' = {key_fields_text!r} needs 'key.format' (allowed values: "
+            + ", ".join(f"'{f}'" for f in FORMATS) + ")"
+        )
+    if key_format and not key_fields:
+        raise OptionError(
+            f"{context} option 'key.format' = {key_format!r} needs 'key.fields' (the columns that form the key, ';'-separated)"
+        )
+    if key_format == "raw" and len(key_fields) != 1:
+        raise OptionError(
+            f"{context} option 'key.fields' = {key_fields_text!r}: 'key.format' = 'raw' needs exactly one key field"
+        )
+    value_format = _value_format(parsed, context, raw)
+    return SinkConfig(
+        topic=parsed["topic"].strip(),
+        bootstrap_servers=parsed["properties.bootstrap.servers"],
+        client_properties=parsed.with_prefix("properties."),
+        value_format=value_format,
+        key_format=FormatSettings(key_format, timestamp_standard=value_format.timestamp_standard,
+                                  field_delimiter=value_format.field_delimiter) if key_format else None,
+        key_fields=key_fields,
+        delivery_guarantee=guarantee,
+        partitioner=parsed["sink.partitioner"],
+    )

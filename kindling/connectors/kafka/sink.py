@@ -1,0 +1,167 @@
+"""Kafka sink: a Spark Python Data Source stream writer over Arrow batches.
+
+``write()`` runs on executors and produces every row of its Spark partition:
+
+* the value in ``format``/``value.format`` from every user column (columns whose names start with
+  ``__kindling_`` are internal and never written), the key in ``key.format`` from ``key.fields``;
+* ``sink.partitioner``: ``default`` leaves the choice to the Kafka client (hash of the key; sticky
+  batches without a key), ``round-robin`` cycles through the partitions record by record, ``fixed``
+  sends everything of one Spark task to partition ``task index % partitions`` (Flink's fixed
+  partitioner, with Spark tasks as subtasks);
+* changelog input (a ``__kindling_rowkind`` column): ``+I`` and ``+U`` rows are written, ``-U`` and
+  ``-D`` rows are skipped — a plain Kafka topic of values cannot retract (an upsert-kafka sink
+  writing tombstones for deletes is the place for that).
+
+Delivery guarantees:
+
+* ``at-least-once`` (default): ``write()`` flushes the producer and checks every delivery report
+  before it returns its commit message; any failed record fails the task with the topic and the
+  broker's error, so Spark retries or fails the batch and never commits it. A batch that is replayed
+  after a failure may write some records twice. The driver's ``commit()`` has nothing left to do.
+* ``none``: delivery reports are not checked (the producer is still flushed so that the worker does
+  not drop queued records when it ends).
+* ``exactly-once``: not available yet (rejected when the options are validated).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+from kindling.connectors.kafka.formats import RowEncoder
+from kindling.connectors.kafka.options import SinkConfig, sink_config
+from kindling.options import OptionError
+
+FLUSH_TIMEOUT_S = 120.0
+_KEEP_ROWKINDS = pa.array(["+I", "+U"])
+
+
+@dataclass
+class KafkaCommitMessage(WriterCommitMessage):
+    """What one task wrote: for progress reporting (at-least-once needs nothing at commit)."""
+
+    topic: str
+    records: int
+    skipped_retractions: int
+
+
+class _Deliveries:
+    """Counts delivery reports; remembers the first failure."""
+
+    def __init__(self) -> None:
+        self.failed = 0
+        self.first_error: Optional[str] = None
+        self._lock = threading.Lock()
+
+    def __call__(self, error, message) -> None:
+        if error is not None:
+            with self._lock:
+                self.failed += 1
+                if self.first_error is None:
+                    self.first_error = str(error)
+
+
+class KafkaStreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self.config: SinkConfig = sink_config(options)
+        self.schema = schema
+        columns = [f.name for f in schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
+        missing = [f for f in self.config.key_fields if f not in columns]
+        if missing:
+            raise OptionError(
+                f"kafka sink option 'key.fields' names column {missing[0]!r}, which is not in the data "
+                f"({', '.join(columns)})"
+            )
+        self.columns = columns
+        # Build once on the driver so that a bad combination fails before any task runs.
+        RowEncoder(self.config.value_format, columns)
+        if self.config.key_format:
+            RowEncoder(self.config.key_format, self.config.key_fields)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+        from confluent_kafka import Producer
+
+        config = self.config
+        value_encoder = RowEncoder(config.value_format, self.columns)
+        key_encoder = RowEncoder(config.key_format, config.key_fields) if config.key_format else None
+        producer = Producer(config.producer_config())
+        check = config.delivery_guarantee == "at-least-once"
+        deliveries = _Deliveries()
+        partitions = self._partition_chooser(producer)
+        written = skipped = 0
+        for batch in iterator:
+            if ROWKIND_COLUMN in batch.schema.names:
+                kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
+                keep = pc.fill_null(pc.is_in(kinds, value_set=_KEEP_ROWKINDS), True)
+                before = batch.num_rows
+                batch = batch.filter(keep)
+                skipped += before - batch.num_rows
+            if batch.num_rows == 0:
+                continue
+            values = value_encoder.encode(batch)
+            keys = key_encoder.encode(batch) if key_encoder else itertools.repeat(None)
+            for key, value in zip(keys, values):
+                self._produce(producer, config.topic, value, key, next(partitions), deliveries if check else None)
+            written += batch.num_rows
+            producer.poll(0)
+        remaining = producer.flush(FLUSH_TIMEOUT_S)
+        if check:
+            if remaining:
+                raise RuntimeError(
+                    f"kafka sink: {remaining} record(s) for topic {config.topic!r} were not acknowledged by "
+                    f"{config.bootstrap_servers} within {FLUSH_TIMEOUT_S:.0f} s"
+                )
+            if deliveries.failed:
+                raise RuntimeError(
+                    f"kafka sink: {deliveries.failed} of {written} record(s) could not be written to topic "
+                    f"{config.topic!r} on {config.bootstrap_servers}: {deliveries.first_error}"
+                )
+        return KafkaCommitMessage(config.topic, written, skipped)
+
+    @staticmethod
+    def _produce(producer, topic: str, value, key, partition: Optional[int], on_delivery) -> None:
+        kwargs: dict[str, Any] = {}
+        if partition is not None:
+            kwargs["partition"] = partition
+        if on_delivery is not None:
+            kwargs["on_delivery"] = on_delivery
+        while True:
+            try:
+                producer.produce(topic, value, key, **kwargs)
+                return
+            except BufferError:  # the local queue is full: let the client send, then retry
+                producer.poll(0.1)
+
+    def _partition_chooser(self, producer) -> Iterator[Optional[int]]:
+        strategy = self.config.partitioner
+        if strategy == "default":
+            return itertools.repeat(None)
+        metadata = producer.list_topics(topic=self.config.topic, timeout=30).topics.get(self.config.topic)
+        if metadata is None or metadata.error is not None or not metadata.partitions:
+            raise RuntimeError(
+                f"kafka sink: cannot find the partitions of topic {self.config.topic!r} on "
+                f"{self.config.bootstrap_servers} (sink.partitioner = {strategy!r}): "
+                f"{metadata.error if metadata is not None else 'no metadata'}"
+            )
+        count = len(metadata.partitions)
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        task = context.partitionId() if context is not None else 0
+        if strategy == "fixed":
+            return itertools.repeat(task % count)
+        return (p % count for p in itertools.count(task))
+
+    def commit(self, messages, batchId: int) -> None:
+        """At-least-once: every record was acknowledged before its task ended; nothing to publish."""
+
+    def abort(self, messages, batchId: int) -> None:
+        """Records already acknowledged stay in the topic (at-least-once); nothing can be undone."""

@@ -1,0 +1,260 @@
+"""Flink's ``print`` sink: every row as a line like ``+I[1, alice, 2026-11-22T01:02:03.123]``.
+
+Options: ``print-identifier`` (a prefix, ``identifier> +I[...]``), ``standard-error``
+(print to stderr instead of stdout), ``sink.parallelism`` (accepted, no effect).
+
+Exactly-once: executors only format lines (``write`` returns them in the commit message);
+the driver prints them in ``commit(messages, batch_id)``, and skips a (query, batch id) it
+has already printed in this process, so a re-run commit does not print a batch twice.
+Unlike Flink, lines carry no ``<subtask>>`` prefix: Spark partitions are not stable subtasks.
+Rows are formatted as Flink's ``Row.toString`` does (Java ``toString`` of each value).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import sys
+import threading
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Iterable, Iterator, List, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from kindling.connectors.base import EOS_COLUMN, INTERNAL_PREFIX, ROWKIND_COLUMN, Connector, spark_format
+from kindling.options import OptionSet, bool_option, int_option, string_option
+
+PRINT_IDENTIFIER = string_option("print-identifier", None, "Prefix of every printed line.")
+STANDARD_ERROR = bool_option("standard-error", False, "Print to standard error instead of standard output.")
+SINK_PARALLELISM = int_option("sink.parallelism", None, "Accepted for Flink compatibility; has no effect.", minimum=1)
+
+# Spark hands a sink its writeStream options too; checkpointLocation is Spark's, not ours.
+SPARK_OPTIONS = ("connector", "path", "checkpointlocation")
+SINK_OPTIONS = OptionSet("print", (PRINT_IDENTIFIER, STANDARD_ERROR, SINK_PARALLELISM), ignored=SPARK_OPTIONS)
+
+ROW_KINDS = ("+I", "-U", "+U", "-D")
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting: pure functions, Java toString semantics
+
+
+class NestedRow(tuple):
+    """A nested ROW value; printed as Flink prints a nested Row (``+I[a, b]``)."""
+
+
+def _java_floating(text: str, value: float) -> str:
+    """Java's Double/Float.toString from the shortest round-trip decimal ``text`` of ``value``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    magnitude = abs(value)
+    number = Decimal(text)
+    if 1e-3 <= magnitude < 1e7:
+        plain = format(number, "f")
+        return plain if "." in plain else plain + ".0"
+    sign, digits, _ = number.as_tuple()
+    digits_text = "".join(map(str, digits)).rstrip("0") or "0"
+    mantissa = digits_text[0] + "." + (digits_text[1:] or "0")
+    return ("-" if sign else "") + mantissa + "E" + str(number.adjusted())
+
+
+def _local_time(hour: int, minute: int, second: int, micro: int) -> str:
+    """Java LocalTime.toString: HH:mm, HH:mm:ss, HH:mm:ss.SSS or HH:mm:ss.SSSSSS (shortest exact)."""
+    text = f"{hour:02d}:{minute:02d}"
+    if second or micro:
+        text += f":{second:02d}"
+        if micro:
+            text += f".{micro // 1000:03d}" if micro % 1000 == 0 else f".{micro:06d}"
+    return text
+
+
+def format_value(value: Any) -> str:
+    """One value as Flink's Row.toString prints it."""
+    if value is None:
+        return "null"
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, np.float32):
+        return _java_floating(str(value), float(value))
+    if isinstance(value, (float, np.floating)):
+        return _java_floating(repr(float(value)), float(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return value.date().isoformat() + "T" + _local_time(value.hour, value.minute, value.second, value.microsecond)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dt.time):
+        return _local_time(value.hour, value.minute, value.second, value.microsecond)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in bytes(value)) + "]"
+    if isinstance(value, NestedRow):
+        return format_row(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{format_value(k)}={format_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    return str(value)
+
+
+def format_row(values: Sequence[Any], kind: Optional[str] = "+I") -> str:
+    """A row as Flink's Row.toString: ``+I[v1, v2, v3]``."""
+    return (kind or "+I") + "[" + ", ".join(format_value(v) for v in values) + "]"
+
+
+def format_line(values: Sequence[Any], kind: Optional[str] = "+I", identifier: Optional[str] = None) -> str:
+    """A printed line: the row, prefixed with ``identifier> `` when an identifier is set."""
+    row = format_row(values, kind)
+    return f"{identifier}> {row}" if identifier else row
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrow columns to Python values Java would print the same way
+
+
+def _needs_conversion(arrow_type: pa.DataType) -> bool:
+    return (
+        pa.types.is_float32(arrow_type)
+        or pa.types.is_struct(arrow_type)
+        or pa.types.is_map(arrow_type)
+        or ((pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)) and _needs_conversion(arrow_type.value_type))
+    )
+
+
+def _convert(value: Any, arrow_type: pa.DataType) -> Any:
+    if value is None:
+        return None
+    if pa.types.is_float32(arrow_type):
+        return np.float32(value)
+    if pa.types.is_struct(arrow_type):
+        return NestedRow(_convert(value.get(f.name), f.type) for f in arrow_type)
+    if pa.types.is_map(arrow_type):
+        return {_convert(k, arrow_type.key_type): _convert(v, arrow_type.item_type) for k, v in value}
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return [_convert(v, arrow_type.value_type) for v in value]
+    return value
+
+
+def column_values(column: pa.Array) -> list:
+    """A column as Python values ready for ``format_value``."""
+    values = column.to_pylist()
+    if _needs_conversion(column.type):
+        values = [_convert(v, column.type) for v in values]
+    return values
+
+
+def format_batch(batch: pa.RecordBatch, identifier: Optional[str] = None) -> List[str]:
+    """The printed lines of one Arrow batch: internal columns dropped, RowKind read, EOS markers skipped."""
+    names = batch.schema.names
+    user = [i for i, n in enumerate(names) if not n.startswith(INTERNAL_PREFIX)]
+    kinds = batch.column(names.index(ROWKIND_COLUMN)).to_pylist() if ROWKIND_COLUMN in names else None
+    eos = batch.column(names.index(EOS_COLUMN)).to_pylist() if EOS_COLUMN in names else None
+    columns = [column_values(batch.column(i)) for i in user]
+    lines = []
+    for r in range(batch.num_rows):
+        if eos is not None and eos[r]:
+            continue
+        lines.append(format_line([c[r] for c in columns], kinds[r] if kinds else "+I", identifier))
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# The Spark Data Source
+
+# (query id, batch id) pairs already printed by this process.
+_PRINTED: set = set()
+_PRINTED_LOCK = threading.Lock()
+
+
+@dataclass
+class PrintCommitMessage(WriterCommitMessage):
+    lines: List[str] = field(default_factory=list)
+    query_id: Optional[str] = None
+    partition_id: int = 0
+
+
+def _task_property(key: str) -> Optional[str]:
+    try:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        return context.getLocalProperty(key) if context is not None else None
+    except Exception:  # outside a Spark task (direct calls in tests)
+        return None
+
+
+def _partition_id() -> int:
+    try:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        return context.partitionId() if context is not None else 0
+    except Exception:
+        return 0
+
+
+class PrintStreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, schema: StructType, options) -> None:
+        self.schema = schema
+        parsed = SINK_OPTIONS.validate(dict(options))
+        self.identifier: Optional[str] = parsed.get("print-identifier")
+        self.standard_error: bool = bool(parsed.get("standard-error", False))
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PrintCommitMessage:
+        lines: List[str] = []
+        for batch in iterator:
+            lines.extend(format_batch(batch, self.identifier))
+        return PrintCommitMessage(lines, _task_property("sql.streaming.queryId"), _partition_id())
+
+    def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
+        present = [m for m in messages if isinstance(m, PrintCommitMessage)]
+        query_id = next((m.query_id for m in present if m.query_id), None)
+        key = (query_id, batchId)
+        with _PRINTED_LOCK:
+            if key in _PRINTED:
+                return
+            lines = [line for m in sorted(present, key=lambda m: m.partition_id) for line in m.lines]
+            self.print_lines(lines)
+            _PRINTED.add(key)
+
+    def print_lines(self, lines: Iterable[str]) -> None:
+        stream = sys.stderr if self.standard_error else sys.stdout
+        text = "".join(line + "\n" for line in lines)
+        if text:
+            stream.write(text)
+        stream.flush()
+
+    def abort(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
+        """Nothing was printed yet: the lines only live in the commit messages."""
+
+
+class PrintDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return spark_format("print")
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> PrintStreamWriter:
+        return PrintStreamWriter(schema, self.options)
+
+
+class PrintConnector(Connector):
+    name = "print"
+    data_source = PrintDataSource
+    sink_options = SINK_OPTIONS
+
+
+CONNECTOR = PrintConnector

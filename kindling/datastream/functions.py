@@ -1,0 +1,62 @@
+"""User function interfaces with PyFlink's names; plain Python callables work wherever these do."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generic, Iterable, TypeVar, Union
+
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+ACC = TypeVar("ACC")
+
+
+class MapFunction(Generic[IN, OUT]):
+    def map(self, value: IN) -> OUT:
+        raise NotImplementedError
+
+
+class FlatMapFunction(Generic[IN, OUT]):
+    def flat_map(self, value: IN) -> Iterable[OUT]:
+        raise NotImplementedError
+
+
+class FilterFunction(Generic[IN]):
+    def filter(self, value: IN) -> bool:
+        raise NotImplementedError
+
+
+class KeySelector(Generic[IN]):
+    def get_key(self, value: IN) -> Any:
+        raise NotImplementedError
+
+
+class ReduceFunction(Generic[IN]):
+    def reduce(self, value1: IN, value2: IN) -> IN:
+        raise NotImplementedError
+
+
+class AggregateFunction(Generic[IN, ACC, OUT]):
+    """Incremental aggregation: an accumulator is created, records are added, a result is read."""
+
+    def create_accumulator(self) -> ACC:
+        raise NotImplementedError
+
+    def add(self, value: IN, accumulator: ACC) -> ACC:
+        raise NotImplementedError
+
+    def get_result(self, accumulator: ACC) -> OUT:
+        raise NotImplementedError
+
+    def merge(self, acc_a: ACC, acc_b: ACC) -> ACC:
+        raise NotImplementedError
+
+
+def as_callable(function: Any, method: str) -> Callable[..., Any]:
+    """A plain callable from either a function or an object implementing Flink's method name."""
+    if hasattr(function, method) and callable(getattr(function, method)):
+        return getattr(function, method)
+    if callable(function):
+        return function
+    raise TypeError(f"expected a function or an object with a '{method}' method, got {type(function).__name__}")
+
+
+FunctionLike = Union[Callable[..., Any], MapFunction, FlatMapFunction, FilterFunction, KeySelector, ReduceFunction]

@@ -1,0 +1,253 @@
+"""StreamEnvironment: the entry point, like Flink's StreamExecutionEnvironment, running on Spark."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, LongType, StringType, StructType, TimestampNTZType, TimestampType, DateType, NumericType
+
+from kindling import config as cfg
+from kindling.config import Configuration
+from kindling.connectors.base import EOS_COLUMN, INTERNAL_PREFIX, ROWKIND_COLUMN, Sink, Source, spark_format, with_eos
+from kindling.connectors.collection import collection_source
+from kindling.datastream import records
+from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
+from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
+from kindling.durations import DurationLike, spark_interval, to_millis
+from kindling.runtime.job import JobClient, QueryPlan
+from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
+from kindling.runtime.session import get_or_create_session
+
+DEFAULT_JOB_NAME = "kindling-job"
+
+
+class StreamEnvironment:
+    """Builds pipelines and runs them as Spark streaming queries (one per sink)."""
+
+    def __init__(self, configuration: Union[Configuration, Mapping[str, Any], None] = None, spark: Optional[SparkSession] = None) -> None:
+        if isinstance(configuration, Configuration):
+            self.config = configuration.copy()
+        else:
+            self.config = Configuration(configuration or {})
+        self._spark = spark
+        self._sinks: list[DataStreamSink] = []
+
+    @staticmethod
+    def get_execution_environment(configuration: Union[Configuration, Mapping[str, Any], None] = None) -> "StreamEnvironment":
+        """PyFlink's factory name."""
+        return StreamEnvironment(configuration)
+
+    # --- configuration -------------------------------------------------------------------------
+    @property
+    def spark(self) -> SparkSession:
+        """The SparkSession, created on first use from this environment's configuration."""
+        if self._spark is None:
+            self._spark = get_or_create_session(self.config)
+        return self._spark
+
+    def set_parallelism(self, parallelism: int) -> "StreamEnvironment":
+        self.config.set(cfg.PARALLELISM.key, parallelism)
+        return self
+
+    def enable_checkpointing(self, interval: DurationLike) -> "StreamEnvironment":
+        """Checkpoint (run a micro-batch) every ``interval``; a bare number is milliseconds as in Flink."""
+        self.config.set(cfg.CHECKPOINTING_INTERVAL.key, interval)
+        return self
+
+    def get_checkpoint_interval(self) -> int:
+        return to_millis(self.config.get(cfg.CHECKPOINTING_INTERVAL))
+
+    # --- sources -------------------------------------------------------------------------------
+    def from_source(self, source: Source, watermark_strategy: Optional[WatermarkStrategy] = None, source_name: str = "Source") -> DataStream:
+        """A stream from a connector's Source, with event time from the watermark strategy (if any)."""
+        if not isinstance(source, Source):
+            raise TypeError(f"from_source takes a kindling Source (for example KafkaSource.builder()...build()), got {type(source).__name__}")
+        assert source.schema is not None
+        df = (
+            self.spark.readStream.format(spark_format(source.connector))
+            .schema(with_eos(source.schema))
+            .options(**source.options)
+            .load()
+        )
+        strategy = watermark_strategy or WatermarkStrategy.no_watermarks()
+        if strategy.has_watermarks:
+            df = self._apply_event_time(df, source, strategy)
+        else:
+            df = df.where(F.col(EOS_COLUMN).isNull() | ~F.col(EOS_COLUMN)).withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
+        df = df.drop(EOS_COLUMN)
+        return DataStream(self, df, name=source_name, event_time=strategy.has_watermarks, bounded=source.bounded)
+
+    def from_collection(self, collection: Sequence[Any], type_info: records.TypeLike, watermark_strategy: Optional[WatermarkStrategy] = None, rows_per_batch: int = 0) -> DataStream:
+        """A bounded stream of the given records; ``rows_per_batch`` spreads them over micro-batches."""
+        self.spark  # parsing a DDL type string needs a session
+        schema = records.as_struct(type_info)
+        return self.from_source(collection_source(collection, schema, rows_per_batch), watermark_strategy, "Collection Source")
+
+    def _apply_event_time(self, df: DataFrame, source: Source, strategy: WatermarkStrategy) -> DataFrame:
+        eos = F.col(EOS_COLUMN).isNotNull() & F.col(EOS_COLUMN)
+        timestamp = self._event_time_column(df, strategy)
+        missing = F.raise_error(F.lit(f"a record of source '{source.connector}' has no event time (the timestamp assigner returned null)"))
+        df = df.withColumn(
+            ROWTIME,
+            F.when(eos, F.lit(END_OF_TIME).cast(TimestampType())).when(timestamp.isNull(), missing.cast(TimestampType())).otherwise(timestamp),
+        )
+        delay = strategy.out_of_orderness
+        assert delay is not None
+        df = df.withWatermark(ROWTIME, spark_interval(delay))
+        # The end-of-input marker must pass the watermark operator and stop right after it. The
+        # condition names the event-time column so that Spark does not push it below the watermark.
+        return df.where(F.col(ROWTIME) < F.lit(END_OF_TIME_THRESHOLD).cast(TimestampType()))
+
+    def _event_time_column(self, df: DataFrame, strategy: WatermarkStrategy) -> Column:
+        assigner = strategy.timestamp_assigner
+        if assigner is None:
+            raise ValueError(
+                "the watermark strategy has no timestamp assigner: use "
+                "WatermarkStrategy.for_bounded_out_of_orderness(...).with_timestamp_assigner('<timestamp field>')"
+            )
+        if isinstance(assigner, (str, Column)):
+            expression = F.col(assigner) if isinstance(assigner, str) else assigner
+            try:
+                data_type = df.select(expression).schema.fields[0].dataType
+            except Exception as exc:
+                raise ValueError(f"timestamp assigner {assigner!r} does not name a field of {records.user_columns(df.schema)}: {exc}") from None
+            return _as_timestamp(expression, data_type)
+        fields = [f for f in records.user_columns(df.schema) if f != EOS_COLUMN]
+
+        def extract(row: Row, eos: Optional[bool]) -> Optional[int]:
+            if eos:
+                return None
+            return call_assigner(assigner, row, None)
+
+        udf = F.udf(extract, LongType(), useArrow=True)
+        return F.timestamp_millis(udf(F.struct(*fields), F.col(EOS_COLUMN)))
+
+    # --- sinks and execution ------------------------------------------------------------------
+    def _add_sink(self, stream: DataStream, sink: Sink) -> DataStreamSink:
+        bound = DataStreamSink(stream, sink, len(self._sinks))
+        self._sinks.append(bound)
+        return bound
+
+    def _job_name(self, job_name: Optional[str]) -> str:
+        name = job_name or self.config.get(cfg.PIPELINE_NAME) or DEFAULT_JOB_NAME
+        return name
+
+    def checkpoint_root(self, job_name: str) -> Path:
+        """Where a job's checkpoints live: ``<state.checkpoints.dir>/<job name>``."""
+        directory = str(self.config.get(cfg.CHECKPOINTS_DIR))
+        if directory.startswith("file://"):
+            directory = directory[len("file://"):]
+        return Path(directory).expanduser().resolve() / _safe_name(job_name)
+
+    def execute_async(self, job_name: Optional[str] = None) -> JobClient:
+        """Start the pipeline's queries and return at once with a JobClient."""
+        if not self._sinks:
+            raise ValueError("the pipeline has no sink: call sink_to(...) or print() on a stream before execute()")
+        name = self._job_name(job_name)
+        root = self.checkpoint_root(name)
+        interval = spark_interval(self.config.get(cfg.CHECKPOINTING_INTERVAL))
+        plans = []
+        uids = [s.get_uid() for s in self._sinks]
+        duplicates = {u for u in uids if uids.count(u) > 1}
+        if duplicates:
+            raise ValueError(f"two sinks share the uid {sorted(duplicates)[0]!r}; uids must be unique within a job")
+        for bound in self._sinks:
+            plans.append(self._plan(bound, name, root / bound.get_uid(), interval))
+        self._sinks = []
+        return JobClient(name, plans, self.config)
+
+    def execute(self, job_name: Optional[str] = None, detached: bool = False) -> JobClient:
+        """Run the pipeline. Blocking by default: returns when a bounded job finishes; Ctrl-C stops cleanly."""
+        client = self.execute_async(job_name)
+        if detached:
+            return client
+        try:
+            client.wait()
+        except KeyboardInterrupt:
+            client.cancel()
+        return client
+
+    def _plan(self, bound: DataStreamSink, job_name: str, checkpoint: Path, interval: str) -> QueryPlan:
+        stream, sink = bound.stream, bound.sink
+        df = stream._df
+        keep = [c for c in df.columns if not c.startswith(INTERNAL_PREFIX) or c == ROWKIND_COLUMN]
+        out = df.select(*keep)
+        query_name = f"{_safe_name(job_name)}.{bound.get_uid()}"
+
+        def start():
+            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            return (
+                out.writeStream.format(spark_format(sink.connector))
+                .options(**sink.options)
+                .option("checkpointLocation", str(checkpoint))
+                .queryName(query_name)
+                .outputMode("append")
+                .trigger(processingTime=interval)
+                .start()
+            )
+
+        return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), start, stream.is_bounded)
+
+    def _collect(self, stream: DataStream, job_name: Optional[str], limit: Optional[int], timeout: float) -> list[Row]:
+        if not stream.is_bounded:
+            raise ValueError("execute_and_collect needs a bounded stream (every source must end)")
+        batches: dict[int, list[Row]] = {}
+        lock = threading.Lock()
+        keep = [c for c in stream._df.columns if not c.startswith(INTERNAL_PREFIX) or c == ROWKIND_COLUMN]
+        out = stream._df.select(*keep)
+        checkpoint = Path(tempfile.mkdtemp(prefix="kindling-collect-"))
+
+        def collect(batch: DataFrame, batch_id: int) -> None:
+            rows = batch.collect()
+            with lock:
+                batches[batch_id] = rows  # a replayed batch replaces its earlier rows
+
+        def start():
+            return (
+                out.writeStream.foreachBatch(collect)
+                .option("checkpointLocation", str(checkpoint / "collect"))
+                .queryName(f"{_safe_name(self._job_name(job_name))}.collect.{os.getpid()}.{id(out)}")
+                .outputMode("append")
+                .trigger(processingTime=spark_interval(self.config.get(cfg.CHECKPOINTING_INTERVAL)))
+                .start()
+            )
+
+        client = JobClient(self._job_name(job_name), [QueryPlan("collect", "Collect Sink", str(checkpoint), start, True)], self.config)
+        try:
+            status = client.wait(timeout=timeout)
+            if status not in ("FINISHED",):
+                client.cancel()
+                raise TimeoutError(f"execute_and_collect: the job did not finish within {timeout:.0f} s")
+        finally:
+            shutil.rmtree(checkpoint, ignore_errors=True)
+        rows = [row for batch_id in sorted(batches) for row in batches[batch_id]]
+        return rows[:limit] if limit is not None else rows
+
+
+# PyFlink's name for the same thing.
+StreamExecutionEnvironment = StreamEnvironment
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or DEFAULT_JOB_NAME
+
+
+def _as_timestamp(expression: Column, data_type: DataType) -> Column:
+    if isinstance(data_type, TimestampType):
+        return expression
+    if isinstance(data_type, (TimestampNTZType, DateType)):
+        return expression.cast(TimestampType())
+    if isinstance(data_type, NumericType):
+        return F.timestamp_millis(expression.cast(LongType()))
+    if isinstance(data_type, StringType):
+        return F.to_timestamp(expression)
+    raise ValueError(f"the event-time field must be TIMESTAMP, BIGINT epoch milliseconds or a timestamp string, not {data_type.simpleString()}")

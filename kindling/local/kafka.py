@@ -1,0 +1,359 @@
+"""A local Kafka-protocol broker (noida-db's Kafka service) for the embedded default and for tests.
+
+Two ways to run one:
+
+* :class:`LocalKafka` — owned by the calling process (tests, benchmarks): ``start()`` returns once a
+  real Kafka metadata request succeeds, ``stop()`` ends exactly the process it started.
+* :func:`start_background` / :func:`stop_background` / :func:`status` — a detached broker that
+  outlives the CLI call (``kindling local kafka start|stop|status``), tracked by a state file.
+
+noida-db keeps topics in memory and saves one JSON file in its data directory; keep topics small.
+It prints a harmless glibc warning on stderr, which is not treated as a failure. It applies
+``retention.ms`` (7 days) by record timestamp: produce records with current timestamps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from kindling.local.ports import free_port, wait_until
+
+DEFAULT_STATE_DIR = Path(".kindling/local/kafka")
+_STATE_FILE = "broker.json"
+_LOG_FILE = "broker.log"
+
+
+def noida_binary() -> str:
+    """The noida-db server executable.
+
+    The ``noida-db`` script in the venv's bin directory is a Python wrapper that runs the real
+    binary as a *child* process; signalling the wrapper would not stop the server. So the
+    binary shipped inside the ``noida_db`` package is preferred, and the wrapper is the fallback.
+    """
+    try:
+        from importlib.resources import files
+
+        binary = files("noida_db").joinpath("noida-db")
+        if binary.is_file():
+            path = str(binary)
+            if not os.access(path, os.X_OK):
+                try:
+                    os.chmod(path, 0o755)
+                except OSError:
+                    pass
+            return path
+    except (ImportError, ModuleNotFoundError):
+        pass
+    beside = Path(sys.executable).parent / "noida-db"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("noida-db")
+    if found:
+        return found
+    raise RuntimeError(
+        "noida-db is not installed; kindling's local Kafka needs it: pip install 'noida-db==0.2.3'"
+    )
+
+
+def _command(port: int, host: str, data_dir: Path) -> list[str]:
+    return [
+        noida_binary(), "start", "--only", "kafka",
+        "--kafka-port", str(port), "--host", host, "--data-dir", str(data_dir),
+    ]
+
+
+def broker_answers(bootstrap_servers: str, timeout: float = 2.0) -> bool:
+    """Whether a Kafka broker answers a metadata request at ``bootstrap_servers``."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers, "socket.connection.setup.timeout.ms": 2000})
+    metadata = admin.list_topics(timeout=timeout)
+    return bool(metadata.brokers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still "exists"; treat it as ended.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _is_noida(pid: int) -> bool:
+    """Guard against pid reuse: only signal a pid whose command line is noida-db."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"noida-db" in cmdline.read()
+    except OSError:
+        return _alive(pid)
+
+
+def _terminate(pid: int, timeout: float, reap: Optional[subprocess.Popen] = None) -> None:
+    """SIGTERM one pid, SIGKILL it if it has not ended after ``timeout`` seconds."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if reap is not None and reap.poll() is not None:
+            return
+        if reap is None and not _alive(pid):
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    if reap is not None:
+        reap.wait(timeout=10)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: have the kernel SIGTERM the broker when the process that started it dies."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def _log_tail(path: Path, limit: int = 2000) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    lines = [line for line in text.splitlines() if "GLIBC" not in line]
+    return "\n".join(lines)[-limit:]
+
+
+class LocalKafka:
+    """A noida-db Kafka broker on ``host:port`` owned by this process.
+
+    >>> with LocalKafka() as kafka:
+    ...     kafka.create_topic("clicks", partitions=4)
+    ...     print(kafka.bootstrap_servers)
+    """
+
+    def __init__(self, port: Optional[int] = None, data_dir: Optional[Path] = None, host: str = "127.0.0.1") -> None:
+        self.port = port
+        self.host = host
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self._own_data_dir = data_dir is None
+        self._process: Optional[subprocess.Popen] = None
+        self._log_path: Optional[Path] = None
+        self._log_file: Any = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        if self.port is None:
+            raise RuntimeError("the broker has no port until start() is called")
+        return f"{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self, timeout: float = 60) -> "LocalKafka":
+        """Start the broker; return once it answers a Kafka metadata request."""
+        if self.running:
+            return self
+        if self.port is None:
+            self.port = free_port()
+        if self.data_dir is None:
+            self.data_dir = Path(tempfile.mkdtemp(prefix="kindling-kafka-"))
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._log_path = self.data_dir / _LOG_FILE
+        self._log_file = open(self._log_path, "ab")
+        self._process = subprocess.Popen(
+            _command(self.port, self.host, self.data_dir),
+            stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+
+        def ready() -> bool:
+            if self._process is not None and self._process.poll() is not None:
+                raise RuntimeError(
+                    f"noida-db exited with code {self._process.returncode} before answering on "
+                    f"{self.bootstrap_servers}: {_log_tail(self._log_path)}"
+                )
+            return broker_answers(self.bootstrap_servers)
+
+        try:
+            wait_until(ready, timeout, f"the local Kafka broker on {self.bootstrap_servers}", interval=0.2)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self, timeout: float = 15) -> None:
+        """Stop the broker this object started (by pid: SIGTERM, then SIGKILL after ``timeout``)."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            _terminate(process.pid, timeout, reap=process)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+        if self._own_data_dir and self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir = None
+
+    def _admin(self):
+        from confluent_kafka.admin import AdminClient
+
+        return AdminClient({"bootstrap.servers": self.bootstrap_servers})
+
+    def create_topic(self, name: str, partitions: int = 1, timeout: float = 30) -> None:
+        """Create a topic and wait until its metadata shows every partition."""
+        from confluent_kafka.admin import NewTopic
+
+        admin = self._admin()
+        futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
+        futures[name].result(timeout=timeout)
+
+        def visible() -> bool:
+            topic = admin.list_topics(topic=name, timeout=5).topics.get(name)
+            return topic is not None and topic.error is None and len(topic.partitions) == partitions
+
+        wait_until(visible, timeout, f"topic {name!r} with {partitions} partitions")
+
+    def delete_topic(self, name: str, timeout: float = 30) -> None:
+        """Delete a topic; a topic that does not exist is not an error."""
+        from confluent_kafka import KafkaError, KafkaException
+
+        admin = self._admin()
+        try:
+            admin.delete_topics([name], operation_timeout=timeout)[name].result(timeout=timeout)
+        except KafkaException as exc:
+            if exc.args and getattr(exc.args[0], "code", lambda: None)() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                return
+            raise
+
+    def topics(self) -> list[str]:
+        return sorted(self._admin().list_topics(timeout=10).topics)
+
+    def __enter__(self) -> "LocalKafka":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"LocalKafka({self.host}:{self.port}, {state})"
+
+
+# ----------------------------------------------------------------------------------------------
+# A detached broker for the CLI: `kindling local kafka start|stop|status [--port N]`
+# ----------------------------------------------------------------------------------------------
+
+
+def _read_state(state_dir: Path) -> Optional[dict]:
+    try:
+        return json.loads((Path(state_dir) / _STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def status(state_dir: Path = DEFAULT_STATE_DIR) -> dict:
+    """The detached broker's state: ``{running, pid, port, bootstrap_servers}``.
+
+    ``running`` is true only when the pid in the state file is a live noida-db process *and* it
+    answers a Kafka metadata request. With no state file every value but ``running`` is None.
+    """
+    state = _read_state(Path(state_dir))
+    if not state:
+        return {"running": False, "pid": None, "port": None, "bootstrap_servers": None}
+    pid, port, host = state.get("pid"), state.get("port"), state.get("host", "127.0.0.1")
+    servers = f"{host}:{port}"
+    running = False
+    if pid and _alive(pid) and _is_noida(pid):
+        try:
+            running = broker_answers(servers)
+        except Exception:
+            running = False
+    return {"running": running, "pid": pid, "port": port, "bootstrap_servers": servers}
+
+
+def start_background(port: int = 9092, state_dir: Path = DEFAULT_STATE_DIR, host: str = "127.0.0.1", timeout: float = 60) -> dict:
+    """Start a detached broker on ``host:port`` that outlives this process; return its :func:`status`.
+
+    The broker runs in its own session (Ctrl-C in the calling terminal does not reach it), keeps its
+    data in ``state_dir/data``, logs to ``state_dir/broker.log`` and is recorded in
+    ``state_dir/broker.json`` (pid, port, host). If the state file names a broker that is running
+    and answering, nothing is started and its status is returned with ``already_running=True``.
+    """
+    state_dir = Path(state_dir)
+    current = status(state_dir)
+    if current["running"]:
+        return {**current, "already_running": True}
+    state = _read_state(state_dir)
+    if state and state.get("pid") and _alive(state["pid"]) and _is_noida(state["pid"]):
+        # Alive but not answering (still starting, or wedged): don't start a second one on the same data.
+        raise RuntimeError(
+            f"a local Kafka broker (pid {state['pid']}) is recorded in {state_dir} but does not answer on "
+            f"{state.get('host', host)}:{state.get('port')}; stop it with `kindling local kafka stop` first"
+        )
+    state_dir.mkdir(parents=True, exist_ok=True)
+    data_dir = state_dir / "data"
+    data_dir.mkdir(exist_ok=True)
+    log_path = state_dir / _LOG_FILE
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            _command(port, host, data_dir.resolve()),
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    (state_dir / _STATE_FILE).write_text(json.dumps({"pid": process.pid, "port": port, "host": host}))
+    servers = f"{host}:{port}"
+
+    def ready() -> bool:
+        if process.poll() is not None:
+            raise RuntimeError(f"noida-db exited with code {process.returncode}: {_log_tail(log_path)}")
+        return broker_answers(servers)
+
+    try:
+        wait_until(ready, timeout, f"the local Kafka broker on {servers} (log: {log_path})", interval=0.2)
+    except BaseException:
+        if process.poll() is None:
+            _terminate(process.pid, 10, reap=process)
+        (state_dir / _STATE_FILE).unlink(missing_ok=True)
+        raise
+    return {**status(state_dir), "already_running": False}
+
+
+def stop_background(state_dir: Path = DEFAULT_STATE_DIR, timeout: float = 15) -> bool:
+    """Stop the detached broker recorded in ``state_dir`` (only that pid); True if one was stopped.
+
+    Data stays in ``state_dir/data`` for the next start. A stale state file is removed.
+    """
+    state_dir = Path(state_dir)
+    state = _read_state(state_dir)
+    stopped = False
+    if state and state.get("pid"):
+        pid = int(state["pid"])
+        if _alive(pid) and _is_noida(pid):
+            _terminate(pid, timeout)
+            stopped = True
+    (state_dir / _STATE_FILE).unlink(missing_ok=True)
+    return stopped

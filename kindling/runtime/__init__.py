@@ -1,0 +1,1 @@
+"""Running pipelines: the Spark session, query supervision, progress and metrics."""

@@ -1,0 +1,220 @@
+"""A running job: its Spark streaming queries, supervised with Flink's job states and restart strategies."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable, Iterator, Optional
+
+from pyspark.sql.streaming import StreamingQuery
+
+from kindling import config as cfg
+from kindling.config import Configuration
+from kindling.runtime.progress import QueryMetrics, bounded_input_done
+from kindling.runtime.restart import RestartStrategy
+
+log = logging.getLogger("kindling.job")
+
+TERMINAL_STATES = ("FINISHED", "FAILED", "CANCELED")
+
+
+@contextlib.contextmanager
+def _quiet_spark(conf: Configuration) -> Iterator[None]:
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is None:
+        yield
+        return
+    context.setLogLevel("OFF")
+    try:
+        yield
+    finally:
+        context.setLogLevel(conf.get(cfg.LOG_LEVEL))
+
+
+class JobFailedError(RuntimeError):
+    """A job ended FAILED; the message is the root cause, without the JVM stack trace."""
+
+
+@dataclass
+class QueryPlan:
+    """How to (re)start one sink's streaming query from its checkpoint."""
+
+    uid: str
+    name: str
+    checkpoint: str
+    start: Callable[[], StreamingQuery]
+    bounded: bool
+
+
+@dataclass
+class JobException:
+    timestamp: datetime
+    query: str
+    message: str
+
+
+def describe_failure(error: BaseException | str | None) -> str:
+    """The part of a Spark failure a user can act on: the Python error or the first line of the JVM's."""
+    text = str(error or "unknown failure")
+    python_errors = re.findall(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)): .*$", text, flags=re.MULTILINE)
+    user_errors = [e for e in python_errors if not e.startswith(("org.apache", "java.", "py4j", "pyspark.errors"))]
+    if user_errors:
+        return user_errors[-1].strip()
+    first = text.strip().splitlines()[0] if text.strip() else text
+    return first[:2000]
+
+
+@dataclass
+class JobClient:
+    """Handle on a submitted job (PyFlink's JobClient): status, metrics, cancel, wait."""
+
+    job_name: str
+    plans: list[QueryPlan]
+    conf: Configuration
+    job_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    start_time: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    end_time: Optional[datetime] = None
+    exceptions: list[JobException] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._status = "CREATED"
+        self._lock = threading.RLock()
+        self._queries: dict[str, StreamingQuery] = {}
+        self._finished: set[str] = set()
+        self._restart = RestartStrategy(self.conf)
+        self._failure: Optional[str] = None
+        for plan in self.plans:
+            self._queries[plan.uid] = plan.start()
+        self._status = "RUNNING"
+
+    # --- Flink's JobClient surface ---------------------------------------------------------------
+    def get_job_id(self) -> str:
+        return self.job_id
+
+    def get_job_status(self) -> str:
+        self.poll()
+        return self._status
+
+    @property
+    def queries(self) -> dict[str, StreamingQuery]:
+        return dict(self._queries)
+
+    def cancel(self) -> None:
+        """Stop every query now; the job ends CANCELED. Checkpoints stay, so running it again resumes."""
+        with self._lock:
+            if self._status in TERMINAL_STATES:
+                return
+            self._stop_all()
+            self._end("CANCELED")
+
+    def wait(self, timeout: Optional[float] = None, on_progress: Optional[Callable[["JobClient"], None]] = None) -> str:
+        """Block until the job ends (or ``timeout`` seconds pass); return its state; raise if it FAILED."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            status = self.poll()
+            if on_progress is not None:
+                on_progress(self)
+            if status in TERMINAL_STATES:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                return status
+            self._await_any(0.25)
+        if self._status == "FAILED":
+            raise JobFailedError(f"job '{self.job_name}' failed: {self._failure}")
+        return self._status
+
+    get_job_execution_result = wait
+
+    # --- supervision ---------------------------------------------------------------------------
+    def poll(self) -> str:
+        """Look at every query once: finish bounded ones whose input ended, restart or fail crashed ones."""
+        with self._lock:
+            if self._status in TERMINAL_STATES:
+                return self._status
+            for plan in self.plans:
+                if plan.uid in self._finished:
+                    continue
+                query = self._queries[plan.uid]
+                if query.isActive:
+                    if plan.bounded and bounded_input_done(query.lastProgress):
+                        with _quiet_spark(self.conf):
+                            query.stop()
+                        self._finished.add(plan.uid)
+                    continue
+                error = query.exception()
+                if error is None:
+                    self._finished.add(plan.uid)
+                    continue
+                self._on_failure(plan, error)
+                if self._status in TERMINAL_STATES:
+                    return self._status
+            if len(self._finished) == len(self.plans):
+                self._end("FINISHED")
+            return self._status
+
+    def _on_failure(self, plan: QueryPlan, error: BaseException) -> None:
+        message = describe_failure(error)
+        self.exceptions.append(JobException(datetime.now(timezone.utc), plan.name, message))
+        delay = self._restart.next_delay()
+        if delay is None:
+            self._failure = message
+            log.error("job %s failed in %s: %s", self.job_name, plan.name, message)
+            self._stop_all()
+            self._end("FAILED")
+            return
+        log.warning("job %s: %s failed (%s); restarting from its checkpoint in %s", self.job_name, plan.name, message, delay)
+        self._status = "RESTARTING"
+        time.sleep(delay.total_seconds())  # the configured restart delay, not a synchronisation
+        self._queries[plan.uid] = plan.start()
+        self._status = "RUNNING"
+
+    def _await_any(self, seconds: float) -> None:
+        active = [q for uid, q in self._queries.items() if uid not in self._finished and q.isActive]
+        if active:
+            try:
+                active[0].awaitTermination(seconds)
+            except Exception:  # a failed query; poll() records it
+                pass
+
+    def _stop_all(self) -> None:
+        # Stopping a query interrupts its running batch, which Spark logs as errors; a requested
+        # stop is not an error, so Spark's logging is silenced while it happens.
+        with _quiet_spark(self.conf):
+            self._stop_queries()
+
+    def _stop_queries(self) -> None:
+        for query in self._queries.values():
+            try:
+                if query.isActive:
+                    query.stop()
+            except Exception as exc:  # stopping must not hide the state we are moving to
+                log.warning("stopping query %s: %s", query.name, exc)
+
+    def _end(self, status: str) -> None:
+        self._status = status
+        self.end_time = datetime.now(timezone.utc)
+
+    # --- metrics -------------------------------------------------------------------------------
+    def metrics(self) -> dict[str, QueryMetrics]:
+        """The last progress of each query, in Flink's terms."""
+        result = {}
+        for uid, query in self._queries.items():
+            progress = query.lastProgress
+            if progress:
+                result[uid] = QueryMetrics.from_progress(progress)
+        return result
+
+    def records_in(self) -> int:
+        """Records read by all queries since they started in this process."""
+        total = 0
+        for query in self._queries.values():
+            total += sum(int(p.get("numInputRows") or 0) for p in query.recentProgress)
+        return total

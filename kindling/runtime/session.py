@@ -1,0 +1,98 @@
+"""The SparkSession kindling runs on: local[N] by default, any master by configuration."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+from pyspark.sql import SparkSession
+
+from kindling import config as cfg
+from kindling.config import Configuration
+
+_JAVA_HINT = (
+    "kindling runs on Apache Spark, which needs Java 17. Install it with "
+    "'apt-get install -y openjdk-17-jre-headless' (Debian/Ubuntu) or set JAVA_HOME to a Java 17 installation."
+)
+
+
+def check_java() -> None:
+    """Fail early with an actionable message when no Java runtime is reachable."""
+    if os.environ.get("JAVA_HOME") and Path(os.environ["JAVA_HOME"], "bin", "java").exists():
+        return
+    if shutil.which("java") is None:
+        raise RuntimeError(_JAVA_HINT)
+
+
+def _master(conf: Configuration) -> str:
+    master = conf.get(cfg.SPARK_MASTER)
+    if master:
+        return master
+    parallelism = conf.get(cfg.PARALLELISM)
+    return f"local[{parallelism}]" if parallelism else "local[*]"
+
+
+def _shuffle_partitions(conf: Configuration) -> int:
+    parallelism = conf.get(cfg.PARALLELISM)
+    if parallelism:
+        return parallelism
+    return max(2, os.cpu_count() or 2)
+
+
+def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
+    """Create (or reuse) the session, register kindling's connectors and apply the configuration."""
+    from kindling.connectors import register_all
+
+    conf = conf or Configuration()
+    check_java()
+    # Python workers must run the interpreter that has kindling and its dependencies installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    active = SparkSession.getActiveSession()
+    builder = SparkSession.builder.appName(conf.get(cfg.PIPELINE_NAME) or "kindling")
+    if active is None:
+        builder = builder.master(_master(conf))
+        defaults = {
+            "spark.sql.shuffle.partitions": str(_shuffle_partitions(conf)),
+            "spark.ui.enabled": "true" if conf.get(cfg.WEB_UI) else "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sql.execution.arrow.pyspark.enabled": "true",
+            "spark.sql.streaming.stateStore.providerClass": _state_store_provider(conf),
+            "spark.driver.extraJavaOptions": "-Dlog4j2.level=warn",
+            "spark.python.worker.reuse": "true",
+            "spark.sql.streaming.metricsEnabled": "true",
+        }
+        for key, value in {**defaults, **conf.spark_conf()}.items():
+            builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(conf.get(cfg.LOG_LEVEL))
+    if active is not None:
+        for key, value in conf.spark_conf().items():
+            if key.startswith("spark.sql."):
+                spark.conf.set(key, value)
+    if not spark.sparkContext.master.startswith("local"):
+        _ship_package(spark)
+    register_all(spark)
+    return spark
+
+
+def _state_store_provider(conf: Configuration) -> str:
+    if conf.get(cfg.STATE_BACKEND) == "rocksdb":
+        return "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    return "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+
+
+def _ship_package(spark: SparkSession) -> None:
+    """On a cluster, executors need kindling itself: ship it as a zip on the Python path."""
+    package_dir = Path(__file__).resolve().parents[1]
+    target = Path(tempfile.mkdtemp(prefix="kindling-pkg-")) / "kindling.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in package_dir.rglob("*.py"):
+            archive.write(path, path.relative_to(package_dir.parent))
+    spark.sparkContext.addPyFile(str(target))

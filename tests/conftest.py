@@ -1,0 +1,55 @@
+"""Session fixtures: one SparkSession and one local Kafka broker for the whole test run."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession of the run, with kindling's connectors registered."""
+    from kindling.config import Configuration
+    from kindling.runtime.session import get_or_create_session
+
+    session = get_or_create_session(
+        Configuration({"parallelism.default": 2, "kindling.log.level": "ERROR"})
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory) -> Iterator["LocalKafka"]:
+    """A local Kafka-protocol broker on a free loopback port, stopped at the end of the run."""
+    from kindling.local.kafka import LocalKafka
+
+    broker = LocalKafka(data_dir=tmp_path_factory.mktemp("kafka"))
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def topic(kafka) -> Iterator[str]:
+    """A fresh 4-partition topic name for one test, deleted afterwards."""
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    kafka.create_topic(name, partitions=4)
+    yield name
+    kafka.delete_topic(name)
+
+
+@pytest.fixture
+def checkpoint_dir(tmp_path) -> str:
+    return str(tmp_path / "checkpoints")
+
+
+def pytest_configure(config) -> None:
+    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
+    ARTIFACTS.mkdir(exist_ok=True)
