@@ -39,6 +39,8 @@ def parse_duration(value: DurationLike, *, name: str = "duration") -> timedelta:
         return timedelta(milliseconds=value)
     if not isinstance(value, str):
         raise ValueError(f"{name}: expected a duration like '200 ms' or '15 s', got {value!r}")
+    if value.strip().startswith("-"):
+        raise ValueError(f"{name} must not be negative, got {value!r}")
     match = _PATTERN.match(value)
     if not match:
         raise ValueError(

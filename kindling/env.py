@@ -20,6 +20,7 @@ from kindling.config import Configuration
 from kindling.connectors.base import EOS_COLUMN, INTERNAL_PREFIX, ROWKIND_COLUMN, Sink, Source, spark_format, with_eos
 from kindling.connectors.collection import collection_source
 from kindling.datastream import records
+from kindling.datastream.functions import ship_by_value
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
@@ -28,6 +29,13 @@ from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
 from kindling.runtime.session import get_or_create_session
 
 DEFAULT_JOB_NAME = "kindling-job"
+
+# An always-true but non-deterministic condition. Spark neither merges a filter with a
+# non-deterministic one below it nor pushes it further down, so user filters stay above the
+# end-of-input filter: the marker row always reaches the watermark operator, and user
+# expressions never see it.
+def _optimizer_barrier() -> Column:
+    return F.spark_partition_id() >= 0
 
 
 class StreamEnvironment:
@@ -82,7 +90,7 @@ class StreamEnvironment:
         if strategy.has_watermarks:
             df = self._apply_event_time(df, source, strategy)
         else:
-            df = df.where(F.col(EOS_COLUMN).isNull() | ~F.col(EOS_COLUMN)).withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
+            df = df.where((F.col(EOS_COLUMN).isNull() | ~F.col(EOS_COLUMN)) & _optimizer_barrier()).withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
         df = df.drop(EOS_COLUMN)
         return DataStream(self, df, name=source_name, event_time=strategy.has_watermarks, bounded=source.bounded)
 
@@ -105,7 +113,7 @@ class StreamEnvironment:
         df = df.withWatermark(ROWTIME, spark_interval(delay))
         # The end-of-input marker must pass the watermark operator and stop right after it. The
         # condition names the event-time column so that Spark does not push it below the watermark.
-        return df.where(F.col(ROWTIME) < F.lit(END_OF_TIME_THRESHOLD).cast(TimestampType()))
+        return df.where((F.col(ROWTIME) < F.lit(END_OF_TIME_THRESHOLD).cast(TimestampType())) & _optimizer_barrier())
 
     def _event_time_column(self, df: DataFrame, strategy: WatermarkStrategy) -> Column:
         assigner = strategy.timestamp_assigner
@@ -122,6 +130,7 @@ class StreamEnvironment:
                 raise ValueError(f"timestamp assigner {assigner!r} does not name a field of {records.user_columns(df.schema)}: {exc}") from None
             return _as_timestamp(expression, data_type)
         fields = [f for f in records.user_columns(df.schema) if f != EOS_COLUMN]
+        ship_by_value(assigner)
 
         def extract(row: Row, eos: Optional[bool]) -> Optional[int]:
             if eos:
@@ -195,7 +204,7 @@ class StreamEnvironment:
                 .start()
             )
 
-        return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), start, stream.is_bounded)
+        return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), start, stream.is_bounded, stream._event_time)
 
     def _collect(self, stream: DataStream, job_name: Optional[str], limit: Optional[int], timeout: float) -> list[Row]:
         if not stream.is_bounded:
@@ -221,7 +230,7 @@ class StreamEnvironment:
                 .start()
             )
 
-        client = JobClient(self._job_name(job_name), [QueryPlan("collect", "Collect Sink", str(checkpoint), start, True)], self.config)
+        client = JobClient(self._job_name(job_name), [QueryPlan("collect", "Collect Sink", str(checkpoint), start, True, stream._event_time)], self.config)
         try:
             status = client.wait(timeout=timeout)
             if status not in ("FINISHED",):

@@ -53,3 +53,14 @@ def checkpoint_dir(tmp_path) -> str:
 def pytest_configure(config) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
     ARTIFACTS.mkdir(exist_ok=True)
+
+
+@pytest.fixture
+def env(spark, tmp_path):
+    """A StreamEnvironment on the session's SparkSession with short checkpoints in a temp dir."""
+    from kindling.env import StreamEnvironment
+
+    return StreamEnvironment(
+        {"execution.checkpointing.interval": "100 ms", "state.checkpoints.dir": str(tmp_path / "checkpoints")},
+        spark=spark,
+    )

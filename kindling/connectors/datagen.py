@@ -13,8 +13,9 @@ Options (Flink names and defaults):
   numbers, ``fields.<f>.length`` (default 100) and ``fields.<f>.var-len`` for strings
   and ``fields.<f>.max-past`` for timestamps (random instants in ``[now - max-past, now]``).
 - ``fields.<f>.null-rate`` (0..1, default 0): the share of nulls.
-- ``scan.parallelism``: how many Spark partitions one micro-batch is split into (default:
-  the number of local cores); as in Flink's datagen.
+- ``scan.parallelism``: at most this many Spark partitions per micro-batch (default: the
+  driver's core count; the kindling runtime may pass ``parallelism.default``). Ranges are
+  split into partitions of at least 16k rows, so small batches stay in one task.
 - ``kindling.seed`` (kindling's own): the seed of the random fields.
 
 Differences from Flink, all deliberate:
@@ -71,7 +72,7 @@ from kindling.options import OptionError, OptionSet, ParsedOptions, int_option
 
 ROWS_PER_SECOND = int_option("rows-per-second", 10000, "Rows generated per second.", minimum=1)
 NUMBER_OF_ROWS = int_option("number-of-rows", None, "Total rows to generate; unset means unbounded.", minimum=0)
-SCAN_PARALLELISM = int_option("scan.parallelism", None, "Spark partitions per micro-batch (default: local cores).", minimum=1)
+SCAN_PARALLELISM = int_option("scan.parallelism", None, "At most this many Spark partitions per micro-batch (default: the driver's cores).", minimum=1)
 SEED = int_option("kindling.seed", None, "Seed of the random fields (kindling's own option).")
 
 FIELDS_PREFIX = "fields."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import sysconfig
 from typing import Any, Callable, Generic, Iterable, TypeVar, Union
 
 IN = TypeVar("IN")
@@ -50,8 +52,34 @@ class AggregateFunction(Generic[IN, ACC, OUT]):
         raise NotImplementedError
 
 
+def ship_by_value(function: Any) -> None:
+    """Make the module defining a user function travel with it to Python workers.
+
+    cloudpickle sends functions and classes of importable modules by reference, but a user's
+    own module (a job file, a test module) is usually not importable on the workers: send it
+    by value instead. Installed packages keep travelling by reference.
+    """
+    from pyspark import cloudpickle
+
+    owner = function if isinstance(function, type) else type(function)
+    for candidate in (getattr(function, "__module__", None), getattr(owner, "__module__", None)):
+        module = sys.modules.get(candidate or "")
+        path = getattr(module, "__file__", None)
+        if module is None or path is None or candidate == "__main__":
+            continue
+        if candidate.split(".")[0] in ("kindling", "pyspark") or any(
+            marker in path for marker in ("site-packages", "dist-packages", sysconfig.get_paths()["stdlib"])
+        ):
+            continue
+        try:
+            cloudpickle.register_pickle_by_value(module)
+        except ValueError:
+            pass
+
+
 def as_callable(function: Any, method: str) -> Callable[..., Any]:
     """A plain callable from either a function or an object implementing Flink's method name."""
+    ship_by_value(function)
     if hasattr(function, method) and callable(getattr(function, method)):
         return getattr(function, method)
     if callable(function):

@@ -15,7 +15,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, Sink
 from kindling.datastream import records
-from kindling.datastream.functions import AggregateFunction, as_callable
+from kindling.datastream.functions import AggregateFunction, as_callable, ship_by_value
 from kindling.datastream.windows import WindowAssigner
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ class WindowedStream:
             window.end.alias("window_end"),
             F.window_time(window).alias(ROWTIME),
         )
-        return DataStream(self._keyed._env, out, name=name, event_time=True, bounded=self._keyed._bounded)
+        return DataStream(self._keyed._env, out, name=name, event_time=self._assigner.is_event_time, bounded=self._keyed._bounded)
 
     def aggregate(self, *aggregations: Any, output_type: Optional[records.TypeLike] = None) -> DataStream:
         """Aggregate each window: built-in Spark aggregate Columns (fast, in the JVM) or a Flink AggregateFunction.
@@ -275,6 +275,7 @@ class WindowedStream:
         if output_type is None:
             raise ValueError("aggregate(AggregateFunction) needs output_type, e.g. output_type='total BIGINT'")
         function: AggregateFunction = aggregations[0]
+        ship_by_value(function)
         out = records.as_struct(output_type, single_name="result")
         fields = self._keyed.schema.fieldNames()
 

@@ -52,6 +52,7 @@ class QueryPlan:
     checkpoint: str
     start: Callable[[], StreamingQuery]
     bounded: bool
+    event_time: bool = True
 
 
 @dataclass
@@ -144,7 +145,7 @@ class JobClient:
                     continue
                 query = self._queries[plan.uid]
                 if query.isActive:
-                    if plan.bounded and bounded_input_done(query.lastProgress):
+                    if plan.bounded and bounded_input_done(query.lastProgress, plan.event_time):
                         with _quiet_spark(self.conf):
                             query.stop()
                         self._finished.add(plan.uid)

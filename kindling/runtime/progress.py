@@ -41,18 +41,21 @@ def watermark_of(progress: Mapping[str, Any]) -> Optional[datetime]:
     return parse_spark_time(event_time.get("watermark"))
 
 
-def bounded_input_done(progress: Optional[Mapping[str, Any]]) -> bool:
+def bounded_input_done(progress: Optional[Mapping[str, Any]], event_time: bool = True) -> bool:
     """True when every source ended and, if the query holds event-time state, the final watermark has fired it.
 
     Flink ends a bounded job with a watermark of +infinity that fires every window and timer;
     kindling's sources end with a marker row at the end of time, and the batch after it runs
-    with that watermark. Queries without state need no such batch.
+    with that watermark. Queries without state need no such batch. Processing-time state is
+    not flushed at the end of input, as in Flink, where pending processing-time timers do not fire.
     """
     if not progress:
         return False
     sources = progress.get("sources") or []
     if not sources or not all(source_reached_end(s) for s in sources):
         return False
+    if not event_time:
+        return True
     watermark = watermark_of(progress)
     has_state = bool(progress.get("stateOperators"))
     if watermark is None or not has_state:

@@ -57,13 +57,11 @@ def read_back(servers: str, topic: str, expected: int, timeout: float = 30) -> l
         consumer.close()
 
 
-def run_available_now(spark, df, checkpoint: str, name: Optional[str] = None, timeout: float = 120):
-    """Run ``df`` with Trigger.AvailableNow into a memory table; return (rows, query)."""
-    name = name or f"q_{uuid.uuid4().hex[:8]}"
-    query = (df.writeStream.format("memory").queryName(name).outputMode("append")
+def run_available_now(spark, df, checkpoint: str, timeout: float = 120):
+    """Run ``df`` with Trigger.AvailableNow, collecting every micro-batch on the driver; return (rows, query)."""
+    rows: list = []
+    query = (df.writeStream.foreachBatch(lambda batch, batch_id: rows.extend(batch.collect()))
              .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
     finished = query.awaitTermination(timeout)
-    assert finished, f"query {name} did not finish within {timeout} s"
-    rows = spark.table(name).collect()
-    spark.catalog.dropTempView(name)
+    assert finished, f"query did not finish within {timeout} s"
     return rows, query
