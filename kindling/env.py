@@ -5,15 +5,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
+import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, LongType, StringType, StructType, TimestampNTZType, TimestampType, DateType, NumericType
+from pyspark.sql.types import DataType, LongType, StringType, TimestampNTZType, TimestampType, DateType, NumericType
 
 from kindling import config as cfg
 from kindling.config import Configuration
@@ -183,6 +183,12 @@ class StreamEnvironment:
             client.wait()
         except KeyboardInterrupt:
             client.cancel()
+            print(
+                f"kindling: job '{client.job_name}' stopped (Ctrl-C); its checkpoints stay in "
+                f"{self.checkpoint_root(client.job_name)}: run it again to resume where it stopped",
+                file=sys.stderr,
+                flush=True,
+            )
         return client
 
     def _plan(self, bound: DataStreamSink, job_name: str, checkpoint: Path, interval: str) -> QueryPlan:

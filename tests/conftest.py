@@ -26,7 +26,7 @@ def spark():
 
 
 @pytest.fixture(scope="session")
-def kafka(tmp_path_factory) -> Iterator["LocalKafka"]:
+def kafka(tmp_path_factory) -> Iterator[object]:
     """A local Kafka-protocol broker on a free loopback port, stopped at the end of the run."""
     from kindling.local.kafka import LocalKafka
 

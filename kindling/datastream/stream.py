@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StringType, StructField, StructType
+from pyspark.sql.types import StringType, StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, Sink
 from kindling.datastream import records
@@ -20,7 +20,6 @@ from kindling.datastream.windows import WindowAssigner
 
 if TYPE_CHECKING:
     from kindling.env import StreamEnvironment
-    from kindling.runtime.job import JobClient
 
 ROWTIME = INTERNAL_PREFIX + "rowtime"
 PROCTIME = INTERNAL_PREFIX + "proctime"

@@ -89,6 +89,10 @@ def test_killed_driver_resumes_from_checkpoint_without_losing_or_recounting(kafk
             process = _start_job(kafka, source, sink, checkpoints, log)
         reader.wait_for(WINDOWS * 6, timeout=240)
         reader.poll(2.0)
+        # Ctrl-C in a terminal signals the whole process group: the job stops cleanly and says so.
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(timeout=120) == 0
+        assert "stopped (Ctrl-C)" in log.read_text()
     finally:
         generator.stop()
         if process.poll() is None:

@@ -31,7 +31,6 @@ from pyspark.sql.types import (
     DataType,
     MapType,
     StringType,
-    StructField,
     StructType,
 )
 

@@ -23,7 +23,7 @@ Differences from Flink, by option:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Mapping, Optional
 
