@@ -43,7 +43,7 @@ from kindling.options import OptionError
 
 log = logging.getLogger("kindling.connectors.kafka")
 
-CHUNK_RECORDS = 100_000  # records per Spark partition at most
+CHUNK_RECORDS = 250_000  # records per Spark partition at most
 BATCH_ROWS = 50_000  # rows per Arrow batch yielded by read()
 METADATA_TIMEOUT_S = 30.0
 READ_STALL_TIMEOUT_S = 120.0  # a read making no progress for this long fails
