@@ -72,15 +72,17 @@ def to_batch(values: list[tuple], schema: StructType, arrow_schema: Optional[pa.
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
 
+def _layout(in_schema: StructType, out_schema: StructType) -> tuple[list[str], list[str], StructType, pa.Schema, pa.Schema]:
+    """Input user and internal column names, the output's user part, and both output Arrow schemas."""
+    out_user = StructType([f for f in out_schema.fields if not f.name.startswith(INTERNAL_PREFIX)])
+    return user_columns(in_schema), internal_columns(in_schema), out_user, to_arrow_schema(out_schema), to_arrow_schema(out_user)
+
+
 def map_batches(
     function: Callable[[Row], Any], in_schema: StructType, out_schema: StructType
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A mapInArrow function applying ``function`` to each record; internal columns pass through."""
-    names = user_columns(in_schema)
-    internal = internal_columns(in_schema)
-    out_user = StructType([f for f in out_schema.fields if not f.name.startswith(INTERNAL_PREFIX)])
-    arrow_out = to_arrow_schema(out_schema)
-    arrow_user = to_arrow_schema(out_user)
+    names, internal, out_user, arrow_out, arrow_user = _layout(in_schema, out_schema)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -96,11 +98,7 @@ def flat_map_batches(
     function: Callable[[Row], Iterable[Any]], in_schema: StructType, out_schema: StructType
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A mapInArrow function emitting zero or more records per input; each inherits its input's internals."""
-    names = user_columns(in_schema)
-    internal = internal_columns(in_schema)
-    out_user = StructType([f for f in out_schema.fields if not f.name.startswith(INTERNAL_PREFIX)])
-    arrow_out = to_arrow_schema(out_schema)
-    arrow_user = to_arrow_schema(out_user)
+    names, internal, out_user, arrow_out, arrow_user = _layout(in_schema, out_schema)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:

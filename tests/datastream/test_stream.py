@@ -1,5 +1,6 @@
 """DataStream pipelines end to end on Spark, over deterministic bounded input with hand-checked results."""
 
+import os
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -147,3 +148,41 @@ def test_a_failing_user_function_fails_the_job_with_its_error(env):
     with pytest.raises(JobFailedError) as err:
         broken.execute_and_collect()
     assert "function returned 1 values" in str(err.value)
+
+
+def test_fixed_delay_restart_resumes_a_failed_job_from_its_checkpoint(env, tmp_path):
+    marker = str(tmp_path / "failed-once")
+
+    def flaky(row):
+        import os
+
+        if row.n == 30 and not os.path.exists(marker):
+            open(marker, "w").close()
+            raise RuntimeError("a transient failure")
+        return row
+
+    env.config.update({
+        "restart-strategy.type": "fixed-delay",
+        "restart-strategy.fixed-delay.attempts": 1,
+        "restart-strategy.fixed-delay.delay": "10 ms",
+    })
+    stream = env.from_collection(CLICKS, SCHEMA, strategy(), rows_per_batch=3).map(flaky)
+    rows = stream.key_by("page").window(TumblingEventTimeWindows.of("15 s")).count().execute_and_collect()
+    # The batch holding n=30 failed once; the restarted query replayed it from the checkpoint.
+    assert sorted((r.page, r.window_start, r["count"]) for r in rows) == [
+        ("/a", local(ts(0)), 2), ("/a", local(ts(15)), 1), ("/a", local(ts(30)), 1),
+        ("/b", local(ts(0)), 2), ("/b", local(ts(15)), 2),
+    ]
+    assert os.path.exists(marker)
+
+
+def test_without_restarts_the_same_failure_fails_the_job(env, tmp_path):
+    def broken(row):
+        if row.n == 30:
+            raise RuntimeError("a permanent failure")
+        return row
+
+    stream = env.from_collection(CLICKS, SCHEMA, strategy(), rows_per_batch=3).map(broken)
+    with pytest.raises(JobFailedError) as err:
+        stream.key_by("page").window(TumblingEventTimeWindows.of("15 s")).count().execute_and_collect()
+    assert "RuntimeError: a permanent failure" in str(err.value)
