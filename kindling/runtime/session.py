@@ -53,6 +53,9 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     # Python workers must run the interpreter that has kindling and its dependencies installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if not conf.get(cfg.SPARK_MASTER):
+        # Local mode: Spark talks to itself over loopback only.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     active = SparkSession.getActiveSession()
     builder = SparkSession.builder.appName(conf.get(cfg.PIPELINE_NAME) or "kindling")
     if active is None:
@@ -64,7 +67,7 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
             "spark.sql.session.timeZone": "UTC",
             "spark.sql.execution.arrow.pyspark.enabled": "true",
             "spark.sql.streaming.stateStore.providerClass": _state_store_provider(conf),
-            "spark.driver.extraJavaOptions": "-Dlog4j2.level=warn",
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}",
             "spark.python.worker.reuse": "true",
             "spark.sql.streaming.metricsEnabled": "true",
         }
@@ -76,10 +79,31 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
         for key, value in conf.spark_conf().items():
             if key.startswith("spark.sql."):
                 spark.conf.set(key, value)
+    _quiet_write_abort_logs(spark)
     if not spark.sparkContext.master.startswith("local"):
         _ship_package(spark)
     register_all(spark)
     return spark
+
+
+def _quiet_write_abort_logs(spark: SparkSession) -> None:
+    """Silence Spark's per-task "Aborting task/commit" errors, logged whenever a query stops mid-batch.
+
+    Stopping or cancelling a job interrupts its running batch, and Spark logs every interrupted
+    write task as an ERROR with a stack trace. kindling reports real failures itself (the job's
+    exception, restart decisions), so these lines only bury what matters.
+    """
+    try:
+        jvm = spark.sparkContext._jvm
+        level = jvm.org.apache.logging.log4j.Level.OFF
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        for logger in (
+            "org.apache.spark.sql.execution.datasources.v2.DataWritingSparkTask",
+            "org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2Exec",
+        ):
+            configurator.setLevel(logger, level)
+    except Exception:  # logging tweaks must never stop a job from starting
+        pass
 
 
 def _state_store_provider(conf: Configuration) -> str:

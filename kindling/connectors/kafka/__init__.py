@@ -3,7 +3,9 @@
 * ``options``: option names, types, defaults and the rules between them;
 * ``formats``: json / csv / raw values <-> Arrow columns;
 * ``source``: the stream reader (offsets in Spark's checkpoint, Arrow batches);
-* ``sink``: the Arrow stream writer (at-least-once by delivery reports);
+* ``sink``: the Arrow stream writer (at-least-once by delivery reports; exactly-once by encoding on
+  executors and publishing on the driver);
+* ``transactions``: the exactly-once commit: one Kafka transaction per micro-batch, fenced by batch id;
 * ``builder``: PyFlink-style ``KafkaSource.builder()`` / ``KafkaSink.builder()``.
 """
 
@@ -40,7 +42,7 @@ class KafkaConnector(Connector):
 
     @classmethod
     def validate_sink(cls, options: Mapping[str, Any]) -> ParsedOptions:
-        sink_config(options)  # exactly-once is rejected here, key.fields needs key.format, ...
+        sink_config(options)  # exactly-once needs a transactional-id prefix, key.fields needs key.format, ...
         return SINK_OPTIONS.validate(options)
 
     @classmethod

@@ -17,7 +17,16 @@ Differences from Flink, by option:
   ``0`` disables discovery.
 * ``scan.max-records-per-trigger`` (kindling): at most this many records per micro-batch, shared
   fairly across partitions (Spark's ``ReadMaxRows`` admission control).
-* ``sink.delivery-guarantee`` = ``exactly-once`` is not available yet.
+* ``sink.delivery-guarantee`` = ``exactly-once``: executors only encode records; the driver's
+  ``commit(messages, batch_id)`` writes them in one Kafka transaction (``transactional.id`` =
+  ``<sink.transactional-id-prefix>-<topic>``) together with a batch-id marker, and skips a batch id
+  that is already committed (see ``kindling.connectors.kafka.transactions``).
+  ``sink.transactional-id-prefix`` is required (letters, digits, ``.``, ``_``, ``-``) and must belong
+  to one job (one checkpoint), as in Flink. ``properties.transaction.timeout.ms`` defaults to
+  900000 (15 min, the broker's default ``transaction.max.timeout.ms``). Unlike Flink, the
+  transaction spans only the driver's commit of one micro-batch, not the checkpoint interval, so the
+  trigger interval does not have to fit inside the transaction timeout; only publishing one batch
+  does. Consumers must read with ``isolation.level=read_committed``.
 """
 
 from __future__ import annotations
@@ -43,6 +52,8 @@ FORMATS = ("json", "csv", "raw")
 STARTUP_MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
 DELIVERY_GUARANTEES = ("at-least-once", "none", "exactly-once")
 PARTITIONERS = ("default", "round-robin", "fixed")
+DEFAULT_TRANSACTION_TIMEOUT_MS = 900_000
+_TRANSACTIONAL_ID_PREFIX = re.compile(r"[A-Za-z0-9._-]{1,200}")
 # Flink's Kafka metadata keys (plus 'key', the raw record key) -> what the column holds.
 METADATA_KEYS = {
     "topic": "STRING: the record's topic",
@@ -112,11 +123,14 @@ SINK_OPTIONS = OptionSet(
         enum_option("key.format", FORMATS, None, "Format of the record keys, built from 'key.fields'."),
         string_option("key.fields", None, "Columns that form the record key, ';'-separated (needs 'key.format')."),
         enum_option("sink.delivery-guarantee", DELIVERY_GUARANTEES, "at-least-once",
-                    "'at-least-once': every micro-batch waits for the broker's acknowledgements; 'none': no checks."),
+                    "'at-least-once': every micro-batch waits for the broker's acknowledgements; 'none': no checks; "
+                    "'exactly-once': each micro-batch is published in one Kafka transaction by the driver, fenced by batch id."),
         enum_option("sink.partitioner", PARTITIONERS, "default",
                     "'default': by key hash (sticky without a key); 'round-robin'; 'fixed': one partition per Spark task."),
         string_option("sink.parallelism", None, "Accepted for compatibility; Spark's partitioning decides."),
-        string_option("sink.transactional-id-prefix", None, "Reserved for the exactly-once sink (not available yet)."),
+        string_option("sink.transactional-id-prefix", None,
+                      "Required for 'exactly-once': transactional id '<prefix>-<topic>' and marker group '<prefix>-commits'; "
+                      "one prefix per job (checkpoint)."),
         *_COMMON,
     ],
     prefixes=("properties.",),
@@ -172,10 +186,31 @@ class SinkConfig:
     key_fields: tuple[str, ...]
     delivery_guarantee: str
     partitioner: str
+    transactional_id_prefix: Optional[str] = None
 
     def producer_config(self) -> dict[str, str]:
         conf = dict(self.client_properties)
+        conf.pop("transaction.timeout.ms", None)  # only for the exactly-once driver producer
         conf["bootstrap.servers"] = self.bootstrap_servers
+        return conf
+
+    @property
+    def transactional_id(self) -> str:
+        """The exactly-once producer's ``transactional.id``: stable across restarts of the job."""
+        return f"{self.transactional_id_prefix}-{self.topic}"
+
+    @property
+    def commit_group(self) -> str:
+        """The sink-owned consumer group whose offset on (topic, partition 0) marks the last committed batch."""
+        return f"{self.transactional_id_prefix}-commits"
+
+    def transactional_producer_config(self) -> dict[str, str]:
+        conf = {"linger.ms": "20", "batch.num.messages": "10000", "queue.buffering.max.messages": "1000000",
+                "queue.buffering.max.kbytes": "1048576", "transaction.timeout.ms": str(DEFAULT_TRANSACTION_TIMEOUT_MS)}
+        conf.update(self.client_properties)
+        conf["bootstrap.servers"] = self.bootstrap_servers
+        conf["transactional.id"] = self.transactional_id
+        conf["enable.idempotence"] = "true"
         return conf
 
 
@@ -336,12 +371,33 @@ def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
     context = "kafka sink"
     parsed = SINK_OPTIONS.validate(raw)
     guarantee = parsed["sink.delivery-guarantee"]
+    properties = parsed.with_prefix("properties.")
+    prefix = parsed.get("sink.transactional-id-prefix")
+    prefix = prefix.strip() if prefix is not None else None
     if guarantee == "exactly-once":
-        raise OptionError(
-            f"{context} option 'sink.delivery-guarantee' has value 'exactly-once', which is not available yet "
-            "(planned: Kafka transactions fenced by the micro-batch id). Use 'at-least-once' (every micro-batch "
-            "waits for the broker's acknowledgements; a replayed batch may write records twice) or 'none'."
-        )
+        if not prefix:
+            raise OptionError(
+                f"{context} option 'sink.transactional-id-prefix' is required when 'sink.delivery-guarantee' = "
+                "'exactly-once': a name unique to this job (e.g. 'orders-copy'); the transactional id is "
+                "'<prefix>-<topic>' and the batch marker group '<prefix>-commits'"
+            )
+        if not _TRANSACTIONAL_ID_PREFIX.fullmatch(prefix):
+            raise OptionError(
+                f"{context} option 'sink.transactional-id-prefix' has value {prefix!r}; allowed: 1 to 200 "
+                "letters, digits, '.', '_' and '-'"
+            )
+        if "transactional.id" in properties:
+            raise OptionError(
+                f"{context} option 'properties.transactional.id' cannot be set; set 'sink.transactional-id-prefix' "
+                "instead (the transactional id is '<prefix>-<topic>')"
+            )
+        timeout = properties.get("transaction.timeout.ms")
+        if timeout is not None and (not timeout.strip().isdigit() or int(timeout) < 1000):
+            raise OptionError(
+                f"{context} option 'properties.transaction.timeout.ms' has value {timeout!r}; allowed: "
+                f"milliseconds >= 1000 (default {DEFAULT_TRANSACTION_TIMEOUT_MS}, at most the broker's "
+                "'transaction.max.timeout.ms')"
+            )
     key_format, key_fields_text = parsed.get("key.format"), parsed.get("key.fields")
     key_fields = tuple(f.strip() for f in (key_fields_text or "").split(";") if f.strip())
     if key_fields and not key_format:
@@ -361,11 +417,12 @@ def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
     return SinkConfig(
         topic=parsed["topic"].strip(),
         bootstrap_servers=parsed["properties.bootstrap.servers"],
-        client_properties=parsed.with_prefix("properties."),
+        client_properties=properties,
         value_format=value_format,
         key_format=FormatSettings(key_format, timestamp_standard=value_format.timestamp_standard,
                                   field_delimiter=value_format.field_delimiter) if key_format else None,
         key_fields=key_fields,
         delivery_guarantee=guarantee,
         partitioner=parsed["sink.partitioner"],
+        transactional_id_prefix=prefix,
     )

@@ -20,7 +20,14 @@ Delivery guarantees:
   after a failure may write some records twice. The driver's ``commit()`` has nothing left to do.
 * ``none``: delivery reports are not checked (the producer is still flushed so that the worker does
   not drop queued records when it ends).
-* ``exactly-once``: not available yet (rejected when the options are validated).
+* ``exactly-once``: ``write()`` produces nothing: it encodes its rows (and chooses partitions for
+  ``round-robin``/``fixed``) and returns them as Arrow binary columns in its commit message. The
+  driver's ``commit(messages, batch_id)`` publishes the whole micro-batch in one Kafka transaction
+  (``transactional.id`` = ``<sink.transactional-id-prefix>-<topic>``) together with a batch-id
+  marker, and skips a batch id that is already committed (a replay after a crash); see
+  :mod:`kindling.connectors.kafka.transactions`. ``abort`` has nothing to undo. Read the topic with
+  ``isolation.level=read_committed``. Every record of a micro-batch passes through the driver: keep
+  micro-batches to what the driver can hold (``scan.max-records-per-trigger`` on the source).
 """
 
 from __future__ import annotations
@@ -46,11 +53,15 @@ _KEEP_ROWKINDS = pa.array(["+I", "+U"])
 
 @dataclass
 class KafkaCommitMessage(WriterCommitMessage):
-    """What one task wrote: for progress reporting (at-least-once needs nothing at commit)."""
+    """What one task wrote (at-least-once) or encoded for the driver to publish (exactly-once)."""
 
     topic: str
     records: int
     skipped_retractions: int
+    # exactly-once only: the encoded records, published by the driver's commit().
+    values: Optional[pa.Array] = None
+    keys: Optional[pa.Array] = None
+    partitions: Optional[pa.Array] = None
 
 
 class _Deliveries:
@@ -87,6 +98,8 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
             RowEncoder(self.config.key_format, self.config.key_fields)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+        if self.config.delivery_guarantee == "exactly-once":
+            return self._encode(iterator)
         from confluent_kafka import Producer
 
         config = self.config
@@ -126,6 +139,46 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
                 )
         return KafkaCommitMessage(config.topic, written, skipped)
 
+    def _encode(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+        """Exactly-once: encode the task's rows into (key, value, partition) columns; produce nothing."""
+        config = self.config
+        value_encoder = RowEncoder(config.value_format, self.columns)
+        key_encoder = RowEncoder(config.key_format, config.key_fields) if config.key_format else None
+        partitions = None
+        if config.partitioner != "default":
+            from confluent_kafka import Producer
+
+            partitions = self._partition_chooser(Producer(config.producer_config()))
+        values: list[pa.Array] = []
+        keys: list[pa.Array] = []
+        chosen: list[int] = []
+        skipped = 0
+        for batch in iterator:
+            batch, dropped = self._drop_retractions(batch)
+            skipped += dropped
+            if batch.num_rows == 0:
+                continue
+            values.append(pa.array(value_encoder.encode(batch), pa.binary()))
+            if key_encoder is not None:
+                keys.append(pa.array(key_encoder.encode(batch), pa.binary()))
+            if partitions is not None:
+                chosen.extend(itertools.islice(partitions, batch.num_rows))
+        value_column = pa.concat_arrays(values) if values else pa.array([], pa.binary())
+        return KafkaCommitMessage(
+            config.topic, len(value_column), skipped, values=value_column,
+            keys=(pa.concat_arrays(keys) if keys else pa.array([], pa.binary())) if key_encoder is not None else None,
+            partitions=pa.array(chosen, pa.int32()) if partitions is not None else None,
+        )
+
+    @staticmethod
+    def _drop_retractions(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
+        if ROWKIND_COLUMN not in batch.schema.names:
+            return batch, 0
+        kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
+        keep = pc.fill_null(pc.is_in(kinds, value_set=_KEEP_ROWKINDS), True)
+        kept = batch.filter(keep)
+        return kept, batch.num_rows - kept.num_rows
+
     @staticmethod
     def _produce(producer, topic: str, value, key, partition: Optional[int], on_delivery) -> None:
         kwargs: dict[str, Any] = {}
@@ -161,7 +214,14 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         return (p % count for p in itertools.count(task))
 
     def commit(self, messages, batchId: int) -> None:
-        """At-least-once: every record was acknowledged before its task ended; nothing to publish."""
+        """Exactly-once: publish the batch in one transaction, fenced by ``batchId``.
+
+        At-least-once: every record was acknowledged before its task ended; nothing to publish.
+        """
+        if self.config.delivery_guarantee == "exactly-once":
+            from kindling.connectors.kafka.transactions import publish_batch
+
+            publish_batch(self.config, messages, batchId)
 
     def abort(self, messages, batchId: int) -> None:
-        """Records already acknowledged stay in the topic (at-least-once); nothing can be undone."""
+        """Nothing to undo: exactly-once produced nothing from executors; at-least-once records stay."""

@@ -115,8 +115,25 @@ def test_sink_rules():
     message = error_of(sink_config, {**BASE})
     assert "'topic' is required" in message
     message = error_of(sink_config, {**BASE, "topic": "o", "sink.delivery-guarantee": "exactly-once"})
-    assert "'sink.delivery-guarantee'" in message and "'exactly-once'" in message
-    assert "not available yet" in message and "'at-least-once'" in message
+    assert "'sink.transactional-id-prefix' is required" in message and "'exactly-once'" in message
+    message = error_of(sink_config, {**BASE, "topic": "o", "sink.delivery-guarantee": "exactly-once",
+                                     "sink.transactional-id-prefix": "my job"})
+    assert "'sink.transactional-id-prefix'" in message and "'my job'" in message and "letters, digits" in message
+    message = error_of(sink_config, {**BASE, "topic": "o", "sink.delivery-guarantee": "exactly-once",
+                                     "sink.transactional-id-prefix": "j", "properties.transactional.id": "x"})
+    assert "'properties.transactional.id'" in message and "'sink.transactional-id-prefix'" in message
+    message = error_of(sink_config, {**BASE, "topic": "o", "sink.delivery-guarantee": "exactly-once",
+                                     "sink.transactional-id-prefix": "j", "properties.transaction.timeout.ms": "1m"})
+    assert "'properties.transaction.timeout.ms'" in message and "'1m'" in message
+    config = sink_config({**BASE, "topic": "o", "sink.delivery-guarantee": "exactly-once",
+                          "sink.transactional-id-prefix": "copy.job-1"})
+    assert config.transactional_id == "copy.job-1-o" and config.commit_group == "copy.job-1-commits"
+    producer = config.transactional_producer_config()
+    assert producer["transactional.id"] == "copy.job-1-o" and producer["transaction.timeout.ms"] == "900000"
+    custom = sink_config({**BASE, "topic": "o", "sink.delivery-guarantee": "exactly-once",
+                          "sink.transactional-id-prefix": "j", "properties.transaction.timeout.ms": "60000"})
+    assert custom.transactional_producer_config()["transaction.timeout.ms"] == "60000"
+    assert "transaction.timeout.ms" not in custom.producer_config()
     message = error_of(sink_config, {**BASE, "topic": "o", "sink.delivery-guarantee": "twice"})
     assert "'twice'" in message and "'at-least-once'" in message
     message = error_of(sink_config, {**BASE, "topic": "o", "key.fields": "id"})
@@ -132,7 +149,7 @@ def test_connector_registry_validates_the_whole_option_set():
     assert connector.name == "kafka"
     with pytest.raises(OptionError, match="exactly one of 'topic'"):
         Source("kafka", {**BASE}, None)
-    with pytest.raises(OptionError, match="not available yet"):
+    with pytest.raises(OptionError, match="'sink.transactional-id-prefix' is required"):
         Sink("kafka", {**BASE, "topic": "o", "sink.delivery-guarantee": "exactly-once"})
     raw = Source("kafka", {"properties.bootstrap.servers": "h:1", "topic": "t", "format": "raw"})
     assert raw.schema.names == ["value"]
@@ -155,9 +172,13 @@ def test_builders_produce_flink_options():
     sink = (KafkaSink.builder().set_bootstrap_servers("h:1").set_topic("o").set_value_format("json")
             .set_key_fields("id").set_delivery_guarantee(DeliveryGuarantee.AT_LEAST_ONCE).build())
     assert sink.options["key.format"] == "json" and sink.options["key.fields"] == "id"
-    with pytest.raises(OptionError, match="not available yet"):
+    with pytest.raises(OptionError, match="'sink.transactional-id-prefix' is required"):
         KafkaSink.builder().set_bootstrap_servers("h:1").set_topic("o").set_value_format("json") \
             .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE).build()
+    exactly_once = (KafkaSink.builder().set_bootstrap_servers("h:1").set_topic("o").set_value_format("json")
+                    .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE).set_transactional_id_prefix("copy").build())
+    assert exactly_once.options["sink.delivery-guarantee"] == "exactly-once"
+    assert exactly_once.options["sink.transactional-id-prefix"] == "copy"
 
 
 def test_fair_share_of_a_row_budget():
