@@ -205,7 +205,7 @@ class SinkConfig:
         return f"{self.transactional_id_prefix}-commits"
 
     def transactional_producer_config(self) -> dict[str, str]:
-        conf = {"linger.ms": "20", "batch.num.messages": "10000", "queue.buffering.max.messages": "1000000",
+        conf = {"linger.ms": "5", "batch.num.messages": "10000", "queue.buffering.max.messages": "1000000",
                 "queue.buffering.max.kbytes": "1048576", "transaction.timeout.ms": str(DEFAULT_TRANSACTION_TIMEOUT_MS)}
         conf.update(self.client_properties)
         conf["bootstrap.servers"] = self.bootstrap_servers
