@@ -46,6 +46,10 @@ class KafkaConnector(Connector):
         return SINK_OPTIONS.validate(options)
 
     @classmethod
+    def is_bounded(cls, options: ParsedOptions) -> bool:
+        return (options.get("scan.bounded.mode") or "unbounded") != "unbounded"
+
+    @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:
         if (options.get("format") or options.get("value.format")) == "raw":
             return StructType([StructField("value", BinaryType(), True)])

@@ -175,6 +175,17 @@ class KafkaSourceBuilder:
         self._options.update(initializer.options)
         return self
 
+    def set_bounded(self, stopping_offsets: KafkaOffsetsInitializer) -> "KafkaSourceBuilder":
+        """Make the read bounded (Flink's ``setBounded``): it ends at ``latest()``, ``timestamp(ms)``,
+        ``offsets({...})`` or ``committed_offsets()``, fixed when the job first starts, and the job FINISHES."""
+        mode = stopping_offsets.options["scan.startup.mode"]
+        if mode == "earliest-offset":
+            raise ValueError("set_bounded: a read cannot end at the earliest offset; use latest(), timestamp(ms), offsets({...}) or committed_offsets()")
+        for key, value in stopping_offsets.options.items():
+            if key.startswith("scan.startup."):
+                self._options["scan.bounded." + key[len("scan.startup."):]] = value
+        return self
+
     def set_value_format(self, fmt: str) -> "KafkaSourceBuilder":
         self._options["value.format"] = fmt
         return self

@@ -293,10 +293,27 @@ def _short(exc: Exception) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+_YEAR_1_US = -62135596800_000_000  # 0001-01-01T00:00:00 in microseconds since the epoch
+_YEAR_9999_END_US = 253402300799_999_999  # 9999-12-31T23:59:59.999999
+
+
 def _timestamp_strings(column: pa.Array, standard: str) -> pa.Array:
     """Flink's JSON/CSV timestamp text: ``2026-11-22 01:02:03.123`` (SQL) or ``2026-11-22T01:02:03.123`` (ISO-8601)."""
     # Like Flink's formatter: fraction digits as needed (none for whole seconds), at most microseconds.
     unit_us = column.cast(pa.timestamp("us", tz=column.type.tz), safe=False)
+    if column.type.tz in (None, "UTC", "Etc/UTC", "+00:00"):
+        bounds = pc.min_max(unit_us.cast(pa.int64()))
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        if low is None or (_YEAR_1_US <= low and high <= _YEAR_9999_END_US):
+            # Fast: Arrow's cast writes "YYYY-MM-DD HH:MM:SS.ffffff" (UTC) for years 1-9999; the
+            # fraction's trailing zeros (and a bare '.') are trimmed as below.
+            text = unit_us.cast(pa.timestamp("us")).cast(pa.string())
+            if standard != "SQL":
+                text = pc.utf8_replace_slice(text, start=10, stop=11, replacement="T")
+            text = pc.utf8_rtrim(pc.utf8_rtrim(text, characters="0"), characters=".")
+            if standard != "SQL" and column.type.tz:
+                text = pc.binary_join_element_wise(text, pa.scalar("Z"), "")
+            return text
     fmt = "%Y-%m-%d %H:%M:%S" if standard == "SQL" else "%Y-%m-%dT%H:%M:%S"
     text = pc.strftime(unit_us, format=fmt)
     text = pc.replace_substring_regex(text, r"(\.\d*?)0+$", r"\1")
@@ -316,6 +333,70 @@ def _jsonable(column: pa.Array, standard: str) -> pa.Array:
     if pa.types.is_decimal(t):
         return column.cast(pa.float64())
     return column
+
+
+_NEEDS_ESCAPE = r'[\x00-\x1f"\\]'  # what JSON (and orjson) escape in a string; the rest stays UTF-8
+
+
+def _json_text(column: pa.Array, standard: str) -> Optional[pa.Array]:
+    """A flat column as JSON value text (``pa.string()``, ``null`` for nulls), exactly as orjson writes
+    the value :func:`_jsonable` gives; None for types left to the per-row path (nested, binary, ...)."""
+    t = column.type
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t):
+        # Digits, '-', ':', '.', ' ', 'T' and 'Z' only: nothing to escape.
+        text = _quoted(_jsonable(column, standard).cast(pa.string()))
+    elif pa.types.is_string(t) or pa.types.is_large_string(t):
+        text = _json_strings(column.cast(pa.string()))
+    elif pa.types.is_boolean(t):
+        text = pc.if_else(column, pa.scalar("true"), pa.scalar("false"))
+    elif pa.types.is_integer(t):
+        text = column.cast(pa.string())
+    elif pa.types.is_float32(t) or pa.types.is_float64(t) or pa.types.is_decimal(t):
+        text = _json_floats(_jsonable(column, standard).cast(pa.float64()))
+    elif pa.types.is_null(t):
+        text = pa.nulls(len(column), pa.string())
+    else:
+        return None
+    return pc.fill_null(text, pa.scalar("null"))
+
+
+def _quoted(text: pa.Array) -> pa.Array:
+    return pc.binary_join_element_wise(pa.scalar('"'), text, pa.scalar('"'), pa.scalar(""))
+
+
+def _json_strings(column: pa.Array) -> pa.Array:
+    """Quoted JSON strings; the (usually few) values with a character to escape go through orjson."""
+    text = _quoted(column)
+    needs = pc.fill_null(pc.match_substring_regex(column, _NEEDS_ESCAPE), False)
+    if pc.any(needs).as_py():
+        import orjson
+
+        dumps = orjson.dumps
+        escaped = [dumps(v).decode("utf-8") for v in pc.filter(column, needs).to_pylist()]
+        text = pc.replace_with_mask(text, needs, pa.array(escaped, pa.string()))
+    return text
+
+
+def _json_floats(column: pa.Array) -> pa.Array:
+    """float64 as orjson writes it (Python's ``repr``; NaN and infinities as ``null``).
+
+    Arrow's shortest round-trip text agrees with it for 0 and 1e-4 <= |x| < 1e10 once integral values
+    get their ``.0``; the rest (exponent forms differ) are written by orjson, as a list, then split.
+    """
+    text = column.cast(pa.string())
+    text = pc.if_else(
+        pc.match_substring_regex(text, r"^-?\d+$"), pc.binary_join_element_wise(text, pa.scalar(".0"), pa.scalar("")), text
+    )
+    magnitude = pc.abs(column)
+    plain = pc.or_(pc.equal(column, 0.0), pc.and_(pc.greater_equal(magnitude, 1e-4), pc.less(magnitude, 1e10)))
+    other = pc.invert(pc.fill_null(plain, True))  # nulls stay null, filled with "null" by the caller
+    if pc.any(other).as_py():
+        import orjson
+
+        values = pc.filter(column, other).to_pylist()
+        written = orjson.dumps(values)[1:-1].decode("ascii").split(",")  # numbers and null: no commas inside
+        text = pc.replace_with_mask(text, other, pa.array(written, pa.string()))
+    return text
 
 
 def _orjson() -> Callable[..., bytes]:
@@ -367,12 +448,48 @@ class RowEncoder:
                 )
             return column.to_pylist()
         if self.settings.name == "json":
-            std = self.settings.timestamp_standard
-            prepared = [_jsonable(c, std) for c in columns]
-            table = pa.Table.from_arrays(prepared, names=self.names)
-            dumps = self._dumps
-            return [dumps(row) for row in table.to_pylist(maps_as_pydicts="lossy")]
+            if batch.num_rows == 0:
+                return []
+            fast = self._encode_json_columns(columns)
+            if fast is not None:
+                return fast
+            return self._encode_json_rows(columns)
         return self._encode_csv(columns)
+
+    def _encode_json_rows(self, columns: list[pa.Array]) -> list[Optional[bytes]]:
+        """The general JSON path: one ``orjson.dumps`` per row (any type, nested ones included)."""
+        std = self.settings.timestamp_standard
+        prepared = [_jsonable(c, std) for c in columns]
+        table = pa.Table.from_arrays(prepared, names=self.names)
+        dumps = self._dumps
+        return [dumps(row) for row in table.to_pylist(maps_as_pydicts="lossy")]
+
+    def _encode_json_columns(self, columns: list[pa.Array]) -> Optional[list[bytes]]:
+        """The JSON objects built column-wise with Arrow compute, byte for byte what
+        :meth:`_encode_json_rows` writes; None when a column's type needs the per-row path."""
+        if not columns or len(set(self.names)) != len(self.names):
+            return None
+        try:
+            import orjson
+        except ImportError:  # pragma: no cover - orjson is a dependency
+            return None
+        std = self.settings.timestamp_standard
+        parts: list = []
+        try:
+            for i, (name, column) in enumerate(zip(self.names, columns)):
+                if isinstance(column, pa.ChunkedArray):
+                    column = column.combine_chunks()
+                text = _json_text(column, std)
+                if text is None:
+                    return None
+                key = orjson.dumps(name).decode("utf-8") + ":"
+                parts.append(pa.scalar(("{" if i == 0 else ",") + key, pa.string()))
+                parts.append(text)
+            parts.append(pa.scalar("}", pa.string()))
+            joined = pc.binary_join_element_wise(*parts, pa.scalar("", pa.string()))
+        except (pa.ArrowInvalid, pa.ArrowCapacityError, pa.ArrowNotImplementedError):
+            return None
+        return joined.cast(pa.binary()).to_pylist()
 
     def _encode_csv(self, columns: list[pa.Array]) -> list[Optional[bytes]]:
         import pyarrow.csv as pcsv

@@ -32,7 +32,7 @@ Differences from Flink, by option:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Mapping, Optional
 
@@ -93,6 +93,8 @@ _COMMON = [
     *_format_options("value."),
 ]
 
+BOUNDED_MODES = ("unbounded", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
+
 SOURCE_OPTIONS = OptionSet(
     "kafka source",
     [
@@ -105,6 +107,13 @@ SOURCE_OPTIONS = OptionSet(
                    minimum=0),
         string_option("scan.startup.specific-offsets", None,
                       "Start offsets for scan.startup.mode 'specific-offsets': 'partition:0,offset:42;partition:1,offset:300'."),
+        enum_option("scan.bounded.mode", BOUNDED_MODES, "unbounded",
+                    "Where a bounded read ends; the job FINISHES when every partition reached it."),
+        int_option("scan.bounded.timestamp-millis", None,
+                   "End before the first record at or after this epoch timestamp (ms), for scan.bounded.mode 'timestamp'.",
+                   minimum=0),
+        string_option("scan.bounded.specific-offsets", None,
+                      "End offsets (exclusive) for scan.bounded.mode 'specific-offsets': 'partition:0,offset:42;partition:1,offset:300'."),
         duration_option("scan.topic-partition-discovery.interval", timedelta(minutes=5),
                         "How often new partitions (and topics matching topic-pattern) are looked for; 0 disables."),
         int_option("scan.max-records-per-trigger", None,
@@ -163,6 +172,13 @@ class SourceConfig:
     max_records_per_trigger: Optional[int]
     value_format: FormatSettings
     metadata: tuple[tuple[str, str], ...] = ()
+    bounded_mode: str = "unbounded"
+    bounded_timestamp_ms: Optional[int] = None
+    bounded_specific_offsets: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def bounded(self) -> bool:
+        return self.bounded_mode != "unbounded"
 
     def consumer_config(self) -> dict[str, str]:
         """librdkafka settings for kindling's own consumers: no group membership, no commits."""
@@ -261,7 +277,7 @@ def _delimiter(value: str, context: str) -> str:
     return text
 
 
-def parse_specific_offsets(text: str, context: str = "kafka source") -> dict[int, int]:
+def parse_specific_offsets(text: str, context: str = "kafka source", key: str = "scan.startup.specific-offsets") -> dict[int, int]:
     """Flink's ``partition:0,offset:42;partition:1,offset:300`` -> ``{0: 42, 1: 300}``."""
     result: dict[int, int] = {}
     for part in (p.strip() for p in text.split(";")):
@@ -270,13 +286,13 @@ def parse_specific_offsets(text: str, context: str = "kafka source") -> dict[int
         match = re.fullmatch(r"\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*", part)
         if not match:
             raise OptionError(
-                f"{context} option 'scan.startup.specific-offsets' has value {text!r}: cannot read {part!r}; "
+                f"{context} option '{key}' has value {text!r}: cannot read {part!r}; "
                 "allowed: 'partition:<n>,offset:<n>' entries separated by ';', e.g. 'partition:0,offset:42;partition:1,offset:300'"
             )
         result[int(match.group(1))] = int(match.group(2))
     if not result:
         raise OptionError(
-            f"{context} option 'scan.startup.specific-offsets' has value {text!r}; "
+            f"{context} option '{key}' has value {text!r}; "
             "allowed: 'partition:0,offset:42;partition:1,offset:300'"
         )
     return result
@@ -341,6 +357,26 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
                 f"(got {('topic-pattern ' + repr(pattern)) if pattern else repr(topic)}), as in Flink"
             )
         specific = parse_specific_offsets(specific_text, context)
+    bounded_mode = parsed["scan.bounded.mode"]
+    bounded_ts = parsed.get("scan.bounded.timestamp-millis")
+    bounded_text = parsed.get("scan.bounded.specific-offsets")
+    if bounded_mode == "timestamp" and bounded_ts is None:
+        raise OptionError(
+            f"{context} option 'scan.bounded.timestamp-millis' is required when 'scan.bounded.mode' = 'timestamp' "
+            "(epoch milliseconds, e.g. '1700000000000')"
+        )
+    bounded_specific: dict[int, int] = {}
+    if bounded_mode == "specific-offsets":
+        if not bounded_text:
+            raise OptionError(
+                f"{context} option 'scan.bounded.specific-offsets' is required when 'scan.bounded.mode' = "
+                "'specific-offsets', e.g. 'partition:0,offset:42;partition:1,offset:300'"
+            )
+        if len(topics) != 1:
+            raise OptionError(f"{context} option 'scan.bounded.mode' = 'specific-offsets' needs a single 'topic', as in Flink")
+        bounded_specific = parse_specific_offsets(bounded_text, context, "scan.bounded.specific-offsets")
+    if bounded_mode == "group-offsets" and not parsed.get("properties.group.id"):
+        raise OptionError(f"{context} option 'scan.bounded.mode' = 'group-offsets' needs 'properties.group.id'")
     properties = parsed.with_prefix("properties.")
     reset = properties.get("auto.offset.reset", "earliest").strip().lower()
     if reset not in _OFFSET_RESETS:
@@ -363,6 +399,9 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         max_records_per_trigger=parsed.get("scan.max-records-per-trigger"),
         value_format=_value_format(parsed, context, raw),
         metadata=parse_metadata(parsed.get(METADATA_OPTION), context),
+        bounded_mode=bounded_mode,
+        bounded_timestamp_ms=bounded_ts,
+        bounded_specific_offsets=bounded_specific,
     )
 
 

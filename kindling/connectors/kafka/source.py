@@ -36,7 +36,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from kindling.connectors.base import EOS_COLUMN, with_eos
+from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, with_eos
 from kindling.connectors.kafka.formats import ValueDecoder, arrow_schema, value_columns
 from kindling.connectors.kafka.options import SourceConfig, source_config
 from kindling.options import OptionError
@@ -61,21 +61,47 @@ class KafkaInputPartition(InputPartition):
         return f"KafkaInputPartition({self.topic}/{self.partition} [{self.start}, {self.end}))"
 
 
-def _nest(offsets: dict[TopicPartitionKey, int]) -> dict:
+def _nested(offsets: dict[TopicPartitionKey, int]) -> dict[str, dict[str, int]]:
     nested: dict[str, dict[str, int]] = {}
     for (topic, partition), offset in sorted(offsets.items()):
         nested.setdefault(topic, {})[str(partition)] = int(offset)
-    return {"partitions": nested}
+    return nested
 
 
-def _flat(offset: Optional[dict]) -> dict[TopicPartitionKey, int]:
+def _nest(offsets: dict[TopicPartitionKey, int], stop: Optional[dict[TopicPartitionKey, int]] = None) -> dict:
+    """The offset JSON: next offsets per partition; a bounded read also carries its stop offsets,
+    fixed when the job first started (so a restart ends at the same place), and ``eos`` once
+    every partition reached its stop offset."""
+    offset: dict[str, Any] = {"partitions": _nested(offsets)}
+    if stop is not None:
+        offset["stop"] = _nested(stop)
+        if all(offsets.get(tp, 0) >= end for tp, end in stop.items()):
+            offset[EOS_OFFSET_KEY] = True
+    return offset
+
+
+def _flat(offset: Optional[dict], key: str = "partitions") -> dict[TopicPartitionKey, int]:
     if not offset:
         return {}
     return {
         (topic, int(p)): int(o)
-        for topic, parts in offset.get("partitions", {}).items()
+        for topic, parts in offset.get(key, {}).items()
         for p, o in parts.items()
     }
+
+
+def _stop_of(offset: Optional[dict]) -> Optional[dict[TopicPartitionKey, int]]:
+    return _flat(offset, "stop") if offset and "stop" in offset else None
+
+
+class EndOfInputPartition(InputPartition):
+    """The one-row task that emits a bounded read's end-of-input marker."""
+
+    def __init__(self) -> None:
+        super().__init__("eos")
+
+    def __repr__(self) -> str:
+        return "EndOfInputPartition()"
 
 
 def fair_share(available: dict[Any, int], budget: int) -> dict[Any, int]:
@@ -248,7 +274,28 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 else:
                     low, high = self._watermarks(tp)
                     offsets[tp] = low if self.config.auto_offset_reset == "earliest" else high
-        return _nest(offsets)
+        if not self.config.bounded:
+            return _nest(offsets)
+        stop = self._stopping_offsets(tps)
+        return _nest(offsets, {tp: max(stop[tp], offsets[tp]) for tp in tps})
+
+    def _stopping_offsets(self, tps: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
+        """Where a bounded read ends (exclusive) per partition, per ``scan.bounded.mode``."""
+        from confluent_kafka import TopicPartition
+
+        mode = self.config.bounded_mode
+        latest = {tp: self._watermarks(tp)[1] for tp in tps}
+        if mode == "latest-offset":
+            return latest
+        if mode == "timestamp":
+            wanted = [TopicPartition(t, p, self.config.bounded_timestamp_ms) for t, p in tps]
+            found = self._metadata_consumer().offsets_for_times(wanted, timeout=METADATA_TIMEOUT_S)
+            # The first record at or after the timestamp is not read; none such: read to the end.
+            return {(tp.topic, tp.partition): tp.offset if tp.offset >= 0 else latest[(tp.topic, tp.partition)] for tp in found}
+        if mode == "specific-offsets":
+            return {tp: self.config.bounded_specific_offsets.get(tp[1], latest[tp]) for tp in tps}
+        committed = self._metadata_consumer().committed([TopicPartition(t, p) for t, p in tps], timeout=METADATA_TIMEOUT_S)
+        return {(tp.topic, tp.partition): tp.offset if tp.offset >= 0 else latest[(tp.topic, tp.partition)] for tp in committed}
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.config.max_records_per_trigger:
@@ -261,6 +308,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         current = _flat(start)
+        stop = _stop_of(start)
+        if stop is not None:
+            return self._bounded_latest(start, current, stop, limit)
         if self._discovery_due():
             self._discover(required=False)
         for tp in self._known:
@@ -283,7 +333,28 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             granted = available
         return _nest({tp: offset + granted[tp] for tp, offset in current.items()})
 
+    def _bounded_latest(self, start: dict, current: dict[TopicPartitionKey, int], stop: dict[TopicPartitionKey, int], limit: ReadLimit) -> dict:
+        """A bounded read: never past the stop offsets; partitions found later are not read (as in Flink)."""
+        if start.get(EOS_OFFSET_KEY):
+            return start
+        available = {}
+        for tp, offset in current.items():
+            try:
+                high = min(self._watermarks(tp)[1], stop.get(tp, offset))
+            except Exception:  # a deleted topic: keep its position
+                high = offset
+            available[tp] = max(0, high - offset)
+        max_rows = getattr(limit, "max_rows", None)
+        granted = fair_share(available, int(max_rows)) if isinstance(limit, ReadMaxRows) and max_rows is not None else available
+        return _nest({tp: offset + granted[tp] for tp, offset in current.items()}, stop)
+
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        ordered = self._record_partitions(start, end)
+        if end.get(EOS_OFFSET_KEY) and not start.get(EOS_OFFSET_KEY):
+            ordered.append(EndOfInputPartition())  # exactly once: only the range that reaches the end
+        return ordered
+
+    def _record_partitions(self, start: dict, end: dict) -> list[InputPartition]:
         begin = _flat(start)
         per_partition: list[list[KafkaInputPartition]] = []
         for (topic, partition), stop in sorted(_flat(end).items()):
@@ -312,8 +383,20 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # ------------------------------------------------------------------ executor side
 
-    def read(self, partition: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, EndOfInputPartition):
+            return iter([end_of_input_batch(self.schema)])
         return read_partition(self.config, self.schema, partition)
+
+
+def end_of_input_batch(schema: StructType) -> pa.RecordBatch:
+    """The end-of-input marker: one row, every column null but ``EOS_COLUMN`` = true."""
+    target = arrow_schema(schema)
+    arrays = [
+        pa.array([True], type=pa.bool_()) if field.name == EOS_COLUMN else pa.nulls(1, type=field.type)
+        for field in target
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
 def read_partition(config: SourceConfig, schema: StructType, part: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
