@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import uuid
 from pathlib import Path
@@ -33,6 +34,9 @@ def kafka(tmp_path_factory) -> Iterator[object]:
     broker = LocalKafka(data_dir=tmp_path_factory.mktemp("kafka"))
     broker.start()
     yield broker
+    # Drop Kafka clients left unreferenced by tests while the broker still answers; otherwise
+    # librdkafka logs connection errors at interpreter exit, after pytest's summary.
+    gc.collect()
     broker.stop()
 
 

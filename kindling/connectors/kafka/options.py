@@ -317,6 +317,31 @@ def parse_metadata(text: Optional[str], context: str = "kafka source") -> tuple[
     return tuple(result)
 
 
+def _offsets_setting(parsed: Any, prefix: str, topics: tuple[str, ...], topic_text: str, context: str) -> tuple[str, Optional[int], dict[int, int]]:
+    """``<prefix>.mode`` with the timestamp or specific offsets it needs (startup and bounded alike)."""
+    mode = parsed[f"{prefix}.mode"]
+    timestamp_ms = parsed.get(f"{prefix}.timestamp-millis")
+    if mode == "timestamp" and timestamp_ms is None:
+        raise OptionError(
+            f"{context} option '{prefix}.timestamp-millis' is required when '{prefix}.mode' = 'timestamp' "
+            "(epoch milliseconds, e.g. '1700000000000')"
+        )
+    specific: dict[int, int] = {}
+    if mode == "specific-offsets":
+        text = parsed.get(f"{prefix}.specific-offsets")
+        if not text:
+            raise OptionError(
+                f"{context} option '{prefix}.specific-offsets' is required when '{prefix}.mode' = "
+                "'specific-offsets', e.g. 'partition:0,offset:42;partition:1,offset:300'"
+            )
+        if len(topics) != 1:
+            raise OptionError(
+                f"{context} option '{prefix}.mode' = 'specific-offsets' needs a single 'topic' (got {topic_text}), as in Flink"
+            )
+        specific = parse_specific_offsets(text, context, f"{prefix}.specific-offsets")
+    return mode, timestamp_ms, specific
+
+
 def source_config(raw: Mapping[str, Any]) -> SourceConfig:
     """Validate source options (each one, then the rules between them) and return typed settings."""
     context = "kafka source"
@@ -336,45 +361,9 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
             re.compile(pattern)
         except re.error as exc:
             raise OptionError(f"{context} option 'topic-pattern' has value {pattern!r}: not a regular expression ({exc})") from None
-    mode = parsed["scan.startup.mode"]
-    timestamp_ms = parsed.get("scan.startup.timestamp-millis")
-    specific_text = parsed.get("scan.startup.specific-offsets")
-    if mode == "timestamp" and timestamp_ms is None:
-        raise OptionError(
-            f"{context} option 'scan.startup.timestamp-millis' is required when 'scan.startup.mode' = 'timestamp' "
-            "(epoch milliseconds, e.g. '1700000000000')"
-        )
-    specific: dict[int, int] = {}
-    if mode == "specific-offsets":
-        if not specific_text:
-            raise OptionError(
-                f"{context} option 'scan.startup.specific-offsets' is required when 'scan.startup.mode' = "
-                "'specific-offsets', e.g. 'partition:0,offset:42;partition:1,offset:300'"
-            )
-        if len(topics) != 1:
-            raise OptionError(
-                f"{context} option 'scan.startup.mode' = 'specific-offsets' needs a single 'topic' "
-                f"(got {('topic-pattern ' + repr(pattern)) if pattern else repr(topic)}), as in Flink"
-            )
-        specific = parse_specific_offsets(specific_text, context)
-    bounded_mode = parsed["scan.bounded.mode"]
-    bounded_ts = parsed.get("scan.bounded.timestamp-millis")
-    bounded_text = parsed.get("scan.bounded.specific-offsets")
-    if bounded_mode == "timestamp" and bounded_ts is None:
-        raise OptionError(
-            f"{context} option 'scan.bounded.timestamp-millis' is required when 'scan.bounded.mode' = 'timestamp' "
-            "(epoch milliseconds, e.g. '1700000000000')"
-        )
-    bounded_specific: dict[int, int] = {}
-    if bounded_mode == "specific-offsets":
-        if not bounded_text:
-            raise OptionError(
-                f"{context} option 'scan.bounded.specific-offsets' is required when 'scan.bounded.mode' = "
-                "'specific-offsets', e.g. 'partition:0,offset:42;partition:1,offset:300'"
-            )
-        if len(topics) != 1:
-            raise OptionError(f"{context} option 'scan.bounded.mode' = 'specific-offsets' needs a single 'topic', as in Flink")
-        bounded_specific = parse_specific_offsets(bounded_text, context, "scan.bounded.specific-offsets")
+    topic_text = ("topic-pattern " + repr(pattern)) if pattern else repr(topic)
+    mode, timestamp_ms, specific = _offsets_setting(parsed, "scan.startup", topics, topic_text, context)
+    bounded_mode, bounded_ts, bounded_specific = _offsets_setting(parsed, "scan.bounded", topics, topic_text, context)
     if bounded_mode == "group-offsets" and not parsed.get("properties.group.id"):
         raise OptionError(f"{context} option 'scan.bounded.mode' = 'group-offsets' needs 'properties.group.id'")
     properties = parsed.with_prefix("properties.")
