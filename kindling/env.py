@@ -193,9 +193,7 @@ class StreamEnvironment:
 
     def _plan(self, bound: DataStreamSink, job_name: str, checkpoint: Path, interval: str) -> QueryPlan:
         stream, sink = bound.stream, bound.sink
-        df = stream._df
-        keep = [c for c in df.columns if not c.startswith(INTERNAL_PREFIX) or c == ROWKIND_COLUMN]
-        out = df.select(*keep)
+        out = _sink_columns(stream._df)
         query_name = f"{_safe_name(job_name)}.{bound.get_uid()}"
 
         def start():
@@ -217,8 +215,7 @@ class StreamEnvironment:
             raise ValueError("execute_and_collect needs a bounded stream (every source must end)")
         batches: dict[int, list[Row]] = {}
         lock = threading.Lock()
-        keep = [c for c in stream._df.columns if not c.startswith(INTERNAL_PREFIX) or c == ROWKIND_COLUMN]
-        out = stream._df.select(*keep)
+        out = _sink_columns(stream._df)
         checkpoint = Path(tempfile.mkdtemp(prefix="kindling-collect-"))
 
         def collect(batch: DataFrame, batch_id: int) -> None:
@@ -250,6 +247,11 @@ class StreamEnvironment:
 
 # PyFlink's name for the same thing.
 StreamExecutionEnvironment = StreamEnvironment
+
+
+def _sink_columns(df: DataFrame) -> DataFrame:
+    """What a sink receives: the record's fields, plus the row kind of an updating stream."""
+    return df.select(*[c for c in df.columns if not c.startswith(INTERNAL_PREFIX) or c == ROWKIND_COLUMN])
 
 
 def _safe_name(name: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Optional, Type
 
+import pyarrow as pa
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import BooleanType, StructField, StructType
 
@@ -40,6 +41,12 @@ def spark_format(connector: str) -> str:
 def with_eos(schema: StructType) -> StructType:
     """The schema a source Data Source reports: the user's columns plus the end-of-input marker."""
     return StructType(list(schema.fields) + [EOS_FIELD])
+
+
+def end_of_input_batch(target: pa.Schema) -> pa.RecordBatch:
+    """The end-of-input marker as a source emits it: one row, EOS column true, every other column null."""
+    columns = [pa.array([True], type=f.type) if f.name == EOS_COLUMN else pa.nulls(1, f.type) for f in target]
+    return pa.RecordBatch.from_arrays(columns, schema=target)
 
 
 class Connector:
@@ -87,6 +94,7 @@ class Source:
         self.options = {k: _option_string(v) for k, v in self.options.items()}
         connector = get_connector(self.connector)
         parsed = connector.validate_source(self.options)
+        self._bounded = connector.is_bounded(parsed)
         if self.schema is None:
             self.schema = connector.default_schema(parsed)
         if self.schema is None:
@@ -94,10 +102,8 @@ class Source:
 
     @property
     def bounded(self) -> bool:
-        from kindling.connectors import get_connector
-
-        connector = get_connector(self.connector)
-        return connector.is_bounded(connector.validate_source(self.options))
+        """Whether the source ends by itself (decided from its options when it was made)."""
+        return self._bounded
 
 
 @dataclass

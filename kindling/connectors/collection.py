@@ -14,11 +14,11 @@ from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from kindling.arrow import arrow_schema as to_arrow_schema
+from kindling.arrow import arrow_schema
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
-from pyspark.sql.types import DateType, StructType, TimestampNTZType, TimestampType
+from pyspark.sql.types import StructType
 
-from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, Connector, Source, spark_format
+from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, Connector, Source, end_of_input_batch, spark_format
 from kindling.options import OptionSet, int_option, string_option
 
 OPTIONS = OptionSet(
@@ -111,19 +111,14 @@ class CollectionStreamReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         start, end, emit_eos = partition.value
-        arrow_schema = to_arrow_schema(self.schema)
-        names = [f.name for f in self.schema.fields]
+        target = arrow_schema(self.schema)
         rows = [[_decode(v) for v in row] + [False] for row in self.rows[start:end]]
+        if rows:
+            columns = list(zip(*rows))
+            arrays = [pa.array(list(values), type=field.type) for field, values in zip(target, columns)]
+            yield pa.RecordBatch.from_arrays(arrays, schema=target)
         if emit_eos:
-            rows.append([None] * (len(names) - 1) + [True])
-        columns = list(zip(*rows)) if rows else [[] for _ in names]
-        arrays = []
-        for field, values in zip(arrow_schema, columns):
-            spark_type = self.schema[field.name].dataType
-            if isinstance(spark_type, (TimestampType, TimestampNTZType, DateType)):
-                values = [v for v in values]
-            arrays.append(pa.array(list(values), type=field.type))
-        yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+            yield end_of_input_batch(target)
 
 
 class CollectionDataSource(DataSource):

@@ -46,7 +46,6 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import (
     BooleanType,
@@ -66,7 +65,8 @@ from pyspark.sql.types import (
     VarcharType,
 )
 
-from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, INTERNAL_PREFIX, Connector, spark_format
+from kindling.arrow import arrow_schema
+from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, INTERNAL_PREFIX, Connector, end_of_input_batch, spark_format
 from kindling.durations import parse_duration
 from kindling.options import OptionError, OptionSet, ParsedOptions, int_option
 
@@ -640,7 +640,7 @@ class DatagenStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, DatagenPartition)
-        arrow_schema = to_arrow_schema(self.schema, timezone="UTC")
+        target = arrow_schema(self.schema)
         specs = {spec.name: spec for spec in self.fields}
         span = max(1, partition.range_end - partition.range_start)
         per_row_us = (partition.end_us - partition.start_us) / span
@@ -648,22 +648,16 @@ class DatagenStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             index = np.arange(chunk, min(chunk + BATCH_ROWS, partition.end), dtype=np.int64)
             now_us = partition.start_us + ((index - partition.range_start + 1) * per_row_us).astype(np.int64)
             columns = []
-            for field in arrow_schema:
+            for field in target:
                 if field.name == EOS_COLUMN:
                     columns.append(pa.array(np.zeros(len(index), dtype=bool), type=field.type))
                 elif field.name in specs:
                     columns.append(generate_column(specs[field.name], index, now_us, field.type))
                 else:
                     columns.append(pa.nulls(len(index), field.type))
-            yield pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
-        if partition.eos and EOS_COLUMN in arrow_schema.names:
-            yield eos_batch(arrow_schema)
-
-
-def eos_batch(arrow_schema: pa.Schema) -> pa.RecordBatch:
-    """The end-of-input marker: one row, EOS column true, every other column null."""
-    columns = [pa.array([True], type=f.type) if f.name == EOS_COLUMN else pa.nulls(1, f.type) for f in arrow_schema]
-    return pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
+            yield pa.RecordBatch.from_arrays(columns, schema=target)
+        if partition.eos and EOS_COLUMN in target.names:
+            yield end_of_input_batch(target)
 
 
 class DatagenDataSource(DataSource):

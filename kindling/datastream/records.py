@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import pyarrow as pa
 from pyspark.sql import Row
-from kindling.arrow import arrow_schema as to_arrow_schema
+from kindling.arrow import arrow_schema
 from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype_string
 
 from kindling.connectors.base import INTERNAL_PREFIX
@@ -64,18 +64,18 @@ def normalise(result: Any, schema: StructType) -> tuple:
     raise ValueError(f"function returned {result!r}; the output type {names} needs a Row, tuple or dict")
 
 
-def to_batch(values: list[tuple], schema: StructType, arrow_schema: Optional[pa.Schema] = None) -> pa.RecordBatch:
+def to_batch(values: list[tuple], schema: StructType, target: Optional[pa.Schema] = None) -> pa.RecordBatch:
     """Tuples in schema order as an Arrow batch of the schema."""
-    arrow_schema = arrow_schema or to_arrow_schema(schema)
-    columns = list(zip(*values)) if values else [() for _ in arrow_schema]
-    arrays = [pa.array(list(col), type=field.type) for col, field in zip(columns, arrow_schema)]
-    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+    target = target or arrow_schema(schema)
+    columns = list(zip(*values)) if values else [() for _ in target]
+    arrays = [pa.array(list(col), type=field.type) for col, field in zip(columns, target)]
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
 def _layout(in_schema: StructType, out_schema: StructType) -> tuple[list[str], list[str], StructType, pa.Schema, pa.Schema]:
     """Input user and internal column names, the output's user part, and both output Arrow schemas."""
     out_user = StructType([f for f in out_schema.fields if not f.name.startswith(INTERNAL_PREFIX)])
-    return user_columns(in_schema), internal_columns(in_schema), out_user, to_arrow_schema(out_schema), to_arrow_schema(out_user)
+    return user_columns(in_schema), internal_columns(in_schema), out_user, arrow_schema(out_schema), arrow_schema(out_user)
 
 
 def map_batches(

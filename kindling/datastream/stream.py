@@ -263,9 +263,9 @@ class WindowedStream:
         ``aggregate(MyAggregateFunction(), output_type="total BIGINT")`` runs the function in Python
         over each window's records when the window fires.
         """
-        df, window = self._grouped()
-        keys = [F.col(k) for k in self._keyed.keys]
         if aggregations and all(isinstance(a, Column) for a in aggregations):
+            df, window = self._grouped()
+            keys = [F.col(k) for k in self._keyed.keys]
             aggregated = df.groupBy(*keys, window).agg(*aggregations)
             agg_names = [c for c in aggregated.columns if c not in self._keyed.keys and c != WINDOW]
             return self._finish(aggregated, [*keys, *[F.col(c) for c in agg_names]], "WindowAggregate")
@@ -276,7 +276,6 @@ class WindowedStream:
         function: AggregateFunction = aggregations[0]
         ship_by_value(function)
         out = records.as_struct(output_type, single_name="result")
-        fields = self._keyed.schema.fieldNames()
 
         def fold(values: list[Row]) -> tuple:
             accumulator = function.create_accumulator()
@@ -284,10 +283,19 @@ class WindowedStream:
                 accumulator = function.add(value, accumulator)
             return records.normalise(function.get_result(accumulator), out)
 
+        return self._fold_in_python(fold, out, keep_keys=True, name="WindowAggregate")
+
+    def _fold_in_python(self, fold: Callable[[list[Row]], tuple], out: StructType, keep_keys: bool, name: str) -> DataStream:
+        """Collect each window's records and fold them with a Python function when the window fires."""
+        df, window = self._grouped()
+        keys = [F.col(k) for k in self._keyed.keys] if keep_keys else []
+        fields = self._keyed.schema.fieldNames()
+        collected = df.groupBy(*[F.col(k) for k in self._keyed.keys], window).agg(
+            F.collect_list(F.struct(*fields)).alias("__kindling_values")
+        )
         fold_udf = F.udf(fold, out, useArrow=True)
-        collected = df.groupBy(*keys, window).agg(F.collect_list(F.struct(*fields)).alias("__kindling_values"))
         result = collected.select(*keys, F.col(WINDOW), fold_udf(F.col("__kindling_values")).alias("__kindling_result"))
-        return self._finish(result, [*keys, *[F.col("__kindling_result." + f) .alias(f) for f in out.fieldNames()]], "WindowAggregate")
+        return self._finish(result, [*keys, *[F.col("__kindling_result." + f).alias(f) for f in out.fieldNames()]], name)
 
     def count(self) -> DataStream:
         """Records per key and window, as field ``count`` (BIGINT)."""
@@ -326,8 +334,6 @@ class WindowedStream:
         reduce = as_callable(function, "reduce")
         schema = self._keyed.schema
         fields = schema.fieldNames()
-        df, window = self._grouped()
-        keys = [F.col(k) for k in self._keyed.keys]
 
         def fold(values: list[Row]) -> tuple:
             result: Any = values[0]
@@ -337,7 +343,4 @@ class WindowedStream:
                     result = Row(**{n: result.get(n) for n in fields})
             return records.normalise(result, schema)
 
-        fold_udf = F.udf(fold, schema, useArrow=True)
-        collected = df.groupBy(*keys, window).agg(F.collect_list(F.struct(*fields)).alias("__kindling_values"))
-        result = collected.select(F.col(WINDOW), fold_udf(F.col("__kindling_values")).alias("__kindling_result"))
-        return self._finish(result, [F.col("__kindling_result." + f).alias(f) for f in fields], "WindowReduce")
+        return self._fold_in_python(fold, schema, keep_keys=False, name="WindowReduce")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import threading
@@ -10,11 +9,10 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, Iterator, Optional
+from typing import Callable, Optional
 
 from pyspark.sql.streaming import StreamingQuery
 
-from kindling import config as cfg
 from kindling.config import Configuration
 from kindling.runtime.progress import QueryMetrics, bounded_input_done
 from kindling.runtime.restart import RestartStrategy
@@ -22,21 +20,6 @@ from kindling.runtime.restart import RestartStrategy
 log = logging.getLogger("kindling.job")
 
 TERMINAL_STATES = ("FINISHED", "FAILED", "CANCELED")
-
-
-@contextlib.contextmanager
-def _quiet_spark(conf: Configuration) -> Iterator[None]:
-    from pyspark import SparkContext
-
-    context = SparkContext._active_spark_context
-    if context is None:
-        yield
-        return
-    context.setLogLevel("OFF")
-    try:
-        yield
-    finally:
-        context.setLogLevel(conf.get(cfg.LOG_LEVEL))
 
 
 class JobFailedError(RuntimeError):
@@ -146,8 +129,7 @@ class JobClient:
                 query = self._queries[plan.uid]
                 if query.isActive:
                     if plan.bounded and bounded_input_done(query.lastProgress, plan.event_time):
-                        with _quiet_spark(self.conf):
-                            query.stop()
+                        query.stop()
                         self._finished.add(plan.uid)
                     continue
                 error = query.exception()
@@ -186,12 +168,6 @@ class JobClient:
                 pass
 
     def _stop_all(self) -> None:
-        # Stopping a query interrupts its running batch, which Spark logs as errors; a requested
-        # stop is not an error, so Spark's logging is silenced while it happens.
-        with _quiet_spark(self.conf):
-            self._stop_queries()
-
-    def _stop_queries(self) -> None:
         for query in self._queries.values():
             try:
                 if query.isActive:
@@ -212,10 +188,3 @@ class JobClient:
             if progress:
                 result[uid] = QueryMetrics.from_progress(progress)
         return result
-
-    def records_in(self) -> int:
-        """Records read by all queries since they started in this process."""
-        total = 0
-        for query in self._queries.values():
-            total += sum(int(p.get("numInputRows") or 0) for p in query.recentProgress)
-        return total

@@ -79,31 +79,10 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
         for key, value in conf.spark_conf().items():
             if key.startswith("spark.sql."):
                 spark.conf.set(key, value)
-    _quiet_write_abort_logs(spark)
     if not spark.sparkContext.master.startswith("local"):
         _ship_package(spark)
     register_all(spark)
     return spark
-
-
-def _quiet_write_abort_logs(spark: SparkSession) -> None:
-    """Silence Spark's per-task "Aborting task/commit" errors, logged whenever a query stops mid-batch.
-
-    Stopping or cancelling a job interrupts its running batch, and Spark logs every interrupted
-    write task as an ERROR with a stack trace. kindling reports real failures itself (the job's
-    exception, restart decisions), so these lines only bury what matters.
-    """
-    try:
-        jvm = spark.sparkContext._jvm
-        level = jvm.org.apache.logging.log4j.Level.OFF
-        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
-        for logger in (
-            "org.apache.spark.sql.execution.datasources.v2.DataWritingSparkTask",
-            "org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2Exec",
-        ):
-            configurator.setLevel(logger, level)
-    except Exception:  # logging tweaks must never stop a job from starting
-        pass
 
 
 def _state_store_provider(conf: Configuration) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
 import pyarrow as pa
+
 import pyarrow.compute as pc
 from pyspark.sql.types import (
     ArrayType,
@@ -44,10 +45,6 @@ def arrow_type(data_type: DataType) -> pa.DataType:
     return to_arrow_type(data_type, timezone="UTC")
 
 
-def arrow_schema(schema: StructType) -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(schema, timezone="UTC")
 
 
 class FormatError(ValueError):
@@ -528,4 +525,4 @@ def value_columns(schema: StructType, metadata_columns: Sequence[str], hidden: S
     return StructType([f for f in schema.fields if f.name not in skip])
 
 
-__all__ = ["Decoded", "FormatError", "RowEncoder", "ValueDecoder", "arrow_schema", "arrow_type", "value_columns"]
+__all__ = ["Decoded", "FormatError", "RowEncoder", "ValueDecoder", "arrow_type", "value_columns"]

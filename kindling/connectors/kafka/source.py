@@ -36,8 +36,9 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, with_eos
-from kindling.connectors.kafka.formats import ValueDecoder, arrow_schema, value_columns
+from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, end_of_input_batch, with_eos
+from kindling.arrow import arrow_schema
+from kindling.connectors.kafka.formats import ValueDecoder, value_columns
 from kindling.connectors.kafka.options import SourceConfig, source_config
 from kindling.options import OptionError
 
@@ -385,18 +386,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if isinstance(partition, EndOfInputPartition):
-            return iter([end_of_input_batch(self.schema)])
+            return iter([end_of_input_batch(arrow_schema(self.schema))])
         return read_partition(self.config, self.schema, partition)
-
-
-def end_of_input_batch(schema: StructType) -> pa.RecordBatch:
-    """The end-of-input marker: one row, every column null but ``EOS_COLUMN`` = true."""
-    target = arrow_schema(schema)
-    arrays = [
-        pa.array([True], type=pa.bool_()) if field.name == EOS_COLUMN else pa.nulls(1, type=field.type)
-        for field in target
-    ]
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
 def read_partition(config: SourceConfig, schema: StructType, part: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
