@@ -151,6 +151,10 @@ def nearest(key: str, candidates: Iterable[str]) -> Optional[str]:
 
 # Options Spark itself adds when it hands a Data Source its options; never the user's to misspell.
 SPARK_OWN_OPTIONS = ("connector", "path", "checkpointlocation", "queryname")
+# Facts about a SQL table that Flink gives a connector through its catalog (primary key,
+# partition keys, metadata columns) travel as options under this prefix; every option set
+# accepts them, and the connectors that use them read them with ``with_prefix``.
+TABLE_FACT_PREFIX = "kindling.table."
 
 
 @dataclass
@@ -176,7 +180,7 @@ class OptionSet:
             if option is not None:
                 values[option.key] = option.parse(value, context=f"{self.context} option")
                 continue
-            if any(key.lower().startswith(p.lower()) for p in self.prefixes):
+            if key.lower().startswith(TABLE_FACT_PREFIX) or any(key.lower().startswith(p.lower()) for p in self.prefixes):
                 extra[key] = str(value)
                 continue
             if key.lower() in self.ignored:

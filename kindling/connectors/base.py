@@ -31,6 +31,12 @@ EOS_OFFSET_KEY = "eos"
 ROWKIND_COLUMN = "__kindling_rowkind"
 # Sinks never write columns whose names start with this prefix.
 INTERNAL_PREFIX = "__kindling_"
+# Table facts the SQL layer hands a connector (see kindling.options.TABLE_FACT_PREFIX):
+# primary key and partition keys as ';'-separated column names; metadata columns as a JSON
+# list of [column, metadata key, virtual] triples (for example [["ts", "timestamp", false]]).
+TABLE_PRIMARY_KEY = "kindling.table.primary-key"
+TABLE_PARTITION_KEYS = "kindling.table.partition-keys"
+TABLE_METADATA = "kindling.table.metadata"
 
 
 def spark_format(connector: str) -> str:
