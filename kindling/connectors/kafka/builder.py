@@ -54,7 +54,7 @@ from pyspark.sql.types import (
 )
 
 from kindling.connectors.base import Sink, Source
-from kindling.connectors.kafka.options import METADATA_KEYS, METADATA_OPTION
+from kindling.connectors.kafka.options import METADATA_KEYS, METADATA_OPTION, metadata_option
 
 _METADATA_TYPES = {
     "topic": StringType(),
@@ -219,7 +219,7 @@ class KafkaSourceBuilder:
         if not fields and options.get("value.format") == "raw":
             fields = [StructField("value", BinaryType(), True)]
         if self._metadata:
-            options[METADATA_OPTION] = ",".join(f"{c}={k}" for c, k in self._metadata)
+            options[METADATA_OPTION] = metadata_option(self._metadata)
             fields += [StructField(c, _METADATA_TYPES[k], True) for c, k in self._metadata]
         return Source("kafka", options, StructType(fields) if fields else None)
 

@@ -31,11 +31,13 @@ Differences from Flink, by option:
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
+from kindling.connectors.base import TABLE_METADATA
 from kindling.options import (
     ConfigOption,
     OptionError,
@@ -45,6 +47,7 @@ from kindling.options import (
     duration_option,
     enum_option,
     int_option,
+    nearest,
     string_option,
 )
 
@@ -64,7 +67,7 @@ METADATA_KEYS = {
     "headers": "MAP<STRING, BINARY>: the record's headers",
     "key": "BINARY: the record's key bytes",
 }
-METADATA_OPTION = "kindling.metadata"
+METADATA_OPTION = TABLE_METADATA
 _OFFSET_RESETS = ("earliest", "latest", "none", "smallest", "largest", "beginning", "end", "error")
 
 
@@ -118,8 +121,6 @@ SOURCE_OPTIONS = OptionSet(
                         "How often new partitions (and topics matching topic-pattern) are looked for; 0 disables."),
         int_option("scan.max-records-per-trigger", None,
                    "At most this many records per micro-batch, shared fairly by the partitions.", minimum=1),
-        string_option(METADATA_OPTION, None,
-                      "Internal: metadata columns, 'column=key,...' with keys " + ", ".join(METADATA_KEYS) + "."),
         *_COMMON,
     ],
     prefixes=("properties.",),
@@ -299,22 +300,32 @@ def parse_specific_offsets(text: str, context: str = "kafka source", key: str = 
 
 
 def parse_metadata(text: Optional[str], context: str = "kafka source") -> tuple[tuple[str, str], ...]:
-    """``kindling.metadata`` = ``'col=timestamp,col2=partition'`` -> ``(('col', 'timestamp'), ...)``."""
+    """The table's metadata columns (``kindling.table.metadata``, a JSON list of ``[column, key, virtual]``)
+    -> ``(('column', 'key'), ...)``; keys are Flink's Kafka metadata keys."""
     if not text:
         return ()
-    result = []
-    for item in (i.strip() for i in text.split(",")):
-        if not item:
-            continue
-        column, sep, key = item.partition("=")
-        column, key = column.strip(), key.strip().lower()
-        if not sep or not column or key not in METADATA_KEYS:
+    try:
+        entries = json.loads(text)
+        pairs = [(str(e[0]), str(e[1]).lower()) for e in entries]
+    except (ValueError, TypeError, IndexError, KeyError):
+        raise OptionError(
+            f"{context} option '{METADATA_OPTION}' has value {text!r}; allowed: a JSON list of "
+            '[column, key, virtual] entries, e.g. [["ts", "timestamp", false]]'
+        ) from None
+    for column, key in pairs:
+        if key not in METADATA_KEYS:
+            hint = nearest(key, METADATA_KEYS)
             raise OptionError(
-                f"{context} option '{METADATA_OPTION}' has value {text!r}: cannot read {item!r}; allowed: "
-                "'column=key' pairs separated by ',' with key one of " + ", ".join(METADATA_KEYS)
+                f"{context}: metadata column {column!r} reads key {key!r}, which Kafka does not have"
+                + (f"; did you mean '{hint}'?" if hint else "")
+                + " Available keys: " + ", ".join(METADATA_KEYS)
             )
-        result.append((column, key))
-    return tuple(result)
+    return tuple(pairs)
+
+
+def metadata_option(pairs: Sequence[tuple[str, str]]) -> str:
+    """The ``kindling.table.metadata`` value for (column, key) pairs (none of them virtual)."""
+    return json.dumps([[column, key, False] for column, key in pairs])
 
 
 def _offsets_setting(parsed: Any, prefix: str, topics: tuple[str, ...], topic_text: str, context: str) -> tuple[str, Optional[int], dict[int, int]]:
@@ -387,7 +398,7 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         discovery_interval_s=interval.total_seconds(),
         max_records_per_trigger=parsed.get("scan.max-records-per-trigger"),
         value_format=_value_format(parsed, context, raw),
-        metadata=parse_metadata(parsed.get(METADATA_OPTION), context),
+        metadata=parse_metadata(parsed.extra.get(METADATA_OPTION), context),
         bounded_mode=bounded_mode,
         bounded_timestamp_ms=bounded_ts,
         bounded_specific_offsets=bounded_specific,

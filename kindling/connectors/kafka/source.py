@@ -132,7 +132,7 @@ class _SourceLayout:
         missing = [c for c, _ in config.metadata if c not in names]
         if missing:
             raise OptionError(
-                f"kafka source option 'kindling.metadata' names column {missing[0]!r}, which is not in the schema "
+                f"kafka source: metadata column {missing[0]!r} is not in the schema "
                 f"({', '.join(schema.names)})"
             )
         self.metadata = dict(config.metadata)

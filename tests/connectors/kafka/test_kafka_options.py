@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kindling.connectors import Sink, Source, get_connector
@@ -105,10 +107,13 @@ def test_auto_offset_reset_and_durations():
 
 
 def test_metadata_option():
-    config = source_config(src(**{"kindling.metadata": "ts=timestamp, p=partition,k=key"}))
+    meta = '[["ts", "timestamp", false], ["p", "partition", true], ["k", "key", false]]'
+    config = source_config(src(**{"kindling.table.metadata": meta}))
     assert config.metadata == (("ts", "timestamp"), ("p", "partition"), ("k", "key"))
-    message = error_of(source_config, src(**{"kindling.metadata": "ts=time"}))
-    assert "'kindling.metadata'" in message and "'ts=time'" in message and "timestamp" in message
+    message = error_of(source_config, src(**{"kindling.table.metadata": '[["ts", "timestamps", false]]'}))
+    assert "'ts'" in message and "'timestamps'" in message and "did you mean 'timestamp'" in message
+    message = error_of(source_config, src(**{"kindling.table.metadata": "ts=timestamp"}))
+    assert "'kindling.table.metadata'" in message and "JSON list" in message
 
 
 def test_sink_rules():
@@ -164,7 +169,7 @@ def test_builders_produce_flink_options():
     assert source.options["scan.startup.mode"] == "timestamp"
     assert source.options["scan.startup.timestamp-millis"] == "1700000000000"
     assert source.options["properties.fetch.min.bytes"] == "1"
-    assert source.options["kindling.metadata"] == "p=partition,ts=timestamp"
+    assert json.loads(source.options["kindling.table.metadata"]) == [["p", "partition", False], ["ts", "timestamp", False]]
     assert source.schema.simpleString() == "struct<page:string,user:bigint,p:int,ts:timestamp>"
     offsets = KafkaSource.builder().set_bootstrap_servers("h:1").set_topics("a").set_value_format("raw") \
         .set_starting_offsets(KafkaOffsetsInitializer.offsets({1: 300, 0: 42})).build()

@@ -13,6 +13,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from kindling.connectors.base import EOS_COLUMN, with_eos
+from kindling.connectors.kafka.options import metadata_option
 from pyspark.sql.types import (
     BinaryType,
     IntegerType,
@@ -66,7 +67,8 @@ def test_reads_every_record_once_with_metadata(spark, kafka, topic, checkpoint_d
         StructField("src", StringType()),
     ])
     df = reader(spark, kafka, topic, schema,
-                **{"kindling.metadata": "kts=timestamp,part=partition,off=offset,k=key,hdrs=headers,src=topic"})
+                **{"kindling.table.metadata": metadata_option(
+                    [("kts", "timestamp"), ("part", "partition"), ("off", "offset"), ("k", "key"), ("hdrs", "headers"), ("src", "topic")])})
     rows, _ = run_available_now(spark, df, checkpoint_dir)
 
     assert len(rows) == 400
