@@ -107,8 +107,8 @@ def string_option(key: str, default: Optional[str] = None, description: str = ""
     return ConfigOption(key, str, default, description, required=required, type_name="string")
 
 
-def enum_option(key: str, choices: Sequence[str], default: Optional[str] = None, description: str = "") -> ConfigOption[str]:
-    return ConfigOption(key, str, default, description, choices=tuple(choices), type_name="enum")
+def enum_option(key: str, choices: Sequence[str], default: Optional[str] = None, description: str = "", *, required: bool = False) -> ConfigOption[str]:
+    return ConfigOption(key, str, default, description, choices=tuple(choices), required=required, type_name="enum")
 
 
 def int_option(key: str, default: Optional[int] = None, description: str = "", *, minimum: Optional[int] = None) -> ConfigOption[int]:

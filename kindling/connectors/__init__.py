@@ -14,6 +14,7 @@ from kindling.options import OptionError, nearest
 _MODULES = {
     "datagen": "kindling.connectors.datagen",
     "kafka": "kindling.connectors.kafka",
+    "upsert-kafka": "kindling.connectors.kafka.upsert",
     "print": "kindling.connectors.print",
     "blackhole": "kindling.connectors.blackhole",
     "collection": "kindling.connectors.collection",

@@ -98,6 +98,10 @@ _COMMON = [
 
 BOUNDED_MODES = ("unbounded", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
 
+VALUE_FIELDS_INCLUDE = enum_option(
+    "value.fields-include", ("ALL", "EXCEPT_KEY"), "ALL",
+    "Whether the value also carries the key fields ('ALL') or only the other columns ('EXCEPT_KEY').")
+
 SOURCE_OPTIONS = OptionSet(
     "kafka source",
     [
@@ -141,6 +145,7 @@ SINK_OPTIONS = OptionSet(
         string_option("sink.transactional-id-prefix", None,
                       "Required for 'exactly-once': transactional id '<prefix>-<topic>' and marker group '<prefix>-commits'; "
                       "one prefix per job (checkpoint)."),
+        VALUE_FIELDS_INCLUDE,
         *_COMMON,
     ],
     prefixes=("properties.",),
@@ -204,6 +209,15 @@ class SinkConfig:
     delivery_guarantee: str
     partitioner: str
     transactional_id_prefix: Optional[str] = None
+    value_fields_include: str = "ALL"
+    # upsert-kafka: +I/+U rows are written as values, -D rows as tombstones (null value), -U skipped.
+    upsert: bool = False
+
+    def value_columns(self, columns: Sequence[str]) -> list[str]:
+        """The columns written into each record's value."""
+        if self.value_fields_include == "EXCEPT_KEY":
+            return [c for c in columns if c not in self.key_fields]
+        return list(columns)
 
     def producer_config(self) -> dict[str, str]:
         conf = dict(self.client_properties)
@@ -448,6 +462,8 @@ def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
         raise OptionError(
             f"{context} option 'key.format' = {key_format!r} needs 'key.fields' (the columns that form the key, ';'-separated)"
         )
+    if parsed["value.fields-include"] == "EXCEPT_KEY" and not key_fields:
+        raise OptionError(f"{context} option 'value.fields-include' = 'EXCEPT_KEY' needs 'key.fields' (and 'key.format')")
     if key_format == "raw" and len(key_fields) != 1:
         raise OptionError(
             f"{context} option 'key.fields' = {key_fields_text!r}: 'key.format' = 'raw' needs exactly one key field"
@@ -464,4 +480,5 @@ def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
         delivery_guarantee=guarantee,
         partitioner=parsed["sink.partitioner"],
         transactional_id_prefix=prefix,
+        value_fields_include=parsed["value.fields-include"],
     )

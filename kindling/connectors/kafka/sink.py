@@ -49,6 +49,7 @@ from kindling.options import OptionError
 
 FLUSH_TIMEOUT_S = 120.0
 _KEEP_ROWKINDS = pa.array(["+I", "+U"])
+_UPSERT_ROWKINDS = pa.array(["+I", "+U", "-D"])
 
 
 @dataclass
@@ -81,8 +82,8 @@ class _Deliveries:
 
 
 class KafkaStreamWriter(DataSourceStreamArrowWriter):
-    def __init__(self, options: dict[str, str], schema: StructType) -> None:
-        self.config: SinkConfig = sink_config(options)
+    def __init__(self, options: dict[str, str], schema: StructType, config: Optional[SinkConfig] = None) -> None:
+        self.config: SinkConfig = config or sink_config(options)
         self.schema = schema
         columns = [f.name for f in schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
         missing = [f for f in self.config.key_fields if f not in columns]
@@ -92,8 +93,14 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
                 f"({', '.join(columns)})"
             )
         self.columns = columns
+        self.value_columns = self.config.value_columns(columns)
+        if not self.value_columns:
+            raise OptionError(
+                f"kafka sink option 'value.fields-include' = 'EXCEPT_KEY' leaves no column for the value "
+                f"(every column is a key field: {', '.join(columns)})"
+            )
         # Build once on the driver so that a bad combination fails before any task runs.
-        RowEncoder(self.config.value_format, columns)
+        RowEncoder(self.config.value_format, self.value_columns)
         if self.config.key_format:
             RowEncoder(self.config.key_format, self.config.key_fields)
 
@@ -103,7 +110,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         from confluent_kafka import Producer
 
         config = self.config
-        value_encoder = RowEncoder(config.value_format, self.columns)
+        value_encoder = RowEncoder(config.value_format, self.value_columns)
         key_encoder = RowEncoder(config.key_format, config.key_fields) if config.key_format else None
         producer = Producer(config.producer_config())
         check = config.delivery_guarantee == "at-least-once"
@@ -111,15 +118,11 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         partitions = self._partition_chooser(producer)
         written = skipped = 0
         for batch in iterator:
-            if ROWKIND_COLUMN in batch.schema.names:
-                kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
-                keep = pc.fill_null(pc.is_in(kinds, value_set=_KEEP_ROWKINDS), True)
-                before = batch.num_rows
-                batch = batch.filter(keep)
-                skipped += before - batch.num_rows
+            batch, dropped = self._drop_retractions(batch)
+            skipped += dropped
             if batch.num_rows == 0:
                 continue
-            values = value_encoder.encode(batch)
+            values = self._values(value_encoder, batch)
             keys = key_encoder.encode(batch) if key_encoder else itertools.repeat(None)
             for key, value in zip(keys, values):
                 self._produce(producer, config.topic, value, key, next(partitions), deliveries if check else None)
@@ -142,7 +145,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
     def _encode(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
         """Exactly-once: encode the task's rows into (key, value, partition) columns; produce nothing."""
         config = self.config
-        value_encoder = RowEncoder(config.value_format, self.columns)
+        value_encoder = RowEncoder(config.value_format, self.value_columns)
         key_encoder = RowEncoder(config.key_format, config.key_fields) if config.key_format else None
         partitions = None
         if config.partitioner != "default":
@@ -158,7 +161,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
             skipped += dropped
             if batch.num_rows == 0:
                 continue
-            values.append(pa.array(value_encoder.encode(batch), pa.binary()))
+            values.append(pa.array(self._values(value_encoder, batch), pa.binary()))
             if key_encoder is not None:
                 keys.append(pa.array(key_encoder.encode(batch), pa.binary()))
             if partitions is not None:
@@ -170,14 +173,22 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
             partitions=pa.array(chosen, pa.int32()) if partitions is not None else None,
         )
 
-    @staticmethod
-    def _drop_retractions(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
+    def _drop_retractions(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
+        """Keep the rows this sink writes: +I/+U (and -D as tombstones for upsert-kafka)."""
         if ROWKIND_COLUMN not in batch.schema.names:
             return batch, 0
         kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
-        keep = pc.fill_null(pc.is_in(kinds, value_set=_KEEP_ROWKINDS), True)
+        keep = pc.fill_null(pc.is_in(kinds, value_set=_UPSERT_ROWKINDS if self.config.upsert else _KEEP_ROWKINDS), True)
         kept = batch.filter(keep)
         return kept, batch.num_rows - kept.num_rows
+
+    def _values(self, encoder: RowEncoder, batch: pa.RecordBatch) -> list[Optional[bytes]]:
+        """Encoded values; for upsert-kafka a deleted row's value is null (a tombstone)."""
+        values = encoder.encode(batch)
+        if self.config.upsert and ROWKIND_COLUMN in batch.schema.names:
+            kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN)).to_pylist()
+            values = [None if kind == "-D" else value for kind, value in zip(kinds, values)]
+        return values
 
     @staticmethod
     def _produce(producer, topic: str, value, key, partition: Optional[int], on_delivery) -> None:
