@@ -17,7 +17,17 @@ from pyspark.sql.types import DataType, LongType, StringType, TimestampNTZType, 
 
 from kindling import config as cfg
 from kindling.config import Configuration
-from kindling.connectors.base import EOS_COLUMN, INTERNAL_PREFIX, ROWKIND_COLUMN, Sink, Source, spark_format, with_eos
+from kindling.connectors.base import (
+    EOS_COLUMN,
+    INTERNAL_PREFIX,
+    ROWKIND_COLUMN,
+    TABLE_ROWTIME,
+    TABLE_WATERMARK_DELAY,
+    Sink,
+    Source,
+    spark_format,
+    with_eos,
+)
 from kindling.connectors.collection import collection_source
 from kindling.datastream import records
 from kindling.datastream.functions import ship_by_value
@@ -80,13 +90,14 @@ class StreamEnvironment:
         if not isinstance(source, Source):
             raise TypeError(f"from_source takes a kindling Source (for example KafkaSource.builder()...build()), got {type(source).__name__}")
         assert source.schema is not None
+        strategy = watermark_strategy or WatermarkStrategy.no_watermarks()
         df = (
             self.spark.readStream.format(spark_format(source.connector))
             .schema(with_eos(source.schema))
             .options(**source.options)
+            .options(**_split_event_time_options(source, strategy))
             .load()
         )
-        strategy = watermark_strategy or WatermarkStrategy.no_watermarks()
         if strategy.has_watermarks:
             df = self._apply_event_time(df, source, strategy)
         else:
@@ -247,6 +258,33 @@ class StreamEnvironment:
 
 # PyFlink's name for the same thing.
 StreamExecutionEnvironment = StreamEnvironment
+
+
+def _split_event_time_options(source: Source, strategy: WatermarkStrategy) -> dict[str, str]:
+    """What a source that tracks event time per split (Kafka) needs from the watermark strategy:
+    the rowtime column, the out-of-orderness, and the alignment and idleness settings."""
+    from kindling.connectors import get_connector
+
+    if not strategy.has_watermarks:
+        return {}
+    per_split = get_connector(source.connector).per_split_event_time
+    if strategy.alignment is not None and not per_split:
+        raise ValueError(
+            f"with_watermark_alignment: the '{source.connector}' source does not track event time per split; "
+            "watermark alignment is supported by the kafka source"
+        )
+    if not per_split:
+        return {}
+    options = {TABLE_WATERMARK_DELAY: str(to_millis(strategy.out_of_orderness))}
+    if isinstance(strategy.timestamp_assigner, str):
+        options[TABLE_ROWTIME] = strategy.timestamp_assigner
+    if strategy.alignment is not None:
+        options["scan.watermark.alignment.group"] = strategy.alignment.group
+        options["scan.watermark.alignment.max-drift"] = f"{to_millis(strategy.alignment.max_drift)} ms"
+        options["scan.watermark.alignment.update-interval"] = f"{to_millis(strategy.alignment.update_interval)} ms"
+    if strategy.idleness is not None:
+        options["scan.watermark.idle-timeout"] = f"{to_millis(strategy.idleness)} ms"
+    return {k: v for k, v in options.items() if k not in source.options}
 
 
 def _sink_columns(df: DataFrame) -> DataFrame:

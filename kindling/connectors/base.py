@@ -37,6 +37,10 @@ INTERNAL_PREFIX = "__kindling_"
 TABLE_PRIMARY_KEY = "kindling.table.primary-key"
 TABLE_PARTITION_KEYS = "kindling.table.partition-keys"
 TABLE_METADATA = "kindling.table.metadata"
+# The event-time (rowtime) column and the watermark's out-of-orderness in milliseconds, for sources
+# that track event time per split (Kafka's watermark alignment); set by the environment and by SQL.
+TABLE_ROWTIME = "kindling.table.rowtime"
+TABLE_WATERMARK_DELAY = "kindling.table.watermark-delay"
 
 
 def spark_format(connector: str) -> str:
@@ -62,6 +66,8 @@ class Connector:
     data_source: ClassVar[Type[DataSource]]
     source_options: ClassVar[Optional[OptionSet]] = None
     sink_options: ClassVar[Optional[OptionSet]] = None
+    # Whether the source tracks event time per split and so supports watermark alignment and idleness.
+    per_split_event_time: ClassVar[bool] = False
 
     @classmethod
     def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:

@@ -34,6 +34,7 @@ class KafkaConnector(Connector):
     data_source = KafkaDataSource
     source_options = SOURCE_OPTIONS
     sink_options = SINK_OPTIONS
+    per_split_event_time = True
 
     @classmethod
     def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Mapping, Optional, Sequence
 
-from kindling.connectors.base import TABLE_METADATA
+from kindling.connectors.base import TABLE_METADATA, TABLE_ROWTIME, TABLE_WATERMARK_DELAY
 from kindling.options import (
     ConfigOption,
     OptionError,
@@ -125,6 +125,15 @@ SOURCE_OPTIONS = OptionSet(
                         "How often new partitions (and topics matching topic-pattern) are looked for; 0 disables."),
         int_option("scan.max-records-per-trigger", None,
                    "At most this many records per micro-batch, shared fairly by the partitions.", minimum=1),
+        string_option("scan.watermark.alignment.group", None,
+                      "Watermark alignment group: partitions of every source in the group may not run ahead of the "
+                      "slowest by more than 'scan.watermark.alignment.max-drift'."),
+        duration_option("scan.watermark.alignment.max-drift", None,
+                        "How far (event time) a partition may run ahead of the slowest partition of its alignment group."),
+        duration_option("scan.watermark.alignment.update-interval", timedelta(seconds=1),
+                        "How often the alignment group's slowest event time is recomputed."),
+        duration_option("scan.watermark.idle-timeout", None,
+                        "A partition without new records for this long does not hold back watermark alignment."),
         *_COMMON,
     ],
     prefixes=("properties.",),
@@ -181,6 +190,22 @@ class SourceConfig:
     bounded_mode: str = "unbounded"
     bounded_timestamp_ms: Optional[int] = None
     bounded_specific_offsets: dict[int, int] = field(default_factory=dict)
+    alignment_group: Optional[str] = None
+    alignment_max_drift_ms: Optional[int] = None
+    alignment_update_interval_s: float = 1.0
+    idle_timeout_s: Optional[float] = None
+    rowtime: Optional[str] = None
+    watermark_delay_ms: Optional[int] = None
+
+    @property
+    def admission_drift_ms(self) -> Optional[int]:
+        """How far a partition may run ahead: max-drift, capped by the out-of-orderness so that Spark's
+        global watermark never passes the slowest partition (see ``kafka.alignment``)."""
+        if self.alignment_max_drift_ms is None:
+            return None
+        if self.watermark_delay_ms is None:
+            return self.alignment_max_drift_ms
+        return min(self.alignment_max_drift_ms, self.watermark_delay_ms)
 
     @property
     def bounded(self) -> bool:
@@ -391,6 +416,20 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
     bounded_mode, bounded_ts, bounded_specific = _offsets_setting(parsed, "scan.bounded", topics, topic_text, context)
     if bounded_mode == "group-offsets" and not parsed.get("properties.group.id"):
         raise OptionError(f"{context} option 'scan.bounded.mode' = 'group-offsets' needs 'properties.group.id'")
+    group, drift = parsed.get("scan.watermark.alignment.group"), parsed.get("scan.watermark.alignment.max-drift")
+    if bool(group) != (drift is not None):
+        missing = "scan.watermark.alignment.max-drift" if group else "scan.watermark.alignment.group"
+        raise OptionError(
+            f"{context} option '{missing}' is required with "
+            f"'{'scan.watermark.alignment.group' if group else 'scan.watermark.alignment.max-drift'}': watermark "
+            "alignment needs both a group name and a maximum drift (e.g. '20 s')"
+        )
+    delay_text = parsed.extra.get(TABLE_WATERMARK_DELAY)
+    try:
+        delay_ms = int(delay_text) if delay_text not in (None, "") else None
+    except ValueError:
+        raise OptionError(f"{context} option '{TABLE_WATERMARK_DELAY}' has value {delay_text!r}; allowed: milliseconds") from None
+    idle = parsed.get("scan.watermark.idle-timeout")
     properties = parsed.with_prefix("properties.")
     reset = properties.get("auto.offset.reset", "earliest").strip().lower()
     if reset not in _OFFSET_RESETS:
@@ -416,6 +455,12 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         bounded_mode=bounded_mode,
         bounded_timestamp_ms=bounded_ts,
         bounded_specific_offsets=bounded_specific,
+        alignment_group=group,
+        alignment_max_drift_ms=int(drift.total_seconds() * 1000) if drift is not None else None,
+        alignment_update_interval_s=parsed["scan.watermark.alignment.update-interval"].total_seconds(),
+        idle_timeout_s=idle.total_seconds() if idle is not None and idle.total_seconds() > 0 else None,
+        rowtime=parsed.extra.get(TABLE_ROWTIME) or None,
+        watermark_delay_ms=delay_ms,
     )
 
 

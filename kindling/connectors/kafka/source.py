@@ -38,6 +38,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, end_of_input_batch, with_eos
 from kindling.arrow import arrow_schema
+from kindling.connectors.kafka.alignment import AlignmentGroup, EventTimeProbe, PartitionAligner, value_time_decoder
 from kindling.connectors.kafka.formats import ValueDecoder, value_columns
 from kindling.connectors.kafka.options import SourceConfig, source_config
 from kindling.options import OptionError
@@ -177,12 +178,46 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._known: set[TopicPartitionKey] = set()
         self._last_discovery: Optional[float] = None
         self._target: Optional[dict[TopicPartitionKey, int]] = None
+        self._aligner: Optional[PartitionAligner] = None
+        self._highs: dict[TopicPartitionKey, int] = {}
 
-    # The reader is pickled to executors: never ship the driver's Kafka client.
+    # The reader is pickled to executors: never ship the driver's Kafka clients.
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_consumer"] = None
+        state["_aligner"] = None
         return state
+
+    def _alignment(self) -> Optional[PartitionAligner]:
+        """The partition aligner when watermark alignment is configured (created on first use)."""
+        config = self.config
+        if config.alignment_group is None:
+            return None
+        if self._aligner is None:
+            def probe_consumer():
+                from confluent_kafka import Consumer
+
+                conf = config.consumer_config()
+                conf.update({"group.id": f"kindling-probe-{uuid.uuid4().hex[:12]}", "auto.offset.reset": "earliest"})
+                return Consumer(conf)
+
+            probe = EventTimeProbe(probe_consumer, self._metadata_consumer, self._event_time_decoder())
+            source_id = f"{config.bootstrap_servers}|{config.topic_pattern or ';'.join(config.topics)}"
+            self._aligner = PartitionAligner(
+                probe, AlignmentGroup(config.alignment_group, source_id), config.admission_drift_ms,
+                config.idle_timeout_s, config.alignment_update_interval_s,
+            )
+        return self._aligner
+
+    def _event_time_decoder(self):
+        """How the driver reads a record's event time: the rowtime value column, else the Kafka timestamp."""
+        rowtime = self.config.rowtime
+        layout = _SourceLayout(self.config, self.schema)
+        if rowtime and rowtime in layout.value_schema.names:
+            return value_time_decoder(layout.decoder, layout.value_schema.names.index(rowtime))
+        if rowtime and layout.metadata.get(rowtime) not in (None, "timestamp"):
+            log.warning("kafka source: rowtime column %r is metadata %r; aligning partitions by record timestamps", rowtime, layout.metadata[rowtime])
+        return None
 
     # ------------------------------------------------------------------ driver side
 
@@ -318,36 +353,60 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if tp not in current:  # a partition discovered after the start: read it from its earliest offset
                 current[tp] = self._watermarks(tp)[0]
         available: dict[TopicPartitionKey, int] = {}
+        highs: dict[TopicPartitionKey, int] = {}
+        lows: dict[TopicPartitionKey, int] = {}
         for tp, offset in current.items():
-            if self._target is not None:
-                high = self._target.get(tp, offset)
-            else:
-                try:
-                    high = self._watermarks(tp)[1]
-                except Exception:  # a deleted topic: keep its position
-                    high = offset
+            try:
+                lows[tp], highs[tp] = self._watermarks(tp)
+            except Exception:  # a deleted topic: keep its position
+                lows[tp], highs[tp] = offset, offset
+            high = self._target.get(tp, offset) if self._target is not None else highs[tp]
             available[tp] = max(0, high - offset)
+        return _nest(self._admit(current, available, highs, lows, limit))
+
+    def _admit(self, current: dict[TopicPartitionKey, int], available: dict[TopicPartitionKey, int],
+               highs: dict[TopicPartitionKey, int], lows: dict[TopicPartitionKey, int], limit: ReadLimit,
+               finished: frozenset = frozenset()) -> dict[TopicPartitionKey, int]:
+        """End offsets of the next batch: what is available, within the read limit and watermark alignment."""
+        self._highs = dict(highs)
+        aligner = self._alignment()
+        if aligner is not None:  # before the row budget, so that held partitions do not waste it
+            ends = aligner.limit(current, {tp: offset + available[tp] for tp, offset in current.items()}, highs, lows, finished)
+            available = {tp: ends[tp] - offset for tp, offset in current.items()}
         max_rows = getattr(limit, "max_rows", None)
         if isinstance(limit, ReadMaxRows) and max_rows is not None:
             granted = fair_share(available, int(max_rows))
         else:
             granted = available
-        return _nest({tp: offset + granted[tp] for tp, offset in current.items()})
+        return {tp: offset + granted[tp] for tp, offset in current.items()}
+
+    def reportLatestOffset(self) -> Optional[dict]:
+        """The partitions' high watermarks at the last trigger: Spark's progress shows them as the
+        source's ``latestOffset``, and consumer lag is that minus the batch's ``endOffset``."""
+        if not self._highs:
+            return None
+        report: dict[str, Any] = {"partitions": _nested(self._highs)}
+        if self._aligner is not None:
+            report["eventTime"] = {f"{t}/{p}": ms for (t, p), ms in sorted(self._aligner.frontiers.items()) if ms is not None}
+            report["idle"] = [f"{t}/{p}" for t, p in sorted(self._aligner.idle)]
+        return report
 
     def _bounded_latest(self, start: dict, current: dict[TopicPartitionKey, int], stop: dict[TopicPartitionKey, int], limit: ReadLimit) -> dict:
         """A bounded read: never past the stop offsets; partitions found later are not read (as in Flink)."""
         if start.get(EOS_OFFSET_KEY):
             return start
-        available = {}
+        available: dict[TopicPartitionKey, int] = {}
+        highs: dict[TopicPartitionKey, int] = {}
+        lows: dict[TopicPartitionKey, int] = {}
         for tp, offset in current.items():
             try:
-                high = min(self._watermarks(tp)[1], stop.get(tp, offset))
+                lows[tp], highs[tp] = self._watermarks(tp)
             except Exception:  # a deleted topic: keep its position
-                high = offset
-            available[tp] = max(0, high - offset)
-        max_rows = getattr(limit, "max_rows", None)
-        granted = fair_share(available, int(max_rows)) if isinstance(limit, ReadMaxRows) and max_rows is not None else available
-        return _nest({tp: offset + granted[tp] for tp, offset in current.items()}, stop)
+                lows[tp], highs[tp] = offset, offset
+            highs[tp] = min(highs[tp], stop.get(tp, offset))
+            available[tp] = max(0, highs[tp] - offset)
+        finished = frozenset(tp for tp, offset in current.items() if offset >= stop.get(tp, offset))
+        return _nest(self._admit(current, available, highs, lows, limit, finished), stop)
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         ordered = self._record_partitions(start, end)
@@ -381,6 +440,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             consumer.close()
+        if self._aligner is not None:
+            self._aligner.probe.close()
 
     # ------------------------------------------------------------------ executor side
 

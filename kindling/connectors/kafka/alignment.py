@@ -1,0 +1,252 @@
+"""Per-partition event time, watermark alignment (FLIP-182/217) and idleness for the Kafka source.
+
+Spark's watermark is one number per query: the largest event time seen minus the out-of-orderness.
+A partition that runs ahead therefore pushes the watermark past the records of a slow partition,
+which Spark then drops as late, and windows of the fast partition pile up in state. Flink tracks a
+watermark per split and, with alignment, pauses a split whose watermark is more than ``max-drift``
+ahead of the slowest split of its group.
+
+kindling does the same at admission, on the driver, in ``latestOffset``:
+
+* a partition's event-time *frontier* is the event time of its next unread record (or of its last
+  record when it has no unread data), read by fetching that one record. The event time is the
+  column named by the table's rowtime (``kindling.table.rowtime``, decoded from the value), or the
+  record's Kafka timestamp when the rowtime is the ``timestamp`` metadata column or unknown;
+* the group's minimum frontier is shared with the other sources of the same
+  ``scan.watermark.alignment.group`` through a small file on the driver;
+* each partition is admitted only up to its first record later than ``min + drift``, where
+  drift is ``max-drift`` capped by the out-of-orderness (``kindling.table.watermark-delay``): then
+  Spark's watermark (max admitted − out-of-orderness) never passes the slowest partition's
+  frontier, so its records are not late — Flink's guarantee, on Spark's global watermark;
+* ``scan.watermark.idle-timeout``: a partition without new records for that long does not hold the
+  group back. A partition that never held a record holds nothing back either (Flink would wait for
+  it until the idle timeout).
+
+Finding the offset of a time is one ``offsets_for_times`` call with Kafka timestamps, and a binary
+search over single-record fetches with a value column (which assumes event time rises within a
+partition, up to the out-of-orderness, as alignment itself does).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Callable, Optional
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+log = logging.getLogger("kindling.connectors.kafka")
+
+TopicPartitionKey = tuple[str, int]
+PROBE_TIMEOUT_S = 10.0
+# Another source's frontier counts for this long after it was published.
+PEER_TTL_S = 60.0
+
+
+class EventTimeProbe:
+    """Reads the event time of single records of a partition on the driver."""
+
+    def __init__(self, consumer_factory: Callable[[], object], metadata_consumer: Callable[[], object],
+                 decode_time: Optional[Callable[[bytes], Optional[int]]]) -> None:
+        self._make_consumer = consumer_factory
+        self._metadata_consumer = metadata_consumer
+        self._decode_time = decode_time  # None: use the record's Kafka timestamp
+        self._consumer = None
+        self._cache: dict[tuple[TopicPartitionKey, int], Optional[int]] = {}
+
+    def close(self) -> None:
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            consumer.close()
+
+    def time_at(self, tp: TopicPartitionKey, offset: int) -> Optional[int]:
+        """Event time (epoch ms) of the first record at or after ``offset``, or None if there is none."""
+        key = (tp, offset)
+        if key in self._cache:
+            return self._cache[key]
+        from confluent_kafka import TopicPartition
+
+        if self._consumer is None:
+            self._consumer = self._make_consumer()
+        consumer = self._consumer
+        consumer.assign([TopicPartition(tp[0], tp[1], offset)])
+        deadline = time.monotonic() + PROBE_TIMEOUT_S
+        result: Optional[int] = None
+        while time.monotonic() < deadline:
+            messages = consumer.consume(num_messages=1, timeout=0.5)
+            if not messages:
+                continue
+            message = messages[0]
+            if message.error() is not None:
+                continue
+            result = self._time_of(message)
+            break
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[key] = result
+        return result
+
+    def _time_of(self, message) -> Optional[int]:
+        if self._decode_time is None:
+            kind, millis = message.timestamp()
+            return int(millis) if kind else None
+        return self._decode_time(message.value())
+
+    def first_offset_after(self, tp: TopicPartitionKey, limit_ms: int, low: int, high: int) -> int:
+        """The first offset in ``[low, high)`` whose record is later than ``limit_ms`` (``high`` if none)."""
+        if low >= high:
+            return high
+        if self._decode_time is None:
+            from confluent_kafka import TopicPartition
+
+            found = self._metadata_consumer().offsets_for_times([TopicPartition(tp[0], tp[1], limit_ms + 1)], timeout=PROBE_TIMEOUT_S)
+            offset = found[0].offset
+            return high if offset is None or offset < 0 else max(low, min(high, int(offset)))
+        lo, hi = low, high
+        while lo < hi:
+            mid = (lo + hi) // 2
+            stamp = self.time_at(tp, mid)
+            if stamp is None or stamp > limit_ms:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+
+def value_time_decoder(decoder, field_index: int) -> Callable[[bytes], Optional[int]]:
+    """Event time (epoch ms) of a record value from one decoded column (TIMESTAMP, BIGINT millis or text)."""
+
+    def decode(value: bytes) -> Optional[int]:
+        decoded = decoder.decode([value])
+        if decoded.errors or not decoded.arrays:
+            return None
+        column = decoded.arrays[field_index]
+        return _millis(column)
+
+    return decode
+
+
+def _millis(column: pa.Array) -> Optional[int]:
+    if len(column) == 0 or column.null_count == len(column):
+        return None
+    if pa.types.is_timestamp(column.type):
+        return int(pc.cast(column.cast(pa.timestamp("ms", tz=column.type.tz)), pa.int64())[0].as_py())
+    if pa.types.is_integer(column.type):
+        return int(column[0].as_py())
+    if pa.types.is_string(column.type):
+        from kindling.connectors.kafka.formats import parse_timestamps
+
+        return _millis(parse_timestamps(column))
+    if pa.types.is_date(column.type):
+        return _millis(column.cast(pa.timestamp("ms")))
+    return None
+
+
+class AlignmentGroup:
+    """The minimum frontier of every source in an alignment group, shared through a file on the driver."""
+
+    def __init__(self, group: str, source_id: str) -> None:
+        scope = os.environ.get("KINDLING_SESSION_ID", "default")
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", group)
+        self.path = Path(tempfile.gettempdir()) / "kindling-alignment" / scope / f"{safe}.json"
+        self.source_id = source_id
+
+    def publish(self, frontier_ms: Optional[int]) -> Optional[int]:
+        """Record this source's frontier (None: all its partitions idle); return the group's minimum."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        now = time.time()
+        entries = self._read()
+        if frontier_ms is None:
+            entries.pop(self.source_id, None)
+        else:
+            entries[self.source_id] = {"frontier": frontier_ms, "updated": now}
+        live = {k: v for k, v in entries.items() if now - v.get("updated", 0) <= PEER_TTL_S}
+        temporary = self.path.with_suffix(f".{uuid.uuid4().hex[:8]}.tmp")
+        temporary.write_text(json.dumps(live))
+        os.replace(temporary, self.path)
+        frontiers = [v["frontier"] for v in live.values()]
+        return min(frontiers) if frontiers else None
+
+    def _read(self) -> dict:
+        try:
+            return json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+
+class PartitionAligner:
+    """Holds back partitions that run ahead of their group; tracks idleness and per-partition event time."""
+
+    def __init__(self, probe: EventTimeProbe, group: Optional[AlignmentGroup], max_drift_ms: Optional[int],
+                 idle_timeout_s: Optional[float], update_interval_s: float) -> None:
+        self.probe = probe
+        self.group = group
+        self.max_drift_ms = max_drift_ms
+        self.idle_timeout_s = idle_timeout_s
+        self.update_interval_s = update_interval_s
+        self._seen_high: dict[TopicPartitionKey, int] = {}
+        self._last_activity: dict[TopicPartitionKey, float] = {}
+        self._limit_ms: Optional[int] = None
+        self._limit_at: Optional[float] = None
+        self.frontiers: dict[TopicPartitionKey, Optional[int]] = {}
+        self.idle: set[TopicPartitionKey] = set()
+
+    def _observe(self, highs: dict[TopicPartitionKey, int], now: float) -> None:
+        for tp, high in highs.items():
+            if high > self._seen_high.get(tp, -1):
+                self._seen_high[tp] = high
+                self._last_activity[tp] = now
+
+    def _frontiers(self, current: dict[TopicPartitionKey, int], highs: dict[TopicPartitionKey, int], lows: dict[TopicPartitionKey, int],
+                   finished: frozenset, now: float) -> dict[TopicPartitionKey, int]:
+        frontiers: dict[TopicPartitionKey, int] = {}
+        self.idle = set()
+        for tp, offset in current.items():
+            if tp in finished:  # a bounded read that reached its end, like Flink's finished split
+                continue
+            high = highs.get(tp, offset)
+            if offset < high:
+                stamp = self.probe.time_at(tp, offset)
+            else:
+                quiet = now - self._last_activity.get(tp, now)
+                if self.idle_timeout_s is not None and quiet >= self.idle_timeout_s:
+                    self.idle.add(tp)
+                    continue
+                if high <= lows.get(tp, 0) or offset == 0:
+                    self.idle.add(tp)  # never held a record
+                    continue
+                stamp = self.probe.time_at(tp, offset - 1)
+            if stamp is not None:
+                frontiers[tp] = stamp
+        self.frontiers = dict(frontiers)
+        return frontiers
+
+    def limit(self, current: dict[TopicPartitionKey, int], ends: dict[TopicPartitionKey, int],
+              highs: dict[TopicPartitionKey, int], lows: dict[TopicPartitionKey, int],
+              finished: frozenset = frozenset()) -> dict[TopicPartitionKey, int]:
+        """The end offsets to admit: ``ends``, cut where a partition would run ahead of its group."""
+        now = time.monotonic()
+        self._observe(highs, now)
+        if self.group is None or self.max_drift_ms is None:
+            self._frontiers(current, highs, lows, finished, now)  # for the metrics only
+            return ends
+        if self._limit_at is None or now - self._limit_at >= self.update_interval_s:
+            frontiers = self._frontiers(current, highs, lows, finished, now)
+            own = min(frontiers.values()) if frontiers else None
+            group_min = self.group.publish(own)
+            self._limit_ms = None if group_min is None else group_min + self.max_drift_ms
+            self._limit_at = now
+        if self._limit_ms is None:
+            return ends
+        limited = {}
+        for tp, end in ends.items():
+            start = current.get(tp, end)
+            limited[tp] = end if end <= start else self.probe.first_offset_after(tp, self._limit_ms, start, end)
+        return limited
