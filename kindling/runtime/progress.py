@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping, Optional
 
@@ -63,6 +63,23 @@ def bounded_input_done(progress: Optional[Mapping[str, Any]], event_time: bool =
     return watermark >= END_OF_TIME_THRESHOLD
 
 
+def partition_lag(progress: Mapping[str, Any]) -> dict[str, int]:
+    """Consumer lag per source partition (``"<topic>/<partition>"``): the partition's latest offset when
+    the batch was planned minus the batch's end offset, for sources that report latest offsets (Kafka)."""
+    lag: dict[str, int] = {}
+    for source in progress.get("sources") or []:
+        latest, end = _offset(source.get("latestOffset")), _offset(source.get("endOffset"))
+        if not isinstance(latest, dict) or not isinstance(end, dict):
+            continue
+        ends = end.get("partitions") or {}
+        for topic, partitions in (latest.get("partitions") or {}).items():
+            for partition, high in partitions.items():
+                done = (ends.get(topic) or {}).get(partition)
+                if done is not None:
+                    lag[f"{topic}/{partition}"] = max(0, int(high) - int(done))
+    return lag
+
+
 @dataclass
 class QueryMetrics:
     """What one progress report says, in Flink's terms."""
@@ -75,6 +92,7 @@ class QueryMetrics:
     watermark: Optional[datetime]
     state_rows: int
     state_bytes: int
+    partition_lag: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_progress(cls, progress: Mapping[str, Any]) -> "QueryMetrics":
@@ -92,6 +110,7 @@ class QueryMetrics:
             watermark=watermark,
             state_rows=sum(int(s.get("numRowsTotal") or 0) for s in states),
             state_bytes=sum(int(s.get("memoryUsedBytes") or 0) for s in states),
+            partition_lag=partition_lag(progress),
         )
 
     def watermark_text(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import uuid
 import tempfile
 import zipfile
 from pathlib import Path
@@ -53,6 +54,9 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     # Python workers must run the interpreter that has kindling and its dependencies installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    # Scopes driver-side state that Python workers share by file (watermark alignment groups) to this
+    # application; the JVM and its workers inherit it from here.
+    os.environ.setdefault("KINDLING_SESSION_ID", uuid.uuid4().hex)
     if not conf.get(cfg.SPARK_MASTER):
         # Local mode: Spark talks to itself over loopback only.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -14,6 +14,7 @@ import pytest
 from kindling.connectors.kafka import KafkaOffsetsInitializer, KafkaSink, KafkaSource
 from kindling.datastream import TumblingEventTimeWindows, WatermarkStrategy
 from kindling.options import OptionError
+from kindling.runtime.progress import QueryMetrics
 from kindling.connectors.kafka.options import source_config
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -61,11 +62,12 @@ def window_counts(env, kafka, topic, strategy, name):
     progress = client.queries["counts"].recentProgress
     dropped = sum(op.get("numRowsDroppedByWatermark", 0) for p in progress for op in p.get("stateOperators", []))
     state_rows = max((op.get("numRowsTotal", 0) for p in progress for op in p.get("stateOperators", [])), default=0)
+    lags = [QueryMetrics.from_progress(p).partition_lag for p in progress]
     results = [json.loads(m.value()) for m in read_back(kafka.bootstrap_servers, out, expected=1, timeout=10)]
     per_partition = Counter()
     for row in results:
         per_partition[row["part"]] += row["count"]
-    return per_partition, dropped, state_rows, len(progress)
+    return per_partition, dropped, state_rows, lags
 
 
 @pytest.mark.integration
@@ -75,17 +77,19 @@ def test_alignment_keeps_the_slow_partition_and_bounds_state(env, kafka):
 
     # Without alignment the fast partition pushes Spark's single watermark an hour ahead: the slow
     # partition's records after the first batch are dropped as late.
-    unaligned, dropped, _, _ = window_counts(env, kafka, topic, strategy, "unaligned")
+    unaligned, dropped, _, lags = window_counts(env, kafka, topic, strategy, "unaligned")
     assert unaligned[1] == PER_PARTITION
     assert unaligned[0] < PER_PARTITION and dropped > 0
+    assert lags[0] == {f"{topic}/0": PER_PARTITION - 30, f"{topic}/1": PER_PARTITION - 30}, "lag per partition after the first 60 records"
 
     aligned_strategy = strategy.with_watermark_alignment(f"g-{topic}", "5 s", "10 ms")
-    aligned, dropped, state_rows, batches = window_counts(env, kafka, topic, aligned_strategy, "aligned")
+    aligned, dropped, state_rows, lags = window_counts(env, kafka, topic, aligned_strategy, "aligned")
     assert aligned == {0: PER_PARTITION, 1: PER_PARTITION}, "every record counted, none late"
     assert dropped == 0
     # Open windows stay within the drift: at most two windows per key (one closing, one filling).
     assert 0 < state_rows <= 4, state_rows
-    assert batches >= 2 * PER_PARTITION // 60
+    assert lags[0][f"{topic}/1"] == PER_PARTITION, "the fast partition is held back entirely at first"
+    assert len(lags) >= 2 * PER_PARTITION // 60
 
 
 @pytest.mark.integration
