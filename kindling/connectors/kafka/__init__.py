@@ -24,7 +24,7 @@ from kindling.connectors.kafka.builder import (
     KafkaSource,
     KafkaSourceBuilder,
 )
-from kindling.connectors.kafka.options import SINK_OPTIONS, SOURCE_OPTIONS, sink_config, source_config
+from kindling.connectors.kafka.options import EOF_RECORD_EVALUATOR, SINK_OPTIONS, SOURCE_OPTIONS, sink_config, source_config
 from kindling.connectors.kafka.source import KafkaDataSource
 from kindling.options import ParsedOptions
 
@@ -48,7 +48,8 @@ class KafkaConnector(Connector):
 
     @classmethod
     def is_bounded(cls, options: ParsedOptions) -> bool:
-        return (options.get("scan.bounded.mode") or "unbounded") != "unbounded"
+        bounded = (options.get("scan.bounded.mode") or "unbounded") != "unbounded"
+        return bounded or options.get(EOF_RECORD_EVALUATOR) is not None
 
     @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:

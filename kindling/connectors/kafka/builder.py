@@ -32,8 +32,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
+from pyspark.sql import Row
 from pyspark.sql.types import (
     BinaryType,
     BooleanType,
@@ -54,7 +55,7 @@ from pyspark.sql.types import (
 )
 
 from kindling.connectors.base import Sink, Source
-from kindling.connectors.kafka.options import METADATA_KEYS, METADATA_OPTION, metadata_option
+from kindling.connectors.kafka.options import EOF_RECORD_EVALUATOR, METADATA_KEYS, METADATA_OPTION, metadata_option
 
 _METADATA_TYPES = {
     "topic": StringType(),
@@ -184,6 +185,23 @@ class KafkaSourceBuilder:
         for key, value in stopping_offsets.options.items():
             if key.startswith("scan.startup."):
                 self._options["scan.bounded." + key[len("scan.startup."):]] = value
+        return self
+
+    def set_eof_record_evaluator(self, evaluator: Callable[[Row], bool]) -> "KafkaSourceBuilder":
+        """End each partition before its first record for which ``evaluator(record)`` is true (Flink's
+        FLIP-208 ``setEofRecordEvaluator``); that record is not emitted, and the job FINISHES when every
+        partition has ended (or reached its ``set_bounded`` end). The evaluator runs on the driver over
+        the records of each micro-batch before they are read, so they are read twice."""
+        import base64
+
+        from pyspark import cloudpickle
+
+        from kindling.datastream.functions import ship_by_value
+
+        if not callable(evaluator):
+            raise TypeError(f"set_eof_record_evaluator takes a function of the record, got {type(evaluator).__name__}")
+        ship_by_value(evaluator)
+        self._options[EOF_RECORD_EVALUATOR] = base64.b64encode(cloudpickle.dumps(evaluator)).decode("ascii")
         return self
 
     def set_value_format(self, fmt: str) -> "KafkaSourceBuilder":

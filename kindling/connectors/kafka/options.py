@@ -68,6 +68,7 @@ METADATA_KEYS = {
     "key": "BINARY: the record's key bytes",
 }
 METADATA_OPTION = TABLE_METADATA
+EOF_RECORD_EVALUATOR = "kindling.eof-record-evaluator"
 _OFFSET_RESETS = ("earliest", "latest", "none", "smallest", "largest", "beginning", "end", "error")
 
 
@@ -132,6 +133,9 @@ SOURCE_OPTIONS = OptionSet(
                         "How far (event time) a partition may run ahead of the slowest partition of its alignment group."),
         duration_option("scan.watermark.alignment.update-interval", timedelta(seconds=1),
                         "How often the alignment group's slowest event time is recomputed."),
+        string_option(EOF_RECORD_EVALUATOR, None,
+                      "Internal (set by KafkaSource.builder().set_eof_record_evaluator): a partition ends before its "
+                      "first record this predicate accepts (FLIP-208)."),
         duration_option("scan.watermark.idle-timeout", None,
                         "A partition without new records for this long does not hold back watermark alignment."),
         *_COMMON,
@@ -196,6 +200,7 @@ class SourceConfig:
     idle_timeout_s: Optional[float] = None
     rowtime: Optional[str] = None
     watermark_delay_ms: Optional[int] = None
+    eof_record_evaluator: Optional[str] = None
 
     @property
     def admission_drift_ms(self) -> Optional[int]:
@@ -460,6 +465,7 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         alignment_update_interval_s=parsed["scan.watermark.alignment.update-interval"].total_seconds(),
         idle_timeout_s=idle.total_seconds() if idle is not None and idle.total_seconds() > 0 else None,
         rowtime=parsed.extra.get(TABLE_ROWTIME) or None,
+        eof_record_evaluator=parsed.get(EOF_RECORD_EVALUATOR),
         watermark_delay_ms=delay_ms,
     )
 

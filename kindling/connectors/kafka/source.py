@@ -25,6 +25,7 @@ counted, and logged once per Spark partition (count and first bad offset).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -34,7 +35,8 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
-from pyspark.sql.types import BinaryType, StructField, StructType
+from pyspark.sql import Row
+from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, end_of_input_batch, with_eos
 from kindling.arrow import arrow_schema
@@ -45,6 +47,7 @@ from kindling.options import OptionError
 
 log = logging.getLogger("kindling.connectors.kafka")
 
+OPEN = -1  # stop offset of a partition that has not met its end-of-stream record yet
 CHUNK_RECORDS = 250_000  # records per Spark partition at most
 BATCH_ROWS = 50_000  # rows per Arrow batch yielded by read()
 METADATA_TIMEOUT_S = 30.0
@@ -73,11 +76,12 @@ def _nested(offsets: dict[TopicPartitionKey, int]) -> dict[str, dict[str, int]]:
 def _nest(offsets: dict[TopicPartitionKey, int], stop: Optional[dict[TopicPartitionKey, int]] = None) -> dict:
     """The offset JSON: next offsets per partition; a bounded read also carries its stop offsets,
     fixed when the job first started (so a restart ends at the same place), and ``eos`` once
-    every partition reached its stop offset."""
+    every partition reached its stop offset. A stop of ``OPEN`` (-1) is a partition that only an
+    end-of-stream record can end (``scan.bounded`` unset, an evaluator set)."""
     offset: dict[str, Any] = {"partitions": _nested(offsets)}
     if stop is not None:
         offset["stop"] = _nested(stop)
-        if all(offsets.get(tp, 0) >= end for tp, end in stop.items()):
+        if all(end >= 0 and offsets.get(tp, 0) >= end for tp, end in stop.items()):
             offset[EOS_OFFSET_KEY] = True
     return offset
 
@@ -94,6 +98,18 @@ def _flat(offset: Optional[dict], key: str = "partitions") -> dict[TopicPartitio
 
 def _stop_of(offset: Optional[dict]) -> Optional[dict[TopicPartitionKey, int]]:
     return _flat(offset, "stop") if offset and "stop" in offset else None
+
+
+_PROBE_OFFSET = "__kindling_offset"
+
+
+def load_evaluator(text: str):
+    """The end-of-stream record evaluator shipped in the source options (cloudpickled, base64)."""
+    import base64
+
+    from pyspark import cloudpickle
+
+    return cloudpickle.loads(base64.b64decode(text))
 
 
 class EndOfInputPartition(InputPartition):
@@ -311,6 +327,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     low, high = self._watermarks(tp)
                     offsets[tp] = low if self.config.auto_offset_reset == "earliest" else high
         if not self.config.bounded:
+            if self.config.eof_record_evaluator is not None:
+                return _nest(offsets, {tp: OPEN for tp in tps})
             return _nest(offsets)
         stop = self._stopping_offsets(tps)
         return _nest(offsets, {tp: max(stop[tp], offsets[tp]) for tp in tps})
@@ -403,10 +421,42 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 lows[tp], highs[tp] = self._watermarks(tp)
             except Exception:  # a deleted topic: keep its position
                 lows[tp], highs[tp] = offset, offset
-            highs[tp] = min(highs[tp], stop.get(tp, offset))
+            end = stop.get(tp, offset)
+            if end != OPEN:
+                highs[tp] = min(highs[tp], end)
             available[tp] = max(0, highs[tp] - offset)
-        finished = frozenset(tp for tp, offset in current.items() if offset >= stop.get(tp, offset))
-        return _nest(self._admit(current, available, highs, lows, limit, finished), stop)
+        finished = frozenset(tp for tp, offset in current.items() if stop.get(tp, offset) != OPEN and offset >= stop.get(tp, offset))
+        ends = self._admit(current, available, highs, lows, limit, finished)
+        if self.config.eof_record_evaluator is not None:
+            ends, stop = self._find_end_records(current, ends, stop)
+        return _nest(ends, stop)
+
+    def _find_end_records(self, current: dict[TopicPartitionKey, int], ends: dict[TopicPartitionKey, int],
+                          stop: dict[TopicPartitionKey, int]) -> tuple[dict[TopicPartitionKey, int], dict[TopicPartitionKey, int]]:
+        """FLIP-208: read the batch's new records on the driver; a partition ends before its first record
+        the evaluator accepts (that record is not emitted), and its stop offset is kept in the offsets."""
+        evaluator = load_evaluator(self.config.eof_record_evaluator)
+        probe_schema = StructType(list(self.schema.fields) + [StructField(_PROBE_OFFSET, LongType(), True)])
+        probe_config = dataclasses.replace(self.config, metadata=self.config.metadata + ((_PROBE_OFFSET, "offset"),))
+        user_columns = [f.name for f in self.schema.fields if f.name != EOS_COLUMN]
+        ends, stop = dict(ends), dict(stop)
+        for tp, start in sorted(current.items()):
+            end = ends.get(tp, start)
+            if end <= start:
+                continue
+            found = None
+            for batch in read_partition(probe_config, probe_schema, KafkaInputPartition(tp[0], tp[1], start, end)):
+                offsets = batch.column(batch.schema.get_field_index(_PROBE_OFFSET)).to_pylist()
+                for offset, record in zip(offsets, batch.select(user_columns).to_pylist()):
+                    if evaluator(Row(**record)):
+                        found = offset
+                        break
+                if found is not None:
+                    break
+            if found is not None:
+                stop[tp] = found
+                ends[tp] = found
+        return ends, stop
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         ordered = self._record_partitions(start, end)

@@ -87,3 +87,23 @@ def test_bounded_options_are_validated():
     assert "latest-offset" in str(err.value)
     with pytest.raises(ValueError):
         KafkaSource.builder().set_bounded(KafkaOffsetsInitializer.earliest())
+
+
+def test_end_of_stream_record_stops_each_partition(kafka, topic, env):
+    """FLIP-208: each partition ends before its first record the evaluator accepts; the job finishes."""
+    _produce(kafka.bootstrap_servers, topic, range(40))  # partition p holds ids p, p+4, p+8, ...
+    source = (
+        KafkaSource.builder()
+        .set_bootstrap_servers(kafka.bootstrap_servers)
+        .set_topics(topic)
+        .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+        .set_value_format("json")
+        .set_schema("id BIGINT, ts BIGINT")
+        .set_option("scan.max-records-per-trigger", 8)  # the end records are found across several batches
+        .set_eof_record_evaluator(lambda record: record.id >= 22)
+        .build()
+    )
+    assert source.bounded, "a source with an end-of-stream evaluator ends by itself"
+    rows = env.from_source(source).execute_and_collect(timeout=180)
+    # Partition 0 stops at 24, 1 at 25, 2 at 22, 3 at 23: none of those, nor anything after, is read.
+    assert sorted(r.id for r in rows) == list(range(22))
