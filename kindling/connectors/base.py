@@ -49,8 +49,10 @@ def spark_format(connector: str) -> str:
 
 
 def with_eos(schema: StructType) -> StructType:
-    """The schema a source Data Source reports: the user's columns plus the end-of-input marker."""
-    return StructType(list(schema.fields) + [EOS_FIELD])
+    """The schema a source Data Source reports: the user's columns plus the end-of-input marker.
+
+    Every column is nullable here, NOT NULL ones included: the marker row holds nulls."""
+    return StructType([StructField(f.name, f.dataType, True, f.metadata) for f in schema.fields] + [EOS_FIELD])
 
 
 def end_of_input_batch(target: pa.Schema) -> pa.RecordBatch:

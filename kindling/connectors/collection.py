@@ -7,12 +7,14 @@ Rows travel inside the options as JSON, so the source is deterministic and repla
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
+from pyspark.sql import Row
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from kindling.arrow import arrow_schema
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
@@ -38,7 +40,11 @@ def _encode(value: Any) -> Any:
     if isinstance(value, date):
         return {"$date": value.isoformat()}
     if isinstance(value, Decimal):
-        return str(value)
+        return {"$dec": str(value)}
+    if isinstance(value, (bytes, bytearray)):
+        return {"$b64": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, Row):
+        return {k: _encode(v) for k, v in value.asDict().items()}
     if isinstance(value, (list, tuple)):
         return [_encode(v) for v in value]
     if isinstance(value, dict):
@@ -52,6 +58,10 @@ def _decode(value: Any) -> Any:
             return datetime.fromtimestamp(value["$ts"], tz=timezone.utc)
         if "$date" in value:
             return date.fromisoformat(value["$date"])
+        if "$dec" in value:
+            return Decimal(value["$dec"])
+        if "$b64" in value:
+            return base64.b64decode(value["$b64"])
         return {k: _decode(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_decode(v) for v in value]

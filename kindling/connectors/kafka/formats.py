@@ -148,6 +148,13 @@ class ValueDecoder:
             self._read_schema = pa.schema(
                 [pa.field(n, _read_type(t, as_text), True) for n, t in zip(self.names, self.targets)]
             )
+        elif settings.name == "avro":
+            from kindling.connectors.kafka.avro import AvroCodec
+
+            try:
+                self._avro = AvroCodec(schema)
+            except ValueError as exc:
+                raise FormatError(str(exc)) from None
         else:  # pragma: no cover - options validation prevents it
             raise FormatError(f"unknown format {settings.name!r}")
 
@@ -155,7 +162,15 @@ class ValueDecoder:
     def _parse(self, values: Sequence[bytes]) -> list[pa.Array]:
         if self.settings.name == "json":
             return self._parse_json(values)
+        if self.settings.name == "avro":
+            return self._parse_avro(values)
         return self._parse_csv(values)
+
+    def _parse_avro(self, values: Sequence[bytes]) -> list[pa.Array]:
+        try:
+            return self._avro.decode(values, pa.schema([pa.field(n, t) for n, t in zip(self.names, self.targets)]))
+        except (EOFError, IndexError, KeyError, TypeError, UnicodeDecodeError, OverflowError) as exc:
+            raise ValueError(f"not an Avro record of the table's schema ({type(exc).__name__}: {exc})") from None
 
     def _parse_json(self, values: Sequence[bytes]) -> list[pa.Array]:
         import pyarrow.json as pj
@@ -424,10 +439,20 @@ def _default(value):
 class RowEncoder:
     """Arrow record batch -> one ``bytes`` per row, in a format."""
 
-    def __init__(self, settings: FormatSettings, names: Sequence[str]) -> None:
+    def __init__(self, settings: FormatSettings, names: Sequence[str], schema: Optional[StructType] = None) -> None:
         self.settings = settings
         self.names = list(names)
         self._dumps = _orjson()
+        self._avro = None
+        if settings.name == "avro":
+            from kindling.connectors.kafka.avro import AvroCodec
+
+            if schema is None:
+                raise FormatError("the 'avro' format needs the columns' types")
+            try:
+                self._avro = AvroCodec(StructType([schema[n] for n in self.names]))
+            except ValueError as exc:
+                raise FormatError(str(exc)) from None
         if settings.name == "raw" and len(self.names) != 1:
             raise FormatError(
                 "the 'raw' format writes exactly one column (BINARY or STRING); got " + ", ".join(self.names)
@@ -444,6 +469,8 @@ class RowEncoder:
                     f"the 'raw' format writes a BINARY or STRING column; '{self.names[0]}' is {column.type}"
                 )
             return column.to_pylist()
+        if self._avro is not None:
+            return self._avro.encode(batch, self.names)
         if self.settings.name == "json":
             if batch.num_rows == 0:
                 return []

@@ -51,7 +51,7 @@ from kindling.options import (
     string_option,
 )
 
-FORMATS = ("json", "csv", "raw")
+FORMATS = ("json", "csv", "raw", "avro")
 STARTUP_MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
 DELIVERY_GUARANTEES = ("at-least-once", "none", "exactly-once")
 PARTITIONERS = ("default", "round-robin", "fixed")

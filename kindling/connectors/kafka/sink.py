@@ -100,9 +100,9 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
                 f"(every column is a key field: {', '.join(columns)})"
             )
         # Build once on the driver so that a bad combination fails before any task runs.
-        RowEncoder(self.config.value_format, self.value_columns)
+        RowEncoder(self.config.value_format, self.value_columns, schema)
         if self.config.key_format:
-            RowEncoder(self.config.key_format, self.config.key_fields)
+            RowEncoder(self.config.key_format, self.config.key_fields, schema)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
         if self.config.delivery_guarantee == "exactly-once":
@@ -110,8 +110,8 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         from confluent_kafka import Producer
 
         config = self.config
-        value_encoder = RowEncoder(config.value_format, self.value_columns)
-        key_encoder = RowEncoder(config.key_format, config.key_fields) if config.key_format else None
+        value_encoder = RowEncoder(config.value_format, self.value_columns, self.schema)
+        key_encoder = RowEncoder(config.key_format, config.key_fields, self.schema) if config.key_format else None
         producer = Producer(config.producer_config())
         check = config.delivery_guarantee == "at-least-once"
         deliveries = _Deliveries()
@@ -145,8 +145,8 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
     def _encode(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
         """Exactly-once: encode the task's rows into (key, value, partition) columns; produce nothing."""
         config = self.config
-        value_encoder = RowEncoder(config.value_format, self.value_columns)
-        key_encoder = RowEncoder(config.key_format, config.key_fields) if config.key_format else None
+        value_encoder = RowEncoder(config.value_format, self.value_columns, self.schema)
+        key_encoder = RowEncoder(config.key_format, config.key_fields, self.schema) if config.key_format else None
         partitions = None
         if config.partitioner != "default":
             from confluent_kafka import Producer
