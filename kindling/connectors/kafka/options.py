@@ -133,6 +133,9 @@ SOURCE_OPTIONS = OptionSet(
                         "How far (event time) a partition may run ahead of the slowest partition of its alignment group."),
         duration_option("scan.watermark.alignment.update-interval", timedelta(seconds=1),
                         "How often the alignment group's slowest event time is recomputed."),
+        enum_option("key.format", FORMATS, None, "Format of the record keys, read into the 'key.fields' columns."),
+        string_option("key.fields", None, "Columns read from the record key, ';'-separated (needs 'key.format')."),
+        VALUE_FIELDS_INCLUDE,
         string_option(EOF_RECORD_EVALUATOR, None,
                       "Internal (set by KafkaSource.builder().set_eof_record_evaluator): a partition ends before its "
                       "first record this predicate accepts (FLIP-208)."),
@@ -201,6 +204,9 @@ class SourceConfig:
     rowtime: Optional[str] = None
     watermark_delay_ms: Optional[int] = None
     eof_record_evaluator: Optional[str] = None
+    key_format: Optional[FormatSettings] = None
+    key_fields: tuple[str, ...] = ()
+    value_fields_include: str = "ALL"
 
     @property
     def admission_drift_ms(self) -> Optional[int]:
@@ -435,6 +441,8 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
     except ValueError:
         raise OptionError(f"{context} option '{TABLE_WATERMARK_DELAY}' has value {delay_text!r}; allowed: milliseconds") from None
     idle = parsed.get("scan.watermark.idle-timeout")
+    key_format, key_fields = _key_settings(parsed, context)
+    value_format = _value_format(parsed, context, raw)
     properties = parsed.with_prefix("properties.")
     reset = properties.get("auto.offset.reset", "earliest").strip().lower()
     if reset not in _OFFSET_RESETS:
@@ -455,7 +463,7 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         auto_offset_reset=reset,
         discovery_interval_s=interval.total_seconds(),
         max_records_per_trigger=parsed.get("scan.max-records-per-trigger"),
-        value_format=_value_format(parsed, context, raw),
+        value_format=value_format,
         metadata=parse_metadata(parsed.extra.get(METADATA_OPTION), context),
         bounded_mode=bounded_mode,
         bounded_timestamp_ms=bounded_ts,
@@ -466,8 +474,34 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         idle_timeout_s=idle.total_seconds() if idle is not None and idle.total_seconds() > 0 else None,
         rowtime=parsed.extra.get(TABLE_ROWTIME) or None,
         eof_record_evaluator=parsed.get(EOF_RECORD_EVALUATOR),
+        key_format=FormatSettings(key_format, timestamp_standard=value_format.timestamp_standard,
+                                  field_delimiter=value_format.field_delimiter) if key_format else None,
+        key_fields=key_fields,
+        value_fields_include=parsed["value.fields-include"],
         watermark_delay_ms=delay_ms,
     )
+
+
+def _key_settings(parsed: ParsedOptions, context: str) -> tuple[Optional[str], tuple[str, ...]]:
+    """``key.format`` and ``key.fields``, which need each other, and ``value.fields-include`` which needs them."""
+    key_format, key_fields_text = parsed.get("key.format"), parsed.get("key.fields")
+    key_fields = tuple(f.strip() for f in (key_fields_text or "").split(";") if f.strip())
+    if key_fields and not key_format:
+        raise OptionError(
+            f"{context} option 'key.fields' = {key_fields_text!r} needs 'key.format' (allowed values: "
+            + ", ".join(f"'{f}'" for f in FORMATS) + ")"
+        )
+    if key_format and not key_fields:
+        raise OptionError(
+            f"{context} option 'key.format' = {key_format!r} needs 'key.fields' (the columns that form the key, ';'-separated)"
+        )
+    if parsed["value.fields-include"] == "EXCEPT_KEY" and not key_fields:
+        raise OptionError(f"{context} option 'value.fields-include' = 'EXCEPT_KEY' needs 'key.fields' (and 'key.format')")
+    if key_format == "raw" and len(key_fields) != 1:
+        raise OptionError(
+            f"{context} option 'key.fields' = {key_fields_text!r}: 'key.format' = 'raw' needs exactly one key field"
+        )
+    return key_format, key_fields
 
 
 def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
@@ -502,23 +536,7 @@ def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
                 f"milliseconds >= 1000 (default {DEFAULT_TRANSACTION_TIMEOUT_MS}, at most the broker's "
                 "'transaction.max.timeout.ms')"
             )
-    key_format, key_fields_text = parsed.get("key.format"), parsed.get("key.fields")
-    key_fields = tuple(f.strip() for f in (key_fields_text or "").split(";") if f.strip())
-    if key_fields and not key_format:
-        raise OptionError(
-            f"{context} option 'key.fields' = {key_fields_text!r} needs 'key.format' (allowed values: "
-            + ", ".join(f"'{f}'" for f in FORMATS) + ")"
-        )
-    if key_format and not key_fields:
-        raise OptionError(
-            f"{context} option 'key.format' = {key_format!r} needs 'key.fields' (the columns that form the key, ';'-separated)"
-        )
-    if parsed["value.fields-include"] == "EXCEPT_KEY" and not key_fields:
-        raise OptionError(f"{context} option 'value.fields-include' = 'EXCEPT_KEY' needs 'key.fields' (and 'key.format')")
-    if key_format == "raw" and len(key_fields) != 1:
-        raise OptionError(
-            f"{context} option 'key.fields' = {key_fields_text!r}: 'key.format' = 'raw' needs exactly one key field"
-        )
+    key_format, key_fields = _key_settings(parsed, context)
     value_format = _value_format(parsed, context, raw)
     return SinkConfig(
         topic=parsed["topic"].strip(),

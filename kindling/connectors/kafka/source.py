@@ -153,8 +153,15 @@ class _SourceLayout:
                 f"({', '.join(schema.names)})"
             )
         self.metadata = dict(config.metadata)
-        self.value_schema = value_columns(schema, list(self.metadata), [EOS_COLUMN])
+        absent = [c for c in config.key_fields if c not in names]
+        if absent:
+            raise OptionError(f"kafka source option 'key.fields' names column {absent[0]!r}, which is not in the schema ({', '.join(schema.names)})")
+        # With 'EXCEPT_KEY' the key columns come from the record key; with 'ALL' the value holds them too.
+        from_key = list(config.key_fields) if config.value_fields_include == "EXCEPT_KEY" else []
+        self.value_schema = value_columns(schema, list(self.metadata) + from_key, [EOS_COLUMN])
         self.decoder = ValueDecoder(self.value_schema, config.value_format)
+        self.key_schema = StructType([schema[c] for c in from_key])
+        self.key_decoder = ValueDecoder(self.key_schema, config.key_format) if from_key and config.key_format else None
         self.schema = schema
         self.arrow_schema = arrow_schema(schema)
 
@@ -597,6 +604,15 @@ def _to_batch(layout: _SourceLayout, config: SourceConfig, part: KafkaInputParti
     kept = messages if decoded.kept is None else [messages[i] for i in decoded.kept]
     n = len(kept)
     value_arrays = dict(zip(layout.value_schema.names, decoded.arrays))
+    if layout.key_decoder is not None:
+        keys = layout.key_decoder.decode([m.key() for m in kept])
+        if keys.errors or (keys.kept is not None and len(keys.kept) != n):
+            index, error = keys.errors[0] if keys.errors else (0, "the record has no key")
+            raise ValueError(
+                f"kafka source: cannot read the {config.key_format.name} key of the record at topic {part.topic!r} "
+                f"partition {part.partition} offset {kept[index].offset()}: {error}"
+            )
+        value_arrays.update(zip(layout.key_schema.names, keys.arrays))
     arrays = []
     for field in layout.arrow_schema:
         if field.name in value_arrays:

@@ -57,8 +57,8 @@ def test_bootstrap_servers_required():
 def test_format_required_and_checked():
     message = error_of(source_config, {"properties.bootstrap.servers": "h:1", "topic": "t"})
     assert "'format'" in message and "'json'" in message and "'raw'" in message
-    message = error_of(source_config, {**BASE, "topic": "t", "format": "avro"})
-    assert "'format'" in message and "'avro'" in message and "'csv'" in message
+    message = error_of(source_config, {**BASE, "topic": "t", "format": "protobuf"})
+    assert "'format'" in message and "'protobuf'" in message and "'avro'" in message
     message = error_of(source_config, {**BASE, "topic": "t", "value.format": "csv"})
     assert "'format'" in message and "'value.format'" in message and "disagree" in message
 
