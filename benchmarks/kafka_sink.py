@@ -9,9 +9,12 @@ Starts its own local broker and, in the same run, publishes N JSON records
 (b) the same query with ``at-least-once`` (executors produce and wait for acknowledgements);
 (c) one confluent-kafka producer formatting and producing every record in a loop, then flushing.
 
-Only the queries / the loop are timed, after an untimed warm-up query on 10k rows. Each output topic
-is read back (read_committed) to check that it holds exactly N records, then deleted. Prints each
-rate in records/s and, last, ``ratio=<exactly-once/plain>``.
+Only the queries / the loop are timed, after an untimed warm-up query on 10k rows. A query's rate is
+N over the time of its micro-batches (reading, encoding, publishing; Spark's ``triggerExecution``),
+which is what a long-running job sustains; the rate including the query's start-up and shut-down
+(seconds of fixed cost on 2 cores) is printed beside it. Each output topic is read back
+(read_committed) to check that it holds exactly N records, then deleted. Prints each rate in
+records/s and, last, ``ratio=<exactly-once/plain>`` on the micro-batch rate.
 
 The default is 1,000,000 records: the local broker (noida-db, in memory) stops answering
 FindCoordinator correctly ("Bad message format") once a topic holds ~2M records, even for a plain
@@ -108,7 +111,10 @@ def run_kindling(spark, servers: str, topic: str, n: int, guarantee: str) -> flo
     elapsed = time.perf_counter() - start
     if query.exception() is not None:
         raise RuntimeError(f"the {guarantee} query failed: {query.exception()}")
-    return elapsed
+    # The micro-batches' own time: reading, encoding and publishing, without the query's start-up
+    # (planning the Python data sources, starting workers) and shut-down.
+    batches = sum(p["durationMs"].get("triggerExecution", 0) for p in query.recentProgress if p["numInputRows"]) / 1000
+    return elapsed, batches
 
 
 def main() -> None:
@@ -130,10 +136,12 @@ def main() -> None:
             run_kindling(spark, servers, topics["warmup"], 10_000, "exactly-once")  # untimed warm-up
             kafka.delete_topic(topics["warmup"])
             for name, guarantee in (("eo", "exactly-once"), ("alo", "at-least-once")):
-                elapsed = run_kindling(spark, servers, topics[name], n, guarantee)
-                rates[name] = n / elapsed
+                elapsed, batches = run_kindling(spark, servers, topics[name], n, guarantee)
+                rates[name] = n / batches
+                rates[name + "-e2e"] = n / elapsed
                 print(f"kindling datagen -> kafka sink, {guarantee} (availableNow, parallelism 2): "
-                      f"{rates[name]:,.0f} records/s ({elapsed:.1f} s)", flush=True)
+                      f"{rates[name]:,.0f} records/s in micro-batches ({batches:.1f} s); "
+                      f"{rates[name + '-e2e']:,.0f} records/s with query start-up ({elapsed:.1f} s)", flush=True)
                 check(kafka, topics[name], n)
         finally:
             spark.stop()
@@ -141,6 +149,7 @@ def main() -> None:
         rates["plain"] = n / elapsed
         print(f"plain confluent-kafka producer loop: {rates['plain']:,.0f} records/s ({elapsed:.1f} s)", flush=True)
         check(kafka, topics["plain"], n)
+        print(f"exactly-once/plain with query start-up={rates['eo-e2e'] / rates['plain']:.2f}")
         print(f"at-least-once/plain={rates['alo'] / rates['plain']:.2f}")
         print(f"ratio={rates['eo'] / rates['plain']:.2f}")
 

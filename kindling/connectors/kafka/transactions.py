@@ -104,23 +104,8 @@ def publish_batch(config: SinkConfig, messages: Sequence, batch_id: int) -> bool
             return False  # a replay of the last batch after the driver crashed while committing it
         producer.begin_transaction()
         topic = config.topic
-        produce, poll = producer.produce, producer.poll
         for message in columns:
-            values = message.values.to_pylist()
-            keys = message.keys.to_pylist() if message.keys is not None else None
-            partitions = message.partitions.to_pylist() if message.partitions is not None else None
-            for i, value in enumerate(values):
-                kwargs = {}
-                if keys is not None:
-                    kwargs["key"] = keys[i]
-                if partitions is not None:
-                    kwargs["partition"] = partitions[i]
-                while True:
-                    try:
-                        produce(topic, value, **kwargs)
-                        break
-                    except BufferError:  # the local queue is full: let the client send, then retry
-                        poll(0.05)
+            _produce_all(producer, topic, message)
         group = Consumer({"bootstrap.servers": config.bootstrap_servers, "group.id": config.commit_group,
                           "enable.auto.commit": "false"})
         try:
@@ -137,3 +122,38 @@ def publish_batch(config: SinkConfig, messages: Sequence, batch_id: int) -> bool
             pass
         _forget(config)
         raise
+
+
+def _produce_all(producer, topic: str, message) -> None:
+    """Produce one task's encoded records (the hot loop of a commit: no per-record allocations)."""
+    produce, poll = producer.produce, producer.poll
+    values = message.values.to_pylist()
+    keys = message.keys.to_pylist() if message.keys is not None else None
+    partitions = message.partitions.to_pylist() if message.partitions is not None else None
+    if keys is None and partitions is None:
+        for value in values:
+            try:
+                produce(topic, value)
+            except BufferError:  # the local queue is full: let the client send, then retry
+                _retry(producer, topic, value, {})
+        return
+    for i, value in enumerate(values):
+        kwargs = {}
+        if keys is not None:
+            kwargs["key"] = keys[i]
+        if partitions is not None:
+            kwargs["partition"] = partitions[i]
+        try:
+            produce(topic, value, **kwargs)
+        except BufferError:
+            _retry(producer, topic, value, kwargs)
+
+
+def _retry(producer, topic: str, value, kwargs: dict) -> None:
+    while True:
+        producer.poll(0.05)
+        try:
+            producer.produce(topic, value, **kwargs)
+            return
+        except BufferError:
+            continue
