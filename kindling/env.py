@@ -22,7 +22,6 @@ from kindling.connectors.base import (
     INTERNAL_PREFIX,
     ROWKIND_COLUMN,
     TABLE_ROWTIME,
-    TABLE_WATERMARK_DELAY,
     Sink,
     Source,
     spark_format,
@@ -262,7 +261,7 @@ StreamExecutionEnvironment = StreamEnvironment
 
 def _split_event_time_options(source: Source, strategy: WatermarkStrategy) -> dict[str, str]:
     """What a source that tracks event time per split (Kafka) needs from the watermark strategy:
-    the rowtime column, the out-of-orderness, and the alignment and idleness settings."""
+    the rowtime column, and the alignment and idleness settings."""
     from kindling.connectors import get_connector
 
     if not strategy.has_watermarks:
@@ -275,7 +274,7 @@ def _split_event_time_options(source: Source, strategy: WatermarkStrategy) -> di
         )
     if not per_split:
         return {}
-    options = {TABLE_WATERMARK_DELAY: str(to_millis(strategy.out_of_orderness))}
+    options = {}
     if isinstance(strategy.timestamp_assigner, str):
         options[TABLE_ROWTIME] = strategy.timestamp_assigner
     if strategy.alignment is not None:

@@ -37,10 +37,9 @@ INTERNAL_PREFIX = "__kindling_"
 TABLE_PRIMARY_KEY = "kindling.table.primary-key"
 TABLE_PARTITION_KEYS = "kindling.table.partition-keys"
 TABLE_METADATA = "kindling.table.metadata"
-# The event-time (rowtime) column and the watermark's out-of-orderness in milliseconds, for sources
-# that track event time per split (Kafka's watermark alignment); set by the environment and by SQL.
+# The event-time (rowtime) column, for sources that track event time per split (Kafka's watermark
+# alignment); set by the environment from the watermark strategy and by SQL from WATERMARK FOR.
 TABLE_ROWTIME = "kindling.table.rowtime"
-TABLE_WATERMARK_DELAY = "kindling.table.watermark-delay"
 
 
 def spark_format(connector: str) -> str:

@@ -14,10 +14,13 @@ kindling does the same at admission, on the driver, in ``latestOffset``:
   record's Kafka timestamp when the rowtime is the ``timestamp`` metadata column or unknown;
 * the group's minimum frontier is shared with the other sources of the same
   ``scan.watermark.alignment.group`` through a small file on the driver;
-* each partition is admitted only up to its first record later than ``min + drift``, where
-  drift is ``max-drift`` capped by the out-of-orderness (``kindling.table.watermark-delay``): then
-  Spark's watermark (max admitted − out-of-orderness) never passes the slowest partition's
-  frontier, so its records are not late — Flink's guarantee, on Spark's global watermark;
+* every partition is admitted only up to the same event time ``L = min + max-drift``: its first
+  record later than ``L`` ends its part of the batch. All partitions are cut at the same ``L``, so
+  Spark's watermark after the batch (max admitted − out-of-orderness) stays below every record
+  still unread, and no partition's records become late — Flink's guarantee (the watermark is
+  the minimum over splits) on Spark's global watermark, whatever the drift. The drift bounds the
+  event-time span of one micro-batch and so the open windows and state; a partition that is
+  far behind advances by at most ``max-drift`` of event time per micro-batch;
 * ``scan.watermark.idle-timeout``: a partition without new records for that long does not hold the
   group back. A partition that never held a record holds nothing back either (Flink would wait for
   it until the idle timeout).

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Mapping, Optional, Sequence
 
-from kindling.connectors.base import TABLE_METADATA, TABLE_ROWTIME, TABLE_WATERMARK_DELAY
+from kindling.connectors.base import TABLE_METADATA, TABLE_ROWTIME
 from kindling.options import (
     ConfigOption,
     OptionError,
@@ -202,21 +202,10 @@ class SourceConfig:
     alignment_update_interval_s: float = 1.0
     idle_timeout_s: Optional[float] = None
     rowtime: Optional[str] = None
-    watermark_delay_ms: Optional[int] = None
     eof_record_evaluator: Optional[str] = None
     key_format: Optional[FormatSettings] = None
     key_fields: tuple[str, ...] = ()
     value_fields_include: str = "ALL"
-
-    @property
-    def admission_drift_ms(self) -> Optional[int]:
-        """How far a partition may run ahead: max-drift, capped by the out-of-orderness so that Spark's
-        global watermark never passes the slowest partition (see ``kafka.alignment``)."""
-        if self.alignment_max_drift_ms is None:
-            return None
-        if self.watermark_delay_ms is None:
-            return self.alignment_max_drift_ms
-        return min(self.alignment_max_drift_ms, self.watermark_delay_ms)
 
     @property
     def bounded(self) -> bool:
@@ -435,11 +424,6 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
             f"'{'scan.watermark.alignment.group' if group else 'scan.watermark.alignment.max-drift'}': watermark "
             "alignment needs both a group name and a maximum drift (e.g. '20 s')"
         )
-    delay_text = parsed.extra.get(TABLE_WATERMARK_DELAY)
-    try:
-        delay_ms = int(delay_text) if delay_text not in (None, "") else None
-    except ValueError:
-        raise OptionError(f"{context} option '{TABLE_WATERMARK_DELAY}' has value {delay_text!r}; allowed: milliseconds") from None
     idle = parsed.get("scan.watermark.idle-timeout")
     key_format, key_fields = _key_settings(parsed, context)
     value_format = _value_format(parsed, context, raw)
@@ -478,7 +462,6 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
                                   field_delimiter=value_format.field_delimiter) if key_format else None,
         key_fields=key_fields,
         value_fields_include=parsed["value.fields-include"],
-        watermark_delay_ms=delay_ms,
     )
 
 

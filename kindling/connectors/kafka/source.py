@@ -227,7 +227,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             probe = EventTimeProbe(probe_consumer, self._metadata_consumer, self._event_time_decoder())
             source_id = f"{config.bootstrap_servers}|{config.topic_pattern or ';'.join(config.topics)}"
             self._aligner = PartitionAligner(
-                probe, AlignmentGroup(config.alignment_group, source_id), config.admission_drift_ms,
+                probe, AlignmentGroup(config.alignment_group, source_id), config.alignment_max_drift_ms,
                 config.idle_timeout_s, config.alignment_update_interval_s,
             )
         return self._aligner

@@ -30,9 +30,8 @@ def test_alignment_needs_group_and_drift():
     with pytest.raises(OptionError, match="'scan.watermark.alignment.max-drift' is required"):
         source_config(base | {"scan.watermark.alignment.group": "g"})
     config = source_config(base | {"scan.watermark.alignment.group": "g", "scan.watermark.alignment.max-drift": "30 s",
-                                   "kindling.table.watermark-delay": "10000", "scan.watermark.idle-timeout": "5 s"})
-    assert config.admission_drift_ms == 10_000, "the drift is capped by the out-of-orderness"
-    assert config.idle_timeout_s == 5.0
+                                   "scan.watermark.idle-timeout": "5 s", "kindling.table.rowtime": "ts"})
+    assert (config.alignment_max_drift_ms, config.idle_timeout_s, config.rowtime) == (30_000, 5.0, "ts")
 
 
 def two_partitions(kafka, slow_offset_ms: int) -> str:
@@ -73,7 +72,7 @@ def window_counts(env, kafka, topic, strategy, name):
 @pytest.mark.integration
 def test_alignment_keeps_the_slow_partition_and_bounds_state(env, kafka):
     topic = two_partitions(kafka, HOUR_MS)
-    strategy = WatermarkStrategy.for_bounded_out_of_orderness("10 s").with_timestamp_assigner("ts")
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness("5 s").with_timestamp_assigner("ts")
 
     # Without alignment the fast partition pushes Spark's single watermark an hour ahead: the slow
     # partition's records after the first batch are dropped as late.
@@ -82,7 +81,9 @@ def test_alignment_keeps_the_slow_partition_and_bounds_state(env, kafka):
     assert unaligned[0] < PER_PARTITION and dropped > 0
     assert lags[0] == {f"{topic}/0": PER_PARTITION - 30, f"{topic}/1": PER_PARTITION - 30}, "lag per partition after the first 60 records"
 
-    aligned_strategy = strategy.with_watermark_alignment(f"g-{topic}", "5 s", "10 ms")
+    # A drift larger than the out-of-orderness: every partition is cut at the same event time, so
+    # none becomes late whatever the drift.
+    aligned_strategy = strategy.with_watermark_alignment(f"g-{topic}", "20 s", "10 ms")
     aligned, dropped, state_rows, lags = window_counts(env, kafka, topic, aligned_strategy, "aligned")
     assert aligned == {0: PER_PARTITION, 1: PER_PARTITION}, "every record counted, none late"
     assert dropped == 0
