@@ -20,7 +20,7 @@ from kindling.options import OptionSet, int_option
 SINK_OPTIONS = OptionSet(
     "blackhole",
     (int_option("sink.parallelism", None, "Accepted for Flink compatibility; has no effect.", minimum=1),),
-    ignored=("connector", "path", "checkpointlocation"),  # Spark's writeStream options reach the sink too
+    ignored=("connector", "path", "checkpointlocation", "queryname"),  # Spark's writeStream options reach the sink too
 )
 
 

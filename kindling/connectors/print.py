@@ -33,7 +33,7 @@ STANDARD_ERROR = bool_option("standard-error", False, "Print to standard error i
 SINK_PARALLELISM = int_option("sink.parallelism", None, "Accepted for Flink compatibility; has no effect.", minimum=1)
 
 # Spark hands a sink its writeStream options too; checkpointLocation is Spark's, not ours.
-SPARK_OPTIONS = ("connector", "path", "checkpointlocation")
+SPARK_OPTIONS = ("connector", "path", "checkpointlocation", "queryname")
 SINK_OPTIONS = OptionSet("print", (PRINT_IDENTIFIER, STANDARD_ERROR, SINK_PARALLELISM), ignored=SPARK_OPTIONS)
 
 ROW_KINDS = ("+I", "-U", "+U", "-D")

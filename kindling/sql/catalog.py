@@ -1,0 +1,271 @@
+"""The session's in-memory catalog: tables (with their connector facts), views and functions.
+
+Names are case-sensitive, as in Flink's default catalog. ``CREATE TABLE ... LIKE`` is resolved
+here with Flink's merging rules: physical columns always come along; constraints, computed
+(GENERATED) and metadata columns, options, partitions and watermarks are INCLUDING by default
+and options OVERWRITING (the new table's options win).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional, Union
+
+from pyspark.sql.types import StructType
+
+from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, TABLE_ROWTIME
+from kindling.options import nearest
+from kindling.sql.ddl import ColumnDef, CreateTable, CreateView, WatermarkDef
+from kindling.sql.errors import SqlError
+
+
+@dataclass
+class CatalogTable:
+    """A table as Flink's catalog keeps it: columns, watermark, keys and connector options."""
+
+    name: str
+    columns: list[ColumnDef]
+    options: dict[str, str]
+    watermark: Optional[WatermarkDef] = None
+    primary_key: list[str] = field(default_factory=list)
+    partition_keys: list[str] = field(default_factory=list)
+    comment: Optional[str] = None
+    line: int = 1
+
+    @property
+    def connector(self) -> str:
+        connector = self.options.get("connector")
+        if not connector:
+            raise SqlError(f"table '{self.name}' has no 'connector' option", line=self.line, construct="CREATE TABLE",
+                           hint="WITH ('connector' = 'datagen' | 'kafka' | 'print' | 'blackhole' | ...)")
+        return connector
+
+    def connector_options(self) -> dict[str, str]:
+        """The WITH options minus 'connector', plus the table facts connectors read."""
+        options = {k: v for k, v in self.options.items() if k != "connector"}
+        if self.primary_key:
+            options[TABLE_PRIMARY_KEY] = ";".join(self.primary_key)
+        if self.partition_keys:
+            options[TABLE_PARTITION_KEYS] = ";".join(self.partition_keys)
+        metadata = [[c.name, c.metadata_key or c.name, c.virtual] for c in self.columns if c.kind == "metadata"]
+        if metadata:
+            options[TABLE_METADATA] = json.dumps(metadata)
+        rowtime = self.watermark.column if self.watermark is not None else None
+        if rowtime is not None and any(c.name == rowtime and c.kind == "physical" for c in self.columns):
+            options[TABLE_ROWTIME] = rowtime  # sources aligning watermarks per split read event time from it
+        return options
+
+    def physical_columns(self) -> list[ColumnDef]:
+        return [c for c in self.columns if c.kind == "physical"]
+
+    def source_schema(self) -> StructType:
+        """What the connector produces: physical columns then metadata columns."""
+        columns = self.physical_columns() + [c for c in self.columns if c.kind == "metadata"]
+        return StructType([c.type.field(c.name) for c in columns])  # type: ignore[union-attr]
+
+    def sink_columns(self) -> list[ColumnDef]:
+        """What an INSERT writes: physical and writable (non-virtual) metadata columns, in declaration order."""
+        return [c for c in self.columns if c.kind == "physical" or (c.kind == "metadata" and not c.virtual)]
+
+    def sink_schema(self) -> StructType:
+        return StructType([c.type.field(c.name) for c in self.sink_columns()])  # type: ignore[union-attr]
+
+
+@dataclass
+class CatalogView:
+    name: str
+    query: str
+    query_line: int
+    column_names: list[str] = field(default_factory=list)
+    # Views registered from the API (a DataFrame or DataStream) rather than SQL text.
+    frame: Any = None
+
+
+CatalogObject = Union[CatalogTable, CatalogView]
+
+
+class Catalog:
+    """Tables, views and Python functions of one SQL session."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, CatalogObject] = {}
+        self.functions: dict[str, Any] = {}
+
+    # --- lookup -------------------------------------------------------------------------------
+    def get(self, name: str, *, line: Optional[int] = None, construct: str = "query") -> CatalogObject:
+        found = self.objects.get(name)
+        if found is None:
+            hint = nearest(name, self.objects) or next((n for n in self.objects if n.lower() == name.lower()), None)
+            message = f"table or view '{name}' does not exist"
+            if hint:
+                message += f"; did you mean '{hint}'? (names are case-sensitive)"
+            elif self.objects:
+                message += f" (known: {', '.join(sorted(self.objects))})"
+            raise SqlError(message, line=line, construct=construct, hint="CREATE TABLE name (...) WITH (...) before using it")
+        return found
+
+    def table(self, name: str, *, line: Optional[int] = None, construct: str = "INSERT") -> CatalogTable:
+        found = self.get(name, line=line, construct=construct)
+        if not isinstance(found, CatalogTable):
+            raise SqlError(f"'{name}' is a view; only tables can be written", line=line, construct=construct,
+                           hint="INSERT INTO <table created with CREATE TABLE ... WITH ('connector' = ...)>")
+        return found
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.objects
+
+    def tables(self) -> list[str]:
+        return sorted(self.objects)
+
+    def views(self) -> list[str]:
+        return sorted(n for n, o in self.objects.items() if isinstance(o, CatalogView))
+
+    # --- changes ------------------------------------------------------------------------------
+    def create_table(self, statement: CreateTable) -> bool:
+        """Add a table; False when it exists and IF NOT EXISTS was given."""
+        if statement.name in self.objects:
+            if statement.if_not_exists:
+                return False
+            raise SqlError(f"table or view '{statement.name}' already exists", line=statement.line, construct="CREATE TABLE",
+                           hint="CREATE TABLE IF NOT EXISTS ..., or DROP TABLE first")
+        table = CatalogTable(statement.name, list(statement.columns), dict(statement.options), statement.watermark,
+                             list(statement.primary_key), list(statement.partition_keys), statement.comment, statement.line)
+        if statement.like is not None:
+            table = self._merge_like(table, statement)
+        self._check_table(table)
+        self.objects[table.name] = table
+        return True
+
+    def create_view(self, statement: CreateView) -> bool:
+        if statement.name in self.objects:
+            if statement.if_not_exists:
+                return False
+            raise SqlError(f"table or view '{statement.name}' already exists", line=statement.line, construct="CREATE VIEW",
+                           hint="CREATE VIEW IF NOT EXISTS ..., or DROP VIEW first")
+        self.objects[statement.name] = CatalogView(statement.name, statement.query, statement.query_line, statement.column_names)
+        return True
+
+    def put_view(self, name: str, frame: Any) -> None:
+        """A view over a DataFrame or DataStream registered from Python (replaces one of the same name)."""
+        self.objects[name] = CatalogView(name, "", 1, [], frame)
+
+    def drop(self, kind: str, name: str, if_exists: bool, line: int) -> bool:
+        if kind == "FUNCTION":
+            if name not in self.functions:
+                if if_exists:
+                    return False
+                raise SqlError(f"function '{name}' does not exist", line=line, construct="DROP FUNCTION")
+            del self.functions[name]
+            return True
+        found = self.objects.get(name)
+        if found is None:
+            if if_exists:
+                return False
+            self.get(name, line=line, construct=f"DROP {kind}")
+        expected = CatalogTable if kind == "TABLE" else CatalogView
+        if not isinstance(found, expected):
+            other = "VIEW" if kind == "TABLE" else "TABLE"
+            raise SqlError(f"'{name}' is a {other.lower()}, not a {kind.lower()}", line=line, construct=f"DROP {kind}",
+                           hint=f"DROP {other} {name}")
+        del self.objects[name]
+        return True
+
+    # --- checks -------------------------------------------------------------------------------
+    def _check_table(self, table: CatalogTable) -> None:
+        names = [c.name for c in table.columns]
+        if not names:
+            raise SqlError(f"table '{table.name}' has no columns", line=table.line, construct="CREATE TABLE")
+        for key in table.primary_key:
+            if key not in names:
+                raise SqlError(f"primary key column '{key}' is not a column of '{table.name}'", line=table.line,
+                               construct="PRIMARY KEY", hint=f"one of {', '.join(names)}")
+            column = next(c for c in table.columns if c.name == key)
+            if column.kind != "physical":
+                raise SqlError(f"primary key column '{key}' must be a physical column", line=column.line, construct="PRIMARY KEY")
+        for key in table.partition_keys:
+            if key not in names:
+                raise SqlError(f"partition column '{key}' is not a column of '{table.name}'", line=table.line,
+                               construct="PARTITIONED BY", hint=f"one of {', '.join(names)}")
+        if table.watermark is not None and table.watermark.column not in names:
+            hint = nearest(table.watermark.column, names)
+            raise SqlError(f"WATERMARK FOR '{table.watermark.column}': no such column in '{table.name}'"
+                           + (f"; did you mean '{hint}'?" if hint else ""), line=table.watermark.line, construct="WATERMARK",
+                           hint="WATERMARK FOR <a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column> AS col - INTERVAL '5' SECOND")
+
+    def _merge_like(self, table: CatalogTable, statement: CreateTable) -> CatalogTable:
+        like = statement.like
+        assert like is not None
+        source = self.get(like.table, line=like.line, construct="LIKE")
+        if not isinstance(source, CatalogTable):
+            raise SqlError(f"LIKE '{like.table}': a view cannot be the source of LIKE", line=like.line, construct="LIKE")
+        strategy = {feature: "INCLUDING" for feature in ("CONSTRAINTS", "GENERATED", "METADATA", "PARTITIONS", "WATERMARKS")}
+        strategy["OPTIONS"] = "OVERWRITING"
+        for how, feature in like.options:
+            if feature == "ALL":
+                for key in strategy:
+                    strategy[key] = how if not (key == "OPTIONS" and how == "INCLUDING") else "INCLUDING"
+            else:
+                strategy[feature] = how
+        kinds = {"computed": "GENERATED", "metadata": "METADATA"}
+        inherited: list[ColumnDef] = []
+        own = {c.name: c for c in table.columns}
+        for column in source.columns:
+            feature = kinds.get(column.kind)
+            if feature is not None and strategy[feature] == "EXCLUDING":
+                continue
+            if column.name in own:
+                if column.kind == "physical" or strategy.get(feature or "", "INCLUDING") != "OVERWRITING":
+                    raise SqlError(f"column '{column.name}' is defined both in '{table.name}' and in LIKE '{source.name}'",
+                                   line=own[column.name].line, construct="LIKE",
+                                   hint=f"LIKE {source.name} (OVERWRITING GENERATED) or rename the column")
+                continue
+            inherited.append(replace(column))
+        merged = replace(table, columns=inherited + list(table.columns))
+        if strategy["WATERMARKS"] != "EXCLUDING" and source.watermark is not None:
+            if table.watermark is not None and strategy["WATERMARKS"] == "INCLUDING":
+                raise SqlError(f"both '{table.name}' and LIKE '{source.name}' define a watermark", line=table.watermark.line,
+                               construct="LIKE", hint=f"LIKE {source.name} (OVERWRITING WATERMARKS)")
+            if table.watermark is None:
+                merged.watermark = source.watermark
+        if strategy["CONSTRAINTS"] != "EXCLUDING" and source.primary_key and not table.primary_key:
+            merged.primary_key = list(source.primary_key)
+        if strategy["PARTITIONS"] != "EXCLUDING" and source.partition_keys and not table.partition_keys:
+            merged.partition_keys = list(source.partition_keys)
+        if strategy["OPTIONS"] == "EXCLUDING":
+            merged.options = dict(table.options)
+        else:
+            duplicate = [k for k in table.options if k in source.options]
+            if strategy["OPTIONS"] == "INCLUDING" and duplicate:
+                raise SqlError(f"option '{duplicate[0]}' is set both in '{table.name}' and in LIKE '{source.name}'", line=table.line,
+                               construct="LIKE", hint=f"LIKE {source.name} (OVERWRITING OPTIONS)")
+            merged.options = {**source.options, **table.options}
+        return merged
+
+
+def describe_rows(obj: CatalogObject, schema: Optional[StructType] = None) -> list[tuple]:
+    """DESCRIBE's rows as Flink prints them: name, type, null, key, extras, watermark."""
+    from kindling.sql.types import flink_type_name
+
+    if isinstance(obj, CatalogView):
+        assert schema is not None
+        return [(f.name, flink_type_name(f.dataType), f.nullable, None, None, None) for f in schema.fields]
+    rows = []
+    for column in obj.columns:
+        if column.kind == "computed":
+            type_name, nullable, extras = "(computed)", True, f"AS {column.expression}"
+            if schema is not None and column.name in schema.fieldNames():
+                type_name = flink_type_name(schema[column.name].dataType)
+        else:
+            assert column.type is not None
+            type_name, nullable = column.type.flink.replace(" NOT NULL", ""), column.type.nullable
+            extras = None
+            if column.kind == "metadata":
+                extras = "METADATA" + (f" FROM '{column.metadata_key}'" if column.metadata_key else "") + (" VIRTUAL" if column.virtual else "")
+        key = f"PRI({', '.join(obj.primary_key)})" if column.name in obj.primary_key else None
+        watermark = obj.watermark.expression if obj.watermark is not None and obj.watermark.column == column.name else None
+        rows.append((column.name, type_name, nullable, key, extras, watermark))
+    return rows
+
+
+DESCRIBE_COLUMNS = ["name", "type", "null", "key", "extras", "watermark"]

@@ -1,0 +1,198 @@
+"""TableResult: what ``execute_sql`` returns — OK for DDL, rows for SHOW/DESCRIBE, a running job for queries.
+
+A SELECT's rows arrive as a changelog: ``collect_changelog()`` gives ``(row_kind, Row)`` in
+arrival order ('+I', '-U', '+U', '-D'); ``collect()`` applies it (upserts by ``upsert_key`` when
+the result is updating, retractions otherwise) and returns the final rows.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Optional, Sequence, TextIO
+
+from pyspark.sql import DataFrame, Row
+
+from kindling.connectors.base import ROWKIND_COLUMN
+from kindling.runtime.job import TERMINAL_STATES, JobClient
+
+RESULT_SUCCESS = "SUCCESS"
+RESULT_SUCCESS_WITH_CONTENT = "SUCCESS_WITH_CONTENT"
+_DELETIONS = ("-D", "-U")
+
+
+class ChangelogCollector:
+    """Receives a SELECT's micro-batches (``foreachBatch``); a replayed batch replaces its earlier rows."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.columns = list(columns)
+        self._batches: dict[int, list[tuple[str, Row]]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        try:
+            rows = batch.collect()
+        except Exception as exc:  # report the cause, not the JVM trace the Py4J proxy would carry
+            from kindling.sql.errors import from_spark
+
+            raise RuntimeError(from_spark(exc, statement_line=1, construct="query").reason) from None
+        changes: list[tuple[str, Row]] = []
+        for row in rows:
+            values = row.asDict()
+            kind = values.pop(ROWKIND_COLUMN, None) or "+I"
+            changes.append((kind, Row(**{c: values[c] for c in self.columns})))
+        with self._lock:
+            self._batches[batch_id] = changes
+
+    def changes(self) -> list[tuple[str, Row]]:
+        with self._lock:
+            return [change for batch_id in sorted(self._batches) for change in self._batches[batch_id]]
+
+
+def apply_changelog(changes: Sequence[tuple[str, Row]], upsert_key: Optional[Sequence[str]]) -> list[Row]:
+    """The rows a changelog leaves: by key for an upsert result, as a multiset otherwise."""
+    if upsert_key:
+        by_key: dict[tuple, Row] = {}
+        for kind, row in changes:
+            key = tuple(row[k] for k in upsert_key)
+            if kind in _DELETIONS:
+                by_key.pop(key, None)
+            else:
+                by_key[key] = row
+        return list(by_key.values())
+    rows: list[Row] = []
+    for kind, row in changes:
+        if kind in _DELETIONS:
+            try:
+                rows.remove(row)
+            except ValueError:
+                pass
+        else:
+            rows.append(row)
+    return rows
+
+
+class TableResult:
+    """Flink's TableResult: result kind, columns, rows or the job producing them."""
+
+    def __init__(self, columns: Sequence[str] = ("result",), rows: Optional[Sequence[tuple]] = None, *,
+                 job_client: Optional[JobClient] = None, collector: Optional[ChangelogCollector] = None,
+                 upsert_key: Optional[Sequence[str]] = None, cleanup: Any = None) -> None:
+        self.columns = list(columns)
+        self._rows = [Row(**dict(zip(self.columns, r))) for r in (rows or [])]
+        self._job_client = job_client
+        self._collector = collector
+        self.upsert_key = list(upsert_key) if upsert_key else None
+        self._cleanup = cleanup
+
+    @staticmethod
+    def ok() -> "TableResult":
+        return TableResult(["result"], [("OK",)])
+
+    def get_result_kind(self) -> str:
+        if self._job_client is None and len(self._rows) == 1 and self.columns == ["result"] and self._rows[0][0] == "OK":
+            return RESULT_SUCCESS
+        return RESULT_SUCCESS_WITH_CONTENT
+
+    def get_job_client(self) -> Optional[JobClient]:
+        return self._job_client
+
+    def wait(self, timeout: Optional[float] = None) -> Optional[str]:
+        """Block until the job ends (or ``timeout`` seconds pass) and return its state; None without a job."""
+        if self._job_client is None:
+            return None
+        try:
+            return self._job_client.wait(timeout=timeout)
+        finally:
+            if self._job_client.get_job_status() in TERMINAL_STATES and self._cleanup is not None:
+                self._cleanup()
+                self._cleanup = None
+
+    def collect_changelog(self, timeout: Optional[float] = None) -> list[tuple[str, Row]]:
+        """Every change in arrival order, after the job ended (bounded sources) or ``timeout`` passed."""
+        if self._collector is None:
+            return [("+I", row) for row in self._rows]
+        self.wait(timeout)
+        return self._collector.changes()
+
+    def collect(self, timeout: Optional[float] = None) -> list[Row]:
+        """The final rows: the changelog applied."""
+        if self._collector is None:
+            return list(self._rows)
+        return apply_changelog(self.collect_changelog(timeout), self.upsert_key)
+
+    def print(self, out: Optional[TextIO] = None, max_rows: Optional[int] = None) -> None:
+        """Print as Flink's tableau mode: a static table, or a query's changes as they arrive."""
+        out = out or sys.stdout
+        if self._collector is None:
+            _print_table(self.columns, [tuple(r) for r in self._rows], out)
+            return
+        self._print_streaming(out, max_rows)
+
+    def _print_streaming(self, out: TextIO, max_rows: Optional[int]) -> None:
+        columns = ["op"] + self.columns
+        widths = [2] + [max(len(c), 20) for c in self.columns]
+        border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+        out.write(border + "\n" + _line(columns, widths) + "\n" + border + "\n")
+        out.flush()
+        shown = 0
+        client = self._job_client
+        assert client is not None and self._collector is not None
+        try:
+            while True:
+                status = client.get_job_status()
+                changes = self._collector.changes()
+                for kind, row in changes[shown:]:
+                    out.write(_line([kind] + [_format(v) for v in row], widths) + "\n")
+                shown = len(changes)
+                out.flush()
+                if status in TERMINAL_STATES or (max_rows is not None and shown >= max_rows):
+                    break
+                client.wait(timeout=0.5)
+        except KeyboardInterrupt:
+            client.cancel()
+        if client.get_job_status() not in TERMINAL_STATES:
+            client.cancel()
+        self.wait(0)
+        out.write(border + f"\nReceived a total of {shown} row{'s' if shown != 1 else ''}\n")
+        out.flush()
+
+    def __repr__(self) -> str:
+        return f"TableResult(columns={self.columns}, kind={self.get_result_kind()}, job={self._job_client.job_id if self._job_client else None})"
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return "<NULL>"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, datetime):
+        text = value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        return text[:-3]
+    if isinstance(value, Decimal):
+        return str(value)
+    return str(value)
+
+
+def _line(values: Sequence[str], widths: Sequence[int]) -> str:
+    cells = []
+    for value, width in zip(values, widths):
+        text = value if len(value) <= width else value[: width - 3] + "..."
+        cells.append(f" {text:>{width}} ")
+    return "|" + "|".join(cells) + "|"
+
+
+def _print_table(columns: Sequence[str], rows: Sequence[tuple], out: TextIO) -> None:
+    texts = [[_format(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in texts]) for i, c in enumerate(columns)]
+    border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    out.write(border + "\n" + "|" + "|".join(f" {c:<{w}} " for c, w in zip(columns, widths)) + "|\n" + border + "\n")
+    for row in texts:
+        out.write("|" + "|".join(f" {v:<{w}} " for v, w in zip(row, widths)) + "|\n")
+    if not rows:
+        out.write(border + "\nEmpty set\n\n")
+    else:
+        out.write(border + f"\n{len(rows)} row{'s' if len(rows) != 1 else ''} in set\n\n")
+    out.flush()

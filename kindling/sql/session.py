@@ -1,0 +1,691 @@
+"""A Flink SQL session on Spark (Flink's TableEnvironment): catalog, options, and statement execution.
+
+Every statement that reads tables registers them as Spark temporary views built afresh from the
+catalog (so each job gets its own source instances): a table becomes a connector's streaming
+DataFrame with its computed columns and, if it declares a WATERMARK, kindling's event time
+(``StreamEnvironment.from_source``) under the user's column name. Queries are rewritten by
+:mod:`kindling.sql.translate` and planned by Spark. Spark's own streaming checks decide the
+output mode: a query Spark can run in append mode is append-only (``+I``); one it can only run in
+update mode (an unbounded GROUP BY) is an upsert changelog keyed by its grouping columns.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType, TimestampType
+
+from kindling import config as cfg
+from kindling.connectors.base import ROWKIND_COLUMN, Sink, Source
+from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
+from kindling.datastream.watermarks import WatermarkStrategy
+from kindling.durations import spark_interval
+from kindling.options import OptionError, nearest
+from kindling.runtime.job import JobClient, QueryPlan
+from kindling.sql import ddl
+from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
+from kindling.sql.errors import SqlError, from_spark
+from kindling.sql.functions import UserDefinedScalarFunction
+from kindling.sql.result import ChangelogCollector, TableResult
+from kindling.sql.statements import Statement, split_statements
+from kindling.sql.tokens import QUOTED, WORD, Token, significant, split_top_level, tokenize
+from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
+
+if TYPE_CHECKING:
+    from kindling.env import StreamEnvironment
+
+# Sinks that accept only appends, as in Flink (an updating query must go to an upsert sink).
+APPEND_ONLY_SINKS = ("kafka", "filesystem")
+# SQL-session options kindling understands besides the job configuration keys.
+SESSION_OPTIONS = {
+    "table.dml-sync": "false",
+    "sql-client.execution.result-mode": "tableau",
+    "table.exec.state.ttl": "0",
+    "table.local-time-zone": "UTC",
+    "table.exec.source.idle-timeout": "0",
+    "table.exec.mini-batch.enabled": "false",
+    "table.exec.mini-batch.allow-latency": "0",
+    "table.exec.mini-batch.size": "-1",
+    "table.optimizer.agg-phase-strategy": "AUTO",
+    "table.exec.sink.not-null-enforcer": "ERROR",
+    "sql-client.verbose": "false",
+}
+_TVF_WINDOW = "__kindling_window"
+_VIEW_IDS = itertools.count(1)
+
+
+def _quiet_spark_error_logs() -> None:
+    """PySpark logs every failed analysis with its JVM trace; kindling reports those errors itself."""
+    try:
+        from pyspark.logger import PySparkLogger
+
+        for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+            PySparkLogger.getLogger(name).disabled = True
+    except Exception:  # older PySpark without the logger: nothing to silence
+        pass
+
+
+@dataclass
+class PlannedQuery:
+    """A query planned on Spark: its DataFrame, output mode and what kindling knows about its time."""
+
+    df: DataFrame
+    mode: str  # append | update
+    upsert_key: Optional[list[str]]
+    bounded: bool
+    event_time: bool
+    columns: list[str] = field(default_factory=list)
+
+
+class SqlSession:
+    """Runs Flink SQL statements against one StreamEnvironment."""
+
+    def __init__(self, env: "StreamEnvironment") -> None:
+        self.env = env
+        self.catalog = Catalog()
+        self.session_options: dict[str, str] = {}
+        self._initial_config = env.config.copy()  # what RESET returns to (the environment's own settings, -D options)
+        self._statement_set: Optional[list[ddl.Insert]] = None
+        self._statement_set_line = 0
+        self.jobs: list[JobClient] = []
+        _quiet_spark_error_logs()
+
+    @property
+    def spark(self):
+        return self.env.spark
+
+    # --- entry points -------------------------------------------------------------------------
+    def execute_script(self, script: str) -> list[TableResult]:
+        return [self.execute_statement(statement) for statement in split_statements(script)]
+
+    def execute_sql(self, text: str) -> TableResult:
+        """Execute one statement (or several; the last one's result is returned)."""
+        results = self.execute_script(text)
+        if not results:
+            raise SqlError("no statement to execute", line=1, construct="statement")
+        return results[-1]
+
+    def execute_statement(self, statement: Statement) -> TableResult:
+        parsed = ddl.parse_statement(statement)
+        if self._statement_set is not None and not isinstance(parsed, (ddl.Insert, ddl.EndStatementSet)):
+            raise SqlError("only INSERT statements may appear between BEGIN STATEMENT SET and END", line=statement.line,
+                           construct="BEGIN STATEMENT SET", hint="BEGIN STATEMENT SET; INSERT INTO ...; INSERT INTO ...; END;")
+        handler = getattr(self, "_do_" + type(parsed).__name__)
+        return handler(parsed)
+
+    # --- DDL ----------------------------------------------------------------------------------
+    def _do_CreateTable(self, statement: ddl.CreateTable) -> TableResult:
+        if self.catalog.create_table(statement):
+            table = self.catalog.objects[statement.name]
+            assert isinstance(table, CatalogTable)
+            self._check_connector(table)
+        return TableResult.ok()
+
+    def _check_connector(self, table: CatalogTable) -> None:
+        """Fail at CREATE TABLE for an unknown connector, as Flink's client does at first use."""
+        from kindling.connectors import get_connector
+
+        try:
+            get_connector(table.connector)
+        except OptionError as exc:
+            del self.catalog.objects[table.name]
+            raise SqlError(f"table '{table.name}': {exc}", line=table.line, construct="WITH 'connector'") from None
+
+    def _do_CreateView(self, statement: ddl.CreateView) -> TableResult:
+        if statement.name in self.catalog and statement.if_not_exists:
+            return TableResult.ok()
+        # Plan it once so that a broken view fails here, at its own line.
+        self.catalog.create_view(statement)
+        try:
+            self._plan(statement.query, statement.query_line, construct=f"CREATE VIEW {statement.name}")
+        except SqlError:
+            del self.catalog.objects[statement.name]
+            raise
+        return TableResult.ok()
+
+    def _do_CreateFunction(self, statement: ddl.CreateFunction) -> TableResult:
+        if statement.name in self.catalog.functions and statement.if_not_exists:
+            return TableResult.ok()
+        module_name, _, attribute = statement.target.rpartition(".")
+        try:
+            module = importlib.import_module(module_name)
+            function = getattr(module, attribute)
+        except (ImportError, AttributeError) as exc:
+            raise SqlError(f"function '{statement.name}': cannot import '{statement.target}' ({exc})", line=statement.line,
+                           construct="CREATE FUNCTION", hint="a module on PYTHONPATH defining @udf(result_type=...) def function(...)") from None
+        self.create_temporary_function(statement.name, function, line=statement.line)
+        return TableResult.ok()
+
+    def _do_Drop(self, statement: ddl.Drop) -> TableResult:
+        self.catalog.drop(statement.kind, statement.name, statement.if_exists, statement.line)
+        return TableResult.ok()
+
+    def _do_SetOption(self, statement: ddl.SetOption) -> TableResult:
+        if statement.key is None:
+            merged = {**self.env.config.to_dict(), **self.session_options}
+            return TableResult(["key", "value"], sorted(merged.items()))
+        key, value = statement.key, statement.value or ""
+        if key in SESSION_OPTIONS or key.startswith(("table.", "sql-client.")):
+            if key not in SESSION_OPTIONS:
+                hint = nearest(key, SESSION_OPTIONS)
+                raise SqlError(f"SET: unknown option '{key}'" + (f"; did you mean '{hint}'?" if hint else ""), line=statement.line,
+                               construct="SET", hint="SET 'key' = 'value' with one of " + ", ".join(sorted(SESSION_OPTIONS)))
+            self.session_options[key] = value
+            return TableResult.ok()
+        try:
+            self.env.config.set(key, value)
+        except OptionError as exc:
+            raise SqlError(f"SET: {exc}", line=statement.line, construct="SET", hint="SET 'key' = 'value'") from None
+        return TableResult.ok()
+
+    def _do_ResetOption(self, statement: ddl.ResetOption) -> TableResult:
+        if statement.key is None:
+            self.session_options.clear()
+            self.env.config = self._initial_config.copy()
+            return TableResult.ok()
+        self.session_options.pop(statement.key, None)
+        values = {k: v for k, v in self.env.config.to_dict().items() if k != statement.key}
+        initial = self._initial_config.to_dict()
+        if statement.key in initial:
+            values[statement.key] = initial[statement.key]
+        self.env.config = type(self.env.config)(values)
+        return TableResult.ok()
+
+    def _do_Show(self, statement: ddl.Show) -> TableResult:
+        if statement.what == "TABLES":
+            return TableResult(["table name"], [(n,) for n in self.catalog.tables()])
+        if statement.what == "VIEWS":
+            return TableResult(["view name"], [(n,) for n in self.catalog.views()])
+        return TableResult(["function name"], [(n,) for n in sorted(self.catalog.functions)])
+
+    def _do_Describe(self, statement: ddl.Describe) -> TableResult:
+        obj = self.catalog.get(statement.name, line=statement.line, construct="DESCRIBE")
+        schema = None
+        if isinstance(obj, CatalogView) or any(c.kind == "computed" for c in obj.columns):
+            schema = self._describe_schema(obj, statement.line)
+        return TableResult(DESCRIBE_COLUMNS, describe_rows(obj, schema))
+
+    def _describe_schema(self, obj: Union[CatalogTable, CatalogView], line: int) -> Optional[StructType]:
+        try:
+            registered: dict[str, tuple[bool, bool]] = {}
+            self._register(obj.name, registered, line)
+            return self.spark.table(_spark_name(obj.name)).schema
+        except SqlError:
+            if isinstance(obj, CatalogView):
+                raise
+            return None
+
+    # --- DML ----------------------------------------------------------------------------------
+    def _do_Query(self, statement: ddl.Query) -> TableResult:
+        planned = self._plan(statement.text, statement.line, construct="SELECT")
+        return self._collect(planned)
+
+    def _do_Insert(self, statement: ddl.Insert) -> TableResult:
+        if self._statement_set is not None:
+            self._statement_set.append(statement)
+            return TableResult.ok()
+        return self._run_inserts([statement], statement.line)
+
+    def _do_StatementSet(self, statement: ddl.StatementSet) -> TableResult:
+        return self._run_inserts(statement.inserts, statement.line)
+
+    def _do_BeginStatementSet(self, statement: ddl.BeginStatementSet) -> TableResult:
+        self._statement_set = []
+        self._statement_set_line = statement.line
+        return TableResult.ok()
+
+    def _do_EndStatementSet(self, statement: ddl.EndStatementSet) -> TableResult:
+        if self._statement_set is None:
+            raise SqlError("END without BEGIN STATEMENT SET", line=statement.line, construct="END",
+                           hint="BEGIN STATEMENT SET; INSERT INTO ...; END;")
+        inserts, self._statement_set = self._statement_set, None
+        if not inserts:
+            raise SqlError("the statement set is empty", line=statement.line, construct="END")
+        return self._run_inserts(inserts, self._statement_set_line)
+
+    def _do_Explain(self, statement: ddl.Explain) -> TableResult:
+        inner = statement.statement
+        inserts = [inner] if isinstance(inner, ddl.Insert) else inner.inserts if isinstance(inner, ddl.StatementSet) else []
+        sections: list[str] = []
+        if isinstance(inner, ddl.Query):
+            planned = self._plan(inner.text, inner.line, construct="EXPLAIN")
+            sections.append(self._explain_text(planned, None))
+        for insert in inserts:
+            planned, table = self._plan_insert(insert)
+            sections.append(self._explain_text(planned, table))
+        return TableResult(["result"], [("\n\n".join(sections),)])
+
+    def _explain_text(self, planned: PlannedQuery, table: Optional[CatalogTable]) -> str:
+        plan = planned.df._jdf.queryExecution().toString()
+        target = f"Sink: {table.name} (connector '{table.connector}')" if table is not None else "Collect (SELECT)"
+        changelog = "[+I]" if planned.mode == "append" else "[+I, +U]" + (f" upsert key {planned.upsert_key}" if planned.upsert_key else "")
+        return (f"== {target} ==\nSpark output mode: {planned.mode}; changelog mode: {changelog}; "
+                f"bounded: {str(planned.bounded).lower()}\n\n{plan}")
+
+    # --- running ------------------------------------------------------------------------------
+    def _job_name(self, default: str) -> str:
+        return self.env.config.get(cfg.PIPELINE_NAME) or default
+
+    def _run_inserts(self, inserts: Sequence[ddl.Insert], line: int) -> TableResult:
+        bindings: list[DataStreamSink] = []
+        names = []
+        pending = self.env._sinks
+        self.env._sinks = []
+        try:
+            for index, insert in enumerate(inserts):
+                planned, table = self._plan_insert(insert)
+                stream = DataStream(self.env, planned.df, name=f"INSERT INTO {table.name}", event_time=planned.event_time,
+                                    bounded=planned.bounded)
+                try:
+                    sink = Sink(table.connector, table.connector_options())
+                except (OptionError, ValueError) as exc:
+                    raise SqlError(f"INSERT INTO {table.name}: {exc}", line=insert.line, construct="WITH options of the sink table") from None
+                bound = self.env._add_sink(stream, sink)
+                bound.output_mode = planned.mode
+                uid = f"{index}-{table.name}" if len(inserts) > 1 else table.name
+                bound.uid(_safe_uid(uid)).name(f"Sink: {table.name}")
+                bindings.append(bound)
+                names.append(table.name)
+            job_name = self._job_name("insert-into_" + ",".join(names))
+            try:
+                client = self.env.execute_async(job_name)
+            except Exception as exc:
+                if isinstance(exc, SqlError):
+                    raise
+                raise from_spark(exc, statement_line=line, construct="INSERT") from None
+        finally:
+            self.env._sinks = pending
+        self.jobs.append(client)
+        result = TableResult(["job id"], [(client.job_id,)], job_client=client)
+        if self.session_options.get("table.dml-sync", "false").lower() == "true":
+            result.wait()
+        return result
+
+    def _collect(self, planned: PlannedQuery) -> TableResult:
+        collector = ChangelogCollector(planned.columns)
+        checkpoint = Path(tempfile.mkdtemp(prefix="kindling-select-"))
+        out = planned.df
+        interval = spark_interval(self.env.config.get(cfg.CHECKPOINTING_INTERVAL))
+        name = f"select-{next(_VIEW_IDS)}"
+
+        def start():
+            return (out.writeStream.foreachBatch(collector).option("checkpointLocation", str(checkpoint / "collect"))
+                    .queryName(f"kindling.{name}.{id(collector)}").outputMode(planned.mode).trigger(processingTime=interval).start())
+
+        try:
+            client = JobClient(self._job_name(name), [QueryPlan("collect", "Collect Sink", str(checkpoint), start, planned.bounded,
+                                                                planned.event_time)], self.env.config)
+        except Exception as exc:
+            shutil.rmtree(checkpoint, ignore_errors=True)
+            raise from_spark(exc, statement_line=1, construct="SELECT") from None
+        self.jobs.append(client)
+        return TableResult(planned.columns, job_client=client, collector=collector, upsert_key=planned.upsert_key,
+                           cleanup=lambda: shutil.rmtree(checkpoint, ignore_errors=True))
+
+    # --- planning -----------------------------------------------------------------------------
+    def _plan_insert(self, insert: ddl.Insert) -> tuple[PlannedQuery, CatalogTable]:
+        table = self.catalog.table(insert.table, line=insert.line, construct="INSERT")
+        planned = self._plan(insert.query, insert.query_line, construct=f"INSERT INTO {insert.table}")
+        targets = table.sink_columns()
+        target_names = [c.name for c in targets]
+        if insert.columns:
+            unknown = [c for c in insert.columns if c not in target_names]
+            if unknown:
+                raise SqlError(f"INSERT INTO {table.name}: column '{unknown[0]}' is not a writable column of the table", line=insert.line,
+                               construct="INSERT", hint=f"columns: {', '.join(target_names)}")
+            chosen = insert.columns
+        else:
+            chosen = target_names
+        if len(planned.columns) != len(chosen):
+            raise SqlError(f"INSERT INTO {table.name}: the query produces {len(planned.columns)} columns "
+                           f"({', '.join(planned.columns)}) but the table takes {len(chosen)} ({', '.join(chosen)})",
+                           line=insert.line, construct="INSERT", hint="as many query columns as table columns, in table order")
+        source = dict(zip(chosen, planned.columns))
+        projected: list[Column] = []
+        for column in targets:
+            assert column.type is not None
+            if column.name in source:
+                value = F.col(_quote(source[column.name])).cast(column.type.spark)
+                projected.append(_with_precision(value, column.type.flink).alias(column.name))
+            else:
+                projected.append(F.lit(None).cast(column.type.spark).alias(column.name))
+        if planned.mode != "append":
+            projected.append(F.col(ROWKIND_COLUMN))
+            if table.connector in APPEND_ONLY_SINKS:
+                raise SqlError(f"table sink '{table.name}' (connector '{table.connector}') doesn't support consuming update changes, "
+                               "which this query produces (an unbounded GROUP BY or DISTINCT)", line=insert.line, construct="INSERT",
+                               hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
+        df = planned.df.select(*projected)
+        return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names), table
+
+    def _plan(self, text: str, line: int, construct: str) -> PlannedQuery:
+        """Translate, register what the query reads, let Spark plan it, and decide its changelog."""
+        if not significant(tokenize(text)):
+            raise SqlError("the query is empty", line=line, construct=construct)
+        df, (bounded, event_time) = self._frame(text, line, construct, {})
+        mode = self._output_mode(df, line, construct)
+        columns = list(df.columns)
+        if mode == "append":
+            return PlannedQuery(df, mode, None, bounded, event_time, columns)
+        # Spark's update mode emits a group's new value without saying whether the group is new
+        # (and refuses a batch timestamp inside an aggregate), so every update is an upsert '+U'.
+        upsert_key = self._upsert_key(text, line, columns)
+        df = df.select(*[F.col(_quote(c)) for c in columns], F.lit("+U").alias(ROWKIND_COLUMN))
+        return PlannedQuery(df, mode, upsert_key, bounded, event_time, columns)
+
+    def _frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
+               stack: tuple[str, ...] = ()) -> tuple[DataFrame, tuple[bool, bool]]:
+        translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}")
+        # A view's own name inside its text is a column or qualifier (Nexmark's `SELECT person.id ...`).
+        used = [n for n in translation.names if n in self.catalog.objects and n not in stack]
+        for name in used:
+            self._register(name, registered, line, stack)
+        for tvf in translation.tvfs:
+            self._register_tvf(tvf, construct)
+        try:
+            df = self.spark.sql(translation.text)
+        except SqlError:
+            raise
+        except Exception as exc:
+            missing = re.search(r"The table or view `([^`]+)` cannot be found", str(exc))
+            if missing and missing.group(1) not in self.catalog:
+                error = _spark_error(exc, line, construct)
+                self.catalog.get(missing.group(1).split("`.`")[-1], line=error.line, construct=construct)
+            raise _spark_error(exc, line, construct) from None
+        flags = [registered[n] for n in used if n in registered]
+        bounded = all(f[0] for f in flags) if flags else True
+        event_time = any(f[1] for f in flags)
+        return df, (bounded, event_time)
+
+    def _output_mode(self, df: DataFrame, line: int, construct: str) -> str:
+        if not df.isStreaming:
+            raise SqlError("the query reads no table: kindling runs queries over connector tables", line=line, construct=construct,
+                           hint="SELECT ... FROM <table created with CREATE TABLE ... WITH ('connector' = ...)>")
+        jvm = self.spark._jvm
+        checker = jvm.org.apache.spark.sql.catalyst.analysis.UnsupportedOperationChecker
+        modes = jvm.org.apache.spark.sql.streaming.OutputMode
+        plan = df._jdf.queryExecution().analyzed()
+        try:
+            checker.checkForStreaming(plan, modes.Append())
+            return "append"
+        except Exception as append_error:
+            try:
+                checker.checkForStreaming(plan, modes.Update())
+                return "update"
+            except Exception as update_error:
+                message = str(update_error)
+                if "output mode" in message.lower():
+                    message = str(append_error)
+                raise _spark_error(_Message(message), line, construct) from None
+
+    def _upsert_key(self, text: str, line: int, columns: list[str]) -> Optional[list[str]]:
+        """The output columns that are the query's GROUP BY keys (textually, at the outermost level)."""
+        select_items, group_items = _outer_select_and_group(text)
+        if not group_items:
+            if _outer_is_distinct(text):
+                return list(columns)
+            return None
+        keys: list[str] = []
+        normalised = [(_normalise(expr), alias) for expr, alias in select_items]
+        for group in group_items:
+            target = _normalise(group)
+            for index, (expr, alias) in enumerate(normalised):
+                if expr == target or (alias is not None and alias == target) or expr.split(".")[-1] == target.split(".")[-1] == target:
+                    if index < len(columns):
+                        keys.append(columns[index])
+                    break
+            else:
+                return None
+        return keys or None
+
+    # --- registering catalog objects as Spark views -------------------------------------------
+    def _register(self, name: str, registered: dict[str, tuple[bool, bool]], line: int, stack: tuple[str, ...] = ()) -> None:
+        if name in registered:
+            return
+        if name in stack:
+            raise SqlError(f"view '{name}' refers to itself (through {' -> '.join(stack + (name,))})", line=line, construct="CREATE VIEW")
+        obj = self.catalog.objects[name]
+        if isinstance(obj, CatalogTable):
+            df, flags = self._table_frame(obj, line)
+        elif obj.frame is not None:
+            df, flags = _api_view_frame(obj.frame)
+        else:
+            df, flags = self._frame(obj.query, obj.query_line, f"view {name}", registered, stack + (name,))
+            if obj.column_names:
+                if len(obj.column_names) != len(df.columns):
+                    raise SqlError(f"view '{name}' names {len(obj.column_names)} columns but its query has {len(df.columns)}",
+                                   line=obj.query_line, construct="CREATE VIEW")
+                df = df.toDF(*obj.column_names)
+        df.createOrReplaceTempView(_spark_name(name))
+        registered[name] = flags
+
+    def _table_frame(self, table: CatalogTable, line: int) -> tuple[DataFrame, tuple[bool, bool]]:
+        self.spark  # Column expressions below need a running session
+        try:
+            source = Source(table.connector, table.connector_options(), table.source_schema())
+        except (OptionError, ValueError) as exc:
+            raise SqlError(f"table '{table.name}': {exc}", line=table.line, construct="WITH options of the source table") from None
+        computed = {c.name: translate_expression(c.expression or "", c.line) for c in table.columns if c.kind == "computed"}
+        strategy = None
+        rowtime = table.watermark.column if table.watermark is not None else None
+        if table.watermark is not None:
+            delay = watermark_delay(table.watermark.expression, table.watermark.column, table.watermark.line)
+            assigner = F.expr(computed[rowtime]) if rowtime in computed else F.col(_quote(rowtime))
+            strategy = WatermarkStrategy.for_bounded_out_of_orderness(delay).with_timestamp_assigner(assigner)
+        try:
+            stream = self.env.from_source(source, strategy, f"Source: {table.name}")
+        except Exception as exc:
+            raise _spark_error(exc, table.watermark.line if table.watermark else table.line, f"table '{table.name}'") from None
+        df = stream._df
+        projection: list[Column] = []
+        for column in table.columns:
+            if column.name == rowtime:
+                projection.append(F.col(ROWTIME).alias(column.name))
+            elif column.kind == "computed":
+                try:
+                    projection.append(F.expr(computed[column.name]).alias(column.name))
+                except Exception as exc:
+                    raise _spark_error(exc, column.line, f"computed column '{column.name}'") from None
+            else:
+                projection.append(_with_precision(F.col(_quote(column.name)), column.type.flink).alias(column.name))
+        try:
+            df = df.select(*projection)
+        except Exception as exc:
+            raise _spark_error(exc, table.line, f"table '{table.name}'") from None
+        return df, (source.bounded, table.watermark is not None)
+
+    def _register_tvf(self, tvf: WindowTvf, construct: str) -> None:
+        """A window TVF's view: the input plus window_start, window_end, window_time.
+
+        window_end carries Spark's event-time marker, so a GROUP BY window_start, window_end runs
+        in append mode and emits each window once the watermark passes its end, as Flink does.
+        """
+        try:
+            df = self.spark.sql(f"SELECT * FROM {tvf.source}") if not tvf.source.lstrip().startswith("(") else self.spark.sql(f"SELECT * FROM {tvf.source} AS __kindling_tvf_input")
+        except Exception as exc:
+            raise _spark_error(exc, tvf.line, f"window TVF {tvf.kind}") from None
+        time_column = tvf.time_column
+        if time_column not in df.columns:
+            hint = nearest(time_column, df.columns)
+            raise SqlError(f"window TVF {tvf.kind}: DESCRIPTOR({time_column}) names no column of the input"
+                           + (f"; did you mean '{hint}'?" if hint else ""), line=tvf.line, construct=f"window TVF {tvf.kind}")
+        data_type = df.schema[time_column].dataType
+        if not isinstance(data_type, TimestampType):
+            raise SqlError(f"window TVF {tvf.kind}: DESCRIPTOR({time_column}) must be a time attribute (TIMESTAMP with a WATERMARK), "
+                           f"not {data_type.simpleString()}", line=tvf.line, construct=f"window TVF {tvf.kind}")
+        delay_ms = (df.schema[time_column].metadata or {}).get("spark.watermarkDelayMs")
+        if delay_ms is None:
+            # A processing-time attribute (PROCTIME()): windows close as the wall clock passes their end,
+            # as the DataStream API's processing-time windows do. They do not fire at the end of a bounded input.
+            df = df.withWatermark(time_column, "0 seconds")
+            delay_ms = 0
+        marker = {"spark.watermarkDelayMs": int(delay_ms)}
+        ts = F.col(_quote(time_column))
+        columns = [F.col(_quote(c)) for c in df.columns]
+        if tvf.kind == "CUMULATE":
+            step_us, size_us = _micros(tvf.step, tvf.line), _micros(tvf.size, tvf.line)
+            if size_us % step_us:
+                raise SqlError(f"window TVF CUMULATE: size ({tvf.size}) must be a multiple of step ({tvf.step})", line=tvf.line,
+                               construct="window TVF CUMULATE")
+            base = F.window(ts, tvf.size, tvf.size, tvf.offset) if tvf.offset else F.window(ts, tvf.size)
+            windowed = df.select(*columns, base.start.alias("window_start"), F.explode(F.sequence(F.lit(1), F.lit(size_us // step_us))).alias("__k"))
+            end = F.timestamp_micros(F.unix_micros(F.col("window_start")) + F.col("__k").cast("long") * F.lit(step_us).cast("long"))
+            windowed = windowed.withColumn("window_end", end).where(ts < F.col("window_end"))
+            out = windowed.select(*columns, F.col("window_start"), F.col("window_end").alias("window_end", metadata=marker),
+                                  (F.col("window_end") - F.expr("INTERVAL 1 MICROSECOND")).alias("window_time", metadata=marker))
+        else:
+            if tvf.kind == "TUMBLE":
+                window = F.window(ts, tvf.size, tvf.size, tvf.offset) if tvf.offset else F.window(ts, tvf.size)
+            else:
+                window = F.window(ts, tvf.size, tvf.slide, tvf.offset) if tvf.offset else F.window(ts, tvf.size, tvf.slide)
+            windowed = df.select(*columns, window.alias(_TVF_WINDOW))
+            w = F.col(_TVF_WINDOW)
+            out = windowed.select(*columns, w.start.alias("window_start"), w.end.alias("window_end", metadata=marker),
+                                  F.window_time(w).alias("window_time", metadata=marker))
+        out.createOrReplaceTempView(tvf.view)
+
+    # --- Python API helpers -------------------------------------------------------------------
+    def create_temporary_view(self, name: str, obj: Any) -> None:
+        """Register a DataStream, a Spark DataFrame or a Table (``sql_query``) under a name."""
+        from kindling.sql.table import Table
+
+        if isinstance(obj, Table):
+            obj = obj.planned.df
+        if not isinstance(obj, (DataStream, DataFrame)):
+            raise TypeError(f"create_temporary_view takes a DataStream, a Spark DataFrame or a Table, got {type(obj).__name__}")
+        self.catalog.put_view(name, obj)
+
+    def create_temporary_function(self, name: str, function: Any, line: Optional[int] = None) -> None:
+        if not isinstance(function, UserDefinedScalarFunction):
+            raise SqlError(f"function '{name}' must be declared with @udf(result_type=...) so that its SQL type is known", line=line,
+                           construct="CREATE FUNCTION", hint="from kindling.sql import udf; @udf(result_type='STRING') def f(x): ...")
+        function.register(self.spark, name)
+        self.catalog.functions[name] = function
+
+
+class _Message(Exception):
+    """An error message from a JVM call, carried as an exception."""
+
+
+def _spark_error(exc: BaseException, line: int, construct: str) -> SqlError:
+    if isinstance(exc, SqlError):
+        return exc
+    text = str(exc)
+    hint = None
+    if "Non-time-based windows" in text:
+        hint = "window aggregation with GROUP BY TUMBLE/HOP or a window TVF"
+    elif "Distinct aggregations" in text:
+        hint = "COUNT(DISTINCT x) is rewritten for you; other DISTINCT aggregates are not supported on streams"
+    elif "stream-stream" in text.lower() or "streaming DataFrames/Datasets" in text:
+        hint = "joins of two streams need WATERMARKs on both and a time bound: a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts"
+    return from_spark(exc, statement_line=line, construct=construct, hint=hint)
+
+
+def _api_view_frame(frame: Any) -> tuple[DataFrame, tuple[bool, bool]]:
+    if isinstance(frame, DataStream):
+        df = frame._df
+        columns = [F.col(_quote(f.name)) for f in frame.schema.fields]
+        if frame._event_time and "rowtime" not in frame.schema.fieldNames():
+            columns.append(F.col(ROWTIME).alias("rowtime"))
+        return df.select(*columns), (frame.is_bounded, frame._event_time)
+    return frame, (not frame.isStreaming, False)
+
+
+def _with_precision(value: Column, flink_type: str) -> Column:
+    """TIMESTAMP(p) with p < 6 holds no finer digits, as in Flink (Spark keeps microseconds)."""
+    match = re.match(r"TIMESTAMP(?:_LTZ)?\((\d)\)", flink_type)
+    if match is None or int(match.group(1)) >= 6:
+        return value
+    precision = int(match.group(1))
+    if precision == 0:
+        return F.date_trunc("second", value)
+    unit = 10 ** (6 - precision)
+    return F.timestamp_micros(F.floor(F.unix_micros(value) / F.lit(unit)).cast("long") * F.lit(unit))
+
+
+def _spark_name(name: str) -> str:
+    return name
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _safe_uid(uid: str) -> str:
+    return uid.replace("/", "_") or "sink"
+
+
+def _micros(duration: Optional[str], line: int) -> int:
+    from kindling.durations import parse_duration
+
+    if duration is None:
+        raise SqlError("a window size is missing", line=line, construct="window TVF")
+    return int(parse_duration(duration).total_seconds() * 1_000_000)
+
+
+# --- textual helpers for the outermost SELECT -------------------------------------------------
+_CLAUSE_END = ("HAVING", "ORDER", "LIMIT", "WINDOW", "UNION", "EXCEPT", "INTERSECT", "QUALIFY")
+
+
+def _outer_tokens(text: str) -> list[tuple[Token, int]]:
+    """Significant tokens with their parenthesis depth."""
+    depth = 0
+    out = []
+    for token in significant(tokenize(text)):
+        if token.is_symbol(")"):
+            depth -= 1
+        out.append((token, depth))
+        if token.is_symbol("("):
+            depth += 1
+    return out
+
+
+def _outer_select_and_group(text: str) -> tuple[list[tuple[str, Optional[str]]], list[str]]:
+    tokens = _outer_tokens(text)
+    select_at = next((k for k, (t, d) in enumerate(tokens) if d == 0 and t.is_word("SELECT")), None)
+    if select_at is None:
+        return [], []
+    from_at = next((k for k, (t, d) in enumerate(tokens) if k > select_at and d == 0 and t.is_word("FROM")), len(tokens))
+    group_at = next((k for k, (t, d) in enumerate(tokens) if k > from_at and d == 0 and t.is_word("GROUP")), None)
+    select_tokens = [t for t, _ in tokens[select_at + 1:from_at]]
+    if select_tokens and select_tokens[0].is_word("DISTINCT", "ALL"):
+        select_tokens = select_tokens[1:]
+    items = []
+    for part in split_top_level(select_tokens):
+        if not part:
+            continue
+        alias = None
+        if len(part) >= 3 and part[-2].is_word("AS") and part[-1].kind in (WORD, QUOTED):
+            alias, part = part[-1].identifier, part[:-2]
+        elif len(part) >= 2 and part[-1].kind in (WORD, QUOTED) and (part[-2].kind in (WORD, QUOTED) or part[-2].is_symbol(")")):
+            alias, part = part[-1].identifier, part[:-1]
+        items.append((" ".join(t.text for t in part), alias))
+    groups: list[str] = []
+    if group_at is not None:
+        end = next((k for k, (t, d) in enumerate(tokens) if k > group_at + 1 and d == 0 and t.upper in _CLAUSE_END), len(tokens))
+        group_tokens = [t for t, _ in tokens[group_at + 2:end]]
+        groups = [" ".join(t.text for t in part) for part in split_top_level(group_tokens) if part]
+    return items, groups
+
+
+def _outer_is_distinct(text: str) -> bool:
+    tokens = _outer_tokens(text)
+    for k, (token, depth) in enumerate(tokens):
+        if depth == 0 and token.is_word("SELECT"):
+            return k + 1 < len(tokens) and tokens[k + 1][0].is_word("DISTINCT")
+    return False
+
+
+def _normalise(expression: str) -> str:
+    return expression.replace("`", "").replace(" ", "").lower()
+
+

@@ -1,0 +1,416 @@
+"""Flink SQL query text -> Spark SQL text, rewriting the constructs only Flink has.
+
+Why a token rewriter feeding Spark's own parser (and not sqlglot): sqlglot has no Flink dialect
+(no WATERMARK, METADATA, DESCRIPTOR, window TVFs or group-window auxiliaries), so it would need
+the same rewrites plus a second grammar; and the text Spark finally parses is what has to be
+right. Rewriting tokens keeps every untouched character, newline included, so Spark's line
+numbers are the user's line numbers and its messages can be mapped back.
+
+Rewrites:
+
+* group windows ``GROUP BY TUMBLE(ts, INTERVAL '1' HOUR)`` -> ``window(ts, '1 hour')``,
+  ``HOP(ts, slide, size)`` -> ``window(ts, 'size', 'slide')``, ``SESSION(ts, gap)`` ->
+  ``session_window(ts, 'gap')``; ``TUMBLE_START/_END/_ROWTIME(...)`` -> ``window.start`` /
+  ``window.end`` / ``window_time(window)``
+* window TVFs ``TABLE(TUMBLE|HOP|CUMULATE(TABLE t, DESCRIPTOR(ts), ...))`` -> a view that adds
+  ``window_start``, ``window_end``, ``window_time`` (built by :mod:`kindling.sql.session`)
+* ``FLOOR/CEIL(ts TO unit)``, ``PROCTIME()``, ``TO_TIMESTAMP_LTZ(n, p)``, ``SPLIT_INDEX``,
+  ``RAND_INTEGER``, ``ROW(...)``, ``ARRAY[...]``, ``MAP[...]``, ``COUNT(DISTINCT ...)``
+  (as ``size(collect_set(...))``: Spark streams refuse distinct aggregates), and Flink's types
+  inside ``CAST``/``TRY_CAST``
+* constructs Spark cannot run on a stream are refused here, with the line and the nearest
+  supported form: Top-N (``ROW_NUMBER() OVER``), OVER aggregations, temporal joins
+  (``FOR SYSTEM_TIME AS OF``), ``MATCH_RECOGNIZE``, ``LATERAL TABLE``.
+
+Everything else (``DATE_FORMAT``, ``TO_TIMESTAMP``, ``TIMESTAMPADD``, ``TIMESTAMPDIFF``,
+``EXTRACT``, ``CASE``, ``IF``, ``COALESCE``, string functions, ``||``, ``INTERVAL`` literals)
+has the same name and meaning in Spark and passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from kindling.sql.errors import SqlError
+from kindling.sql.tokens import NUMBER, QUOTED, STRING, WORD, Token, matching_paren, next_significant, previous_significant, significant, split_top_level, strip_trivia, tokenize
+from kindling.sql.types import parse_type, spark_sql_type
+
+GROUP_WINDOWS = ("TUMBLE", "HOP", "SESSION")
+WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
+_AUXILIARY = re.compile(r"^(TUMBLE|HOP|SESSION)_(START|END|ROWTIME|PROCTIME)$")
+_INTERVAL_UNITS = {
+    "MILLISECOND": "milliseconds", "MILLISECONDS": "milliseconds",
+    "SECOND": "seconds", "SECONDS": "seconds",
+    "MINUTE": "minutes", "MINUTES": "minutes",
+    "HOUR": "hours", "HOURS": "hours",
+    "DAY": "days", "DAYS": "days",
+}
+TVF_FORM = "TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' MINUTES)) | TABLE(HOP(TABLE t, DESCRIPTOR(ts), slide, size)) | TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), step, size))"
+GROUP_WINDOW_FORM = "GROUP BY TUMBLE(ts, INTERVAL '1' HOUR) | HOP(ts, slide, size) | SESSION(ts, gap)"
+
+
+@dataclass
+class WindowTvf:
+    """A window table-valued function found in a query; the session turns it into a view named ``view``."""
+
+    view: str
+    kind: str  # TUMBLE | HOP | CUMULATE
+    source: str  # Spark SQL text of the input: a table name or a parenthesised query
+    time_column: str
+    size: str  # Spark duration strings ('10 minutes')
+    slide: Optional[str] = None  # HOP
+    step: Optional[str] = None  # CUMULATE
+    offset: Optional[str] = None
+    line: int = 1
+
+
+@dataclass
+class Translation:
+    """A query as Spark SQL, with the window TVFs it uses and the catalog names it mentions."""
+
+    text: str
+    tvfs: list[WindowTvf] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)
+
+
+class _Rewriter:
+    def __init__(self, view_name: Callable[[], str]) -> None:
+        self.view_name = view_name
+        self.tvfs: list[WindowTvf] = []
+        self.names: set[str] = set()
+        self.session_window = False
+
+    # --- driver -------------------------------------------------------------------------------
+    def rewrite(self, tokens: list[Token]) -> str:
+        out: list[str] = []
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.kind in (WORD, QUOTED):
+                self.names.add(token.identifier)
+            if token.kind == WORD:
+                replaced = self._at_word(tokens, i)
+                if replaced is not None:
+                    text, next_index = replaced
+                    original = "".join(t.text for t in tokens[i:next_index])
+                    out.append(_keep_lines(text, original))
+                    i = next_index
+                    continue
+            out.append(token.text)
+            i += 1
+        return "".join(out)
+
+    def _call(self, tokens: list[Token], i: int) -> Optional[tuple[int, int]]:
+        """If tokens[i] is followed by '(', the indexes of '(' and its ')'."""
+        j = next_significant(tokens, i)
+        if j is None or not tokens[j].is_symbol("("):
+            return None
+        return j, matching_paren(tokens, j)
+
+    def _args(self, tokens: list[Token], open_index: int, close_index: int) -> list[list[Token]]:
+        inner = tokens[open_index + 1:close_index]
+        if not significant(inner):
+            return []
+        return [strip_trivia(part) for part in split_top_level(inner)]
+
+    def _at_word(self, tokens: list[Token], i: int) -> Optional[tuple[str, int]]:
+        token = tokens[i]
+        word = token.upper
+        prev = previous_significant(tokens, i)
+        if prev is not None and tokens[prev].is_symbol("."):
+            return None  # a qualified name such as t.window or a struct field
+        call = self._call(tokens, i)
+        if word == "TABLE" and call is not None:
+            return self._window_tvf(tokens, i, *call)
+        if word in ("LATERAL",):
+            raise SqlError("LATERAL TABLE (table functions) is not supported", line=token.line, construct="LATERAL TABLE",
+                           hint="a scalar Python function (@udf) or CROSS JOIN UNNEST(array_column)")
+        if word == "MATCH_RECOGNIZE":
+            raise SqlError("MATCH_RECOGNIZE (pattern matching) cannot run on Spark streams", line=token.line, construct="MATCH_RECOGNIZE",
+                           hint="the DataStream API with a keyed process function")
+        if word == "FOR" and self._sequence(tokens, i, ("FOR", "SYSTEM_TIME", "AS", "OF")):
+            raise SqlError("temporal joins (FOR SYSTEM_TIME AS OF) are not supported", line=token.line, construct="temporal join",
+                           hint="an interval join: a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts")
+        if word == "OVER":
+            function = self._function_before_over(tokens, i)
+            if function == "ROW_NUMBER":
+                raise SqlError("Top-N (ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)) cannot run on Spark streams: Spark has no "
+                               "streaming operator for ranking", line=token.line, construct="Top-N",
+                               hint="a window aggregation (GROUP BY window_start, window_end with MAX/MIN), or run the query over a bounded source in batch")
+            raise SqlError(f"OVER aggregations ({function or 'aggregate'} OVER ...) cannot run on Spark streams", line=token.line,
+                           construct="OVER aggregation", hint="a window aggregation: GROUP BY TUMBLE(ts, INTERVAL ...) or a window TVF")
+        if call is None:
+            return None
+        open_index, close_index = call
+        if word in GROUP_WINDOWS:
+            return self._group_window(tokens, i, open_index, close_index), close_index + 1
+        auxiliary = _AUXILIARY.match(word)
+        if auxiliary:
+            return self._auxiliary(token, auxiliary.group(1), auxiliary.group(2)), close_index + 1
+        args = self._args(tokens, open_index, close_index)
+        if word in ("FLOOR", "CEIL", "CEILING"):
+            return self._floor_ceil(tokens, word, open_index, close_index)
+        if word in ("PROCTIME", "CURRENT_ROW_TIMESTAMP") and not args:
+            return "current_timestamp()", close_index + 1
+        if word == "TO_TIMESTAMP_LTZ":
+            return self._to_timestamp_ltz(token, args), close_index + 1
+        if word == "SPLIT_INDEX" and len(args) == 3:
+            s, d, n = (self.rewrite(a) for a in args)
+            return f"nullif(split_part({s}, {d}, ({n}) + 1), '')", close_index + 1
+        if word == "RAND_INTEGER" and args:
+            bound = self.rewrite(args[-1])
+            return f"CAST(floor(rand() * ({bound})) AS INT)", close_index + 1
+        if word == "ROW":
+            return "struct(" + ", ".join(self.rewrite(a) for a in args) + ")", close_index + 1
+        if word == "COUNT" and args and significant(args[0]) and significant(args[0])[0].is_word("DISTINCT"):
+            return self._count_distinct(tokens, open_index, close_index)
+        if word in ("CAST", "TRY_CAST"):
+            return self._cast(tokens, word, open_index, close_index), close_index + 1
+        return None
+
+    def _sequence(self, tokens: list[Token], i: int, words: tuple[str, ...]) -> bool:
+        j: Optional[int] = i
+        for word in words:
+            if j is None or not tokens[j].is_word(word):
+                return False
+            j = next_significant(tokens, j)
+        return True
+
+    def _function_before_over(self, tokens: list[Token], i: int) -> Optional[str]:
+        j = previous_significant(tokens, i)
+        if j is None or not tokens[j].is_symbol(")"):
+            return None
+        depth = 0
+        for k in range(j, -1, -1):
+            if tokens[k].is_symbol(")"):
+                depth += 1
+            elif tokens[k].is_symbol("("):
+                depth -= 1
+                if depth == 0:
+                    name = previous_significant(tokens, k)
+                    return tokens[name].upper if name is not None else None
+        return None
+
+    # --- group windows ------------------------------------------------------------------------
+    def _group_window(self, tokens: list[Token], i: int, open_index: int, close_index: int) -> str:
+        token = tokens[i]
+        kind = token.upper
+        args = self._args(tokens, open_index, close_index)
+        expected = {"TUMBLE": (2, 3), "HOP": (3, 4), "SESSION": (2, 2)}[kind]
+        if not expected[0] <= len(args) <= expected[1]:
+            raise SqlError(f"{kind}(...) takes {expected[0]}{'' if expected[0] == expected[1] else f' or {expected[1]}'} arguments, got {len(args)}",
+                           line=token.line, construct=f"group window {kind}", hint=GROUP_WINDOW_FORM)
+        time_column = self.rewrite(args[0])
+        durations = [self._duration(a, f"group window {kind}") for a in args[1:]]
+        if kind == "TUMBLE":
+            size = durations[0]
+            if len(durations) == 2:
+                return f"window({time_column}, {size}, {size}, {durations[1]})"
+            return f"window({time_column}, {size})"
+        if kind == "HOP":
+            slide, size = durations[0], durations[1]
+            if len(durations) == 3:
+                return f"window({time_column}, {size}, {slide}, {durations[2]})"
+            return f"window({time_column}, {size}, {slide})"
+        self.session_window = True
+        return f"session_window({time_column}, {durations[0]})"
+
+    def _auxiliary(self, token: Token, kind: str, part: str) -> str:
+        column = "session_window" if kind == "SESSION" else "window"
+        if part == "START":
+            return f"{column}.start"
+        if part == "END":
+            return f"{column}.end"
+        if part == "ROWTIME":
+            return f"window_time({column})"
+        raise SqlError(f"{kind}_PROCTIME is not supported: kindling's group windows run on event time", line=token.line,
+                       construct=f"{kind}_PROCTIME", hint=f"{kind}_ROWTIME(ts, ...) with a WATERMARK on ts")
+
+    def _duration(self, tokens: list[Token], construct: str) -> str:
+        """An INTERVAL literal as a Spark duration string literal ('1 hours'); anything else is rewritten as is."""
+        value = interval_text(tokens)
+        if value is not None:
+            return f"'{value}'"
+        return self.rewrite(tokens)
+
+    # --- window TVFs --------------------------------------------------------------------------
+    def _window_tvf(self, tokens: list[Token], i: int, open_index: int, close_index: int) -> Optional[tuple[str, int]]:
+        inner = significant(tokens[open_index + 1:close_index])
+        if not inner or inner[0].upper not in WINDOW_TVFS:
+            if inner and inner[0].kind == WORD and len(inner) > 1 and inner[1].is_symbol("("):
+                raise SqlError(f"table function {inner[0].text}(...) is not supported", line=inner[0].line, construct="table function",
+                               hint=TVF_FORM)
+            return None
+        kind = inner[0].upper
+        line = tokens[i].line
+        if kind == "SESSION":
+            raise SqlError("the SESSION window TVF is not supported", line=line, construct="window TVF SESSION",
+                           hint="the group window GROUP BY SESSION(ts, INTERVAL '10' MINUTE)")
+        function_index = tokens.index(inner[0])
+        fopen, fclose = self._call(tokens, function_index) or (None, None)
+        if fopen is None or fclose != previous_significant(tokens, close_index):
+            raise SqlError(f"malformed window TVF {kind}", line=line, construct=f"window TVF {kind}", hint=TVF_FORM)
+        args = self._args(tokens, fopen, fclose)
+        named: dict[str, list[Token]] = {}
+        positional: list[list[Token]] = []
+        for arg in args:
+            sig = significant(arg)
+            if len(sig) > 2 and sig[1].is_symbol("=>"):
+                named[sig[0].upper] = arg[arg.index(sig[1]) + 1:]
+            else:
+                positional.append(arg)
+        order = {"TUMBLE": ["DATA", "TIMECOL", "SIZE", "OFFSET"], "HOP": ["DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"],
+                 "CUMULATE": ["DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"]}[kind]
+        for name, arg in zip(order, positional):
+            named.setdefault(name, arg)
+        missing = [n for n in order[:-1] if n not in named]
+        if missing:
+            raise SqlError(f"window TVF {kind} lacks its {missing[0]} argument", line=line, construct=f"window TVF {kind}", hint=TVF_FORM)
+        data = significant(named["DATA"])
+        if data and data[0].is_word("TABLE") and len(data) >= 2:
+            source_tokens = named["DATA"][named["DATA"].index(data[1]):]
+            source = self.rewrite(strip_trivia(source_tokens))
+        elif data and data[0].is_symbol("("):
+            source = self.rewrite(named["DATA"])
+        else:
+            raise SqlError(f"window TVF {kind}: the first argument must be TABLE name", line=line, construct=f"window TVF {kind}", hint=TVF_FORM)
+        for t in significant(named["DATA"]):
+            if t.kind in (WORD, QUOTED):
+                self.names.add(t.identifier)
+        descriptor = significant(named["TIMECOL"])
+        if len(descriptor) != 4 or not descriptor[0].is_word("DESCRIPTOR") or descriptor[2].kind not in (WORD, QUOTED):
+            raise SqlError(f"window TVF {kind}: the time column must be DESCRIPTOR(column)", line=line, construct=f"window TVF {kind}", hint=TVF_FORM)
+
+        def duration(name: str) -> Optional[str]:
+            if name not in named:
+                return None
+            value = interval_text(named[name])
+            if value is None:
+                raise SqlError(f"window TVF {kind}: {name} must be an INTERVAL literal such as INTERVAL '10' MINUTES", line=line,
+                               construct=f"window TVF {kind}", hint=TVF_FORM)
+            return value
+
+        tvf = WindowTvf(self.view_name(), kind, source, descriptor[2].identifier, duration("SIZE"), duration("SLIDE"), duration("STEP"),
+                        duration("OFFSET"), line)
+        self.tvfs.append(tvf)
+        return tvf.view, close_index + 1
+
+    # --- functions ----------------------------------------------------------------------------
+    def _floor_ceil(self, tokens: list[Token], word: str, open_index: int, close_index: int) -> Optional[tuple[str, int]]:
+        inner = tokens[open_index + 1:close_index]
+        depth = 0
+        to_index = None
+        for k, t in enumerate(inner):
+            if t.is_symbol("(", "["):
+                depth += 1
+            elif t.is_symbol(")", "]"):
+                depth -= 1
+            elif depth == 0 and t.is_word("TO"):
+                to_index = k
+        if to_index is None:
+            return None
+        value = self.rewrite(strip_trivia(inner[:to_index]))
+        unit_tokens = significant(inner[to_index + 1:])
+        if len(unit_tokens) != 1 or unit_tokens[0].kind != WORD:
+            raise SqlError(f"{word}(... TO unit): unit must be one word such as HOUR", line=tokens[open_index].line,
+                           construct=f"{word} TO", hint=f"{word}(ts TO HOUR)")
+        unit = unit_tokens[0].upper
+        truncated = f"date_trunc('{unit}', {value})"
+        if word == "FLOOR":
+            return truncated, close_index + 1
+        return f"CASE WHEN {truncated} = {value} THEN {truncated} ELSE {truncated} + INTERVAL 1 {unit} END", close_index + 1
+
+    def _to_timestamp_ltz(self, token: Token, args: list[list[Token]]) -> str:
+        if not args:
+            raise SqlError("TO_TIMESTAMP_LTZ takes (epoch, precision)", line=token.line, construct="TO_TIMESTAMP_LTZ",
+                           hint="TO_TIMESTAMP_LTZ(epoch_millis, 3)")
+        value = self.rewrite(args[0])
+        precision = "".join(t.text for t in significant(args[1])) if len(args) > 1 else "3"
+        if precision == "0":
+            return f"timestamp_seconds({value})"
+        if precision == "3":
+            return f"timestamp_millis({value})"
+        raise SqlError(f"TO_TIMESTAMP_LTZ precision {precision} is not supported", line=token.line, construct="TO_TIMESTAMP_LTZ",
+                       hint="TO_TIMESTAMP_LTZ(epoch_seconds, 0) or TO_TIMESTAMP_LTZ(epoch_millis, 3)")
+
+    def _count_distinct(self, tokens: list[Token], open_index: int, close_index: int) -> tuple[str, int]:
+        inner = tokens[open_index + 1:close_index]
+        distinct = next(k for k, t in enumerate(inner) if not t.trivia)
+        rest = strip_trivia(inner[distinct + 1:])
+        parts = [self.rewrite(strip_trivia(p)) for p in split_top_level(rest)]
+        value = parts[0] if len(parts) == 1 else "struct(" + ", ".join(parts) + ")"
+        # COUNT(DISTINCT x) FILTER (WHERE c) -> size(collect_set(x) FILTER (WHERE c))
+        j = next_significant(tokens, close_index)
+        if j is not None and tokens[j].is_word("FILTER"):
+            k = next_significant(tokens, j)
+            if k is not None and tokens[k].is_symbol("("):
+                end = matching_paren(tokens, k)
+                return f"size(collect_set({value}) {self.rewrite(tokens[j:end + 1])})", end + 1
+        return f"size(collect_set({value}))", close_index + 1
+
+    def _cast(self, tokens: list[Token], word: str, open_index: int, close_index: int) -> str:
+        inner = tokens[open_index + 1:close_index]
+        depth = 0
+        as_index = None
+        for k, t in enumerate(inner):
+            if t.is_symbol("(", "["):
+                depth += 1
+            elif t.is_symbol(")", "]"):
+                depth -= 1
+            elif depth == 0 and t.is_word("AS"):
+                as_index = k
+        if as_index is None:
+            raise SqlError(f"{word} needs AS type", line=tokens[open_index].line, construct=word, hint=f"{word}(x AS BIGINT)")
+        value = self.rewrite(strip_trivia(inner[:as_index]))
+        flink_type = parse_type(inner[as_index + 1:], tokens[open_index].line)
+        return f"{word}({value} AS {spark_sql_type(flink_type)})"
+
+
+def _keep_lines(replacement: str, original: str) -> str:
+    """Pad a replacement with the newlines of the text it replaces, so later lines keep their numbers."""
+    missing = original.count("\n") - replacement.count("\n")
+    return replacement + "\n" * missing if missing > 0 else replacement
+
+
+def interval_text(tokens: list[Token]) -> Optional[str]:
+    """``INTERVAL '5' SECOND`` -> ``'5 seconds'``; None when the tokens are not such a literal."""
+    sig = significant(tokens)
+    if len(sig) != 3 or not sig[0].is_word("INTERVAL") or sig[1].kind not in (STRING, NUMBER) or sig[2].kind != WORD:
+        return None
+    unit = _INTERVAL_UNITS.get(sig[2].upper)
+    if unit is None:
+        return None
+    amount = sig[1].string_value if sig[1].kind == STRING else sig[1].text
+    return f"{amount.strip()} {unit}"
+
+
+def translate_query(text: str, line: int, view_name: Callable[[], str]) -> Translation:
+    """Rewrite a Flink query (or expression) for Spark; ``line`` is the line its text starts on."""
+    tokens = tokenize(text, line)
+    rewriter = _Rewriter(view_name)
+    rewritten = rewriter.rewrite(tokens)
+    return Translation(rewritten, rewriter.tvfs, rewriter.names)
+
+
+def translate_expression(text: str, line: int) -> str:
+    """Rewrite a scalar expression (computed columns, watermark bounds)."""
+    def no_views() -> str:
+        raise SqlError("a window TVF cannot appear in an expression", line=line, construct="expression")
+
+    return translate_query(text, line, no_views).text
+
+
+def watermark_delay(expression: str, column: str, line: int) -> str:
+    """The out-of-orderness of ``WATERMARK FOR col AS col [- INTERVAL 'n' UNIT]`` as a duration string ('5 seconds')."""
+    tokens = significant(tokenize(expression, line))
+    form = f"WATERMARK FOR {column} AS {column} - INTERVAL '5' SECOND (or AS {column} for ascending timestamps)"
+    if len(tokens) == 1 and tokens[0].kind in (WORD, QUOTED) and tokens[0].identifier == column:
+        return "0 seconds"
+    if len(tokens) >= 2 and tokens[0].kind in (WORD, QUOTED) and tokens[0].identifier == column and tokens[1].is_symbol("-"):
+        value = interval_text(tokens[2:])
+        if value is not None:
+            return value
+    raise SqlError(f"watermark expression '{expression}' is not supported: kindling's watermarks trail the column by a fixed interval",
+                   line=line, construct="WATERMARK", hint=form)

@@ -1,0 +1,100 @@
+"""Rewriting Flink-only query syntax for Spark, and refusing what Spark streams cannot run."""
+
+import itertools
+
+import pytest
+
+from kindling.sql.errors import SqlError
+from kindling.sql.translate import translate_expression, translate_query, watermark_delay
+
+
+def translate(text, line=1):
+    counter = itertools.count(1)
+    return translate_query(text, line, lambda: f"__tvf_{next(counter)}")
+
+
+def test_group_windows_and_auxiliary_functions():
+    out = translate(
+        "SELECT account_id, TUMBLE_START(ts, INTERVAL '1' HOUR) AS s, TUMBLE_END(ts, INTERVAL '1' HOUR), "
+        "TUMBLE_ROWTIME(ts, INTERVAL '1' HOUR), SUM(amount) FROM t GROUP BY account_id, TUMBLE(ts, INTERVAL '1' HOUR)"
+    ).text
+    assert "window.start AS s" in out and "window.end," in out and "window_time(window)" in out
+    assert out.endswith("GROUP BY account_id, window(ts, '1 hours')")
+    assert "window(ts, '10 minutes', '1 minutes')" in translate("SELECT 1 FROM t GROUP BY HOP(ts, INTERVAL '1' MINUTE, INTERVAL '10' MINUTE)").text
+    session = translate("SELECT SESSION_START(ts, INTERVAL '5' SECOND) FROM t GROUP BY SESSION(ts, INTERVAL '5' SECOND)").text
+    assert session == "SELECT session_window.start FROM t GROUP BY session_window(ts, '5 seconds')"
+
+
+def test_window_tvfs_become_views():
+    translation = translate(
+        "SELECT window_start, SUM(price) FROM TABLE(\n  TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))\n"
+        "GROUP BY window_start, window_end"
+    )
+    assert translation.text.startswith("SELECT window_start, SUM(price) FROM __tvf_1\n\nGROUP BY")
+    (tvf,) = translation.tvfs
+    assert (tvf.kind, tvf.source, tvf.time_column, tvf.size) == ("TUMBLE", "Bid", "bidtime", "10 minutes")
+    assert "Bid" in translation.names
+    hop = translate("SELECT * FROM TABLE(HOP(DATA => TABLE Bid, TIMECOL => DESCRIPTOR(ts), SLIDE => INTERVAL '5' MINUTES, "
+                    "SIZE => INTERVAL '10' MINUTES))").tvfs[0]
+    assert (hop.kind, hop.slide, hop.size) == ("HOP", "5 minutes", "10 minutes")
+    cumulate = translate("SELECT * FROM TABLE(CUMULATE(TABLE Bid, DESCRIPTOR(ts), INTERVAL '2' MINUTES, INTERVAL '10' MINUTES))").tvfs[0]
+    assert (cumulate.kind, cumulate.step, cumulate.size) == ("CUMULATE", "2 minutes", "10 minutes")
+
+
+def test_functions_spark_spells_differently():
+    assert translate_expression("FLOOR(ts TO HOUR)", 1) == "date_trunc('HOUR', ts)"
+    assert translate_expression("FLOOR(x)", 1) == "FLOOR(x)"
+    assert "date_trunc('DAY', ts) + INTERVAL 1 DAY" in translate_expression("CEIL(ts TO DAY)", 1)
+    assert translate_expression("PROCTIME()", 1) == "current_timestamp()"
+    assert translate_expression("TO_TIMESTAMP_LTZ(ms, 3)", 1) == "timestamp_millis(ms)"
+    assert translate_expression("TO_TIMESTAMP_LTZ(s, 0)", 1) == "timestamp_seconds(s)"
+    assert translate_expression("SPLIT_INDEX(s, ',', 1)", 1) == "nullif(split_part(s, ',', (1) + 1), '')"
+    assert translate_expression("CAST(x AS VARCHAR(10))", 1) == "CAST(x AS STRING)"
+    assert translate_expression("CAST(CAST(x AS BIGINT) AS TIMESTAMP(3))", 1) == "CAST(CAST(x AS BIGINT) AS TIMESTAMP)"
+    assert translate_expression("TRY_CAST(b AS BYTES)", 1) == "TRY_CAST(b AS BINARY)"
+    assert translate_expression("ROW(a, b)", 1) == "struct(a, b)"
+    assert translate_expression("COUNT(DISTINCT bidder)", 1) == "size(collect_set(bidder))"
+    assert translate_expression("COUNT(DISTINCT a, b)", 1) == "size(collect_set(struct(a, b)))"
+    untouched = "DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm'), TO_TIMESTAMP(s), TIMESTAMPADD(HOUR, 1, ts), EXTRACT(HOUR FROM ts)"
+    assert translate_expression(untouched, 1) == untouched
+    assert translate_expression("t.window", 1) == "t.window"
+
+
+def test_rewrites_keep_line_numbers():
+    text = "SELECT FLOOR(\n  ts\n  TO HOUR),\n  x FROM t"
+    assert translate(text).text.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize("text, construct, line", [
+    ("SELECT *\nFROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY a ORDER BY b DESC) AS rn FROM t) WHERE rn <= 3", "Top-N", 2),
+    ("SELECT SUM(x) OVER (PARTITION BY a ORDER BY ts) FROM t", "OVER aggregation", 1),
+    ("SELECT * FROM o\nJOIN r FOR SYSTEM_TIME AS OF o.ts ON o.c = r.c", "temporal join", 2),
+    ("SELECT * FROM t, LATERAL TABLE(split(s))", "LATERAL TABLE", 1),
+    ("SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A))", "MATCH_RECOGNIZE", 1),
+    ("SELECT * FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' MINUTE))", "window TVF SESSION", 1),
+    ("SELECT * FROM TABLE(TUMBLE(TABLE t, ts, INTERVAL '1' MINUTE))", "window TVF TUMBLE", 1),
+    ("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts)))", "window TVF TUMBLE", 1),
+    ("SELECT 1 FROM t GROUP BY TUMBLE(ts)", "group window TUMBLE", 1),
+    ("SELECT TUMBLE_PROCTIME(ts, INTERVAL '1' MINUTE) FROM t", "TUMBLE_PROCTIME", 1),
+])
+def test_unsupported_constructs_are_refused_by_name(text, construct, line):
+    with pytest.raises(SqlError) as error:
+        translate(text)
+    assert error.value.construct == construct
+    assert error.value.line == line
+    assert "Supported form:" in str(error.value)
+
+
+def test_watermark_forms():
+    assert watermark_delay("ts - INTERVAL '5' SECOND", "ts", 1) == "5 seconds"
+    assert watermark_delay("`ts` - INTERVAL '1' MINUTE", "ts", 1) == "1 minutes"
+    assert watermark_delay("ts", "ts", 1) == "0 seconds"
+    with pytest.raises(SqlError, match="line 3: .*fixed interval"):
+        watermark_delay("ts - INTERVAL '5' SECOND + other", "ts", 3)
+    with pytest.raises(SqlError, match="WATERMARK"):
+        watermark_delay("other - INTERVAL '5' SECOND", "ts", 1)
+
+
+def test_count_distinct_keeps_its_filter_clause():
+    out = translate_expression("count(distinct bidder) filter (where price < 10000)", 1)
+    assert out == "size(collect_set(bidder) filter (where price < 10000))"
