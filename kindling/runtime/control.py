@@ -1,0 +1,188 @@
+"""The job manager's line to a driver process: a per-job directory named by ``KINDLING_JOB_DIR``.
+
+The job manager writes ``overrides.json`` (configuration it imposes: checkpoint location,
+savepoint to resume from, parallelism, ``-D`` options) before it starts the driver, and drops
+requests (take a savepoint, stop with a savepoint) as files into ``requests/``. The driver
+answers each in ``responses/`` and publishes its state, metrics and exceptions in
+``status.json`` about twice a second. Files survive either side crashing, and need no port.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from pyspark.sql import DataFrame
+
+from kindling.config import Configuration
+from kindling.runtime import metrics, savepoints
+from kindling.runtime.job import TERMINAL_STATES, JobClient
+
+log = logging.getLogger("kindling.control")
+
+JOB_DIR_ENV = "KINDLING_JOB_DIR"
+JOB_ID_ENV = "KINDLING_JOB_ID"
+OVERRIDES_FILE = "overrides.json"
+STATUS_FILE = "status.json"
+PUBLISH_INTERVAL_S = 0.5
+MAX_POINTS = 120
+
+
+def job_dir() -> Optional[Path]:
+    """The control directory of this driver, when the job manager started it."""
+    value = os.environ.get(JOB_DIR_ENV)
+    return Path(value) if value else None
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Replace ``path`` atomically, so that a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    staging.write_text(json.dumps(value, default=str))
+    os.replace(staging, path)
+
+
+def read_json(path: Path) -> Optional[dict]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def apply_overrides(config: Configuration) -> None:
+    """Apply the configuration the job manager imposes on this driver (no-op outside the job manager)."""
+    directory = job_dir()
+    if directory is None:
+        return
+    values = read_json(directory / OVERRIDES_FILE) or {}
+    if values:
+        config.update(values)
+
+
+# Jobs this driver started and their channels, newest last: the driver reports how the last one ended.
+ATTACHED: list[JobClient] = []
+CHANNELS: list["DriverChannel"] = []
+
+
+def attach(client: JobClient, checkpoint_root: Path, sinks: Mapping[str, DataFrame]) -> Optional["DriverChannel"]:
+    """Serve the job manager's requests for this job and publish its status (no-op outside the job manager)."""
+    directory = job_dir()
+    if directory is None:
+        return None
+    ATTACHED.append(client)
+    channel = DriverChannel(directory, client, checkpoint_root, sinks)
+    CHANNELS.append(channel)
+    channel.start()
+    return channel
+
+
+class DriverChannel(threading.Thread):
+    """Publishes a job's status and serves savepoint requests from the job manager."""
+
+    def __init__(self, directory: Path, client: JobClient, checkpoint_root: Path, sinks: Mapping[str, DataFrame]) -> None:
+        super().__init__(name="kindling-control", daemon=True)
+        self.directory = directory
+        self.client = client
+        self.checkpoint_root = checkpoint_root
+        self.sinks = dict(sinks)
+        self.job_id = os.environ.get(JOB_ID_ENV) or client.job_id
+        self._points: dict[str, dict[int, dict]] = {uid: {} for uid in sinks}
+
+    # --- requests ---------------------------------------------------------------------------------
+    def savepoint(self, target: Optional[str], stop: bool) -> str:
+        """Take a savepoint between two micro-batches; with ``stop`` the job then ends FINISHED."""
+        return savepoints.trigger_savepoint(self.client, self.checkpoint_root, self.sinks, target, stop, self.job_id)
+
+    def _serve_requests(self) -> None:
+        requests = self.directory / "requests"
+        if not requests.is_dir():
+            return
+        for path in sorted(requests.glob("*.json")):
+            request = read_json(path)
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            if not request:
+                continue
+            response: dict[str, Any]
+            before = self.client.queries
+            try:
+                if request.get("drain"):
+                    raise ValueError("stop with drain (a final watermark before stopping) is not supported by kindling: stop without 'drain'")
+                location = self.savepoint(request.get("targetDirectory"), stop=request.get("kind") == "stop")
+                response = {"status": "COMPLETED", "location": location}
+            except Exception as exc:  # reported to the job manager, which reports it to the user
+                log.warning("savepoint request %s failed: %s", request.get("id"), exc)
+                response = {"status": "FAILED", "failure": f"{type(exc).__name__}: {exc}"}
+            self._collect_points(before)  # the batches of the queries the savepoint stopped
+            write_json(self.directory / "responses" / f"{request['id']}.json", response)
+            self.publish()
+
+    # --- status -------------------------------------------------------------------------------
+    def _collect_points(self, queries: Optional[Mapping[str, Any]] = None) -> None:
+        for uid, query in (queries or self.client.queries).items():
+            seen = self._points.setdefault(uid, {})
+            try:
+                recent = query.recentProgress
+            except Exception:  # a query being replaced; the next round reads it
+                continue
+            for point in metrics.query_points(recent):
+                seen[point["batchId"]] = point
+            for batch_id in sorted(seen)[:-MAX_POINTS]:
+                del seen[batch_id]
+
+    def status(self) -> dict[str, Any]:
+        state = self.client.get_job_status()
+        self._collect_points()
+        names = {plan.uid: plan.name for plan in self.client.plans}
+        queries = {}
+        for uid, points in self._points.items():
+            ordered = metrics.with_output_rates([points[b] for b in sorted(points)])
+            queries[uid] = {
+                "name": names.get(uid, uid),
+                "checkpoint": str(self.checkpoint_root / uid),
+                "points": ordered,
+                **savepoints.checkpoint_position(self.checkpoint_root / uid),
+            }
+        return {
+            "pid": os.getpid(),
+            "state": state,
+            "jobName": self.client.job_name,
+            "startTime": int(self.client.start_time.timestamp() * 1000),
+            "updated": int(time.time() * 1000),
+            "configuration": self.client.conf.to_dict(),
+            "restarts": self.client.restarts,
+            "queries": queries,
+            "exceptions": [
+                {"timestamp": int(e.timestamp.timestamp() * 1000), "taskName": e.query, "message": e.message}
+                for e in self.client.exceptions
+            ],
+            "userMetrics": metrics.read_user_metrics(self.directory / metrics.USER_METRICS_DIR),
+        }
+
+    def publish(self) -> None:
+        write_json(self.directory / STATUS_FILE, self.status())
+
+    def run(self) -> None:
+        from pyspark.sql import SparkSession
+
+        # Queries restarted from this thread must see the session where kindling's sources are registered.
+        session = SparkSession._instantiatedSession
+        if session is not None:
+            SparkSession._get_j_spark_session_class(session._jvm).setActiveSession(session._jsparkSession)
+        while True:
+            try:
+                self._serve_requests()
+                self.publish()
+            except Exception as exc:  # the channel must outlive a bad round
+                log.warning("control channel: %s", exc)
+            if self.client.get_job_status() in TERMINAL_STATES:
+                self.publish()
+                return
+            time.sleep(PUBLISH_INTERVAL_S)  # the publishing period
