@@ -1,0 +1,128 @@
+"""File formats: Parquet (a bulk format) and JSON lines / CSV (row formats), Arrow in and Arrow out.
+
+JSON and CSV are Flink's ``json`` and ``csv`` formats, shared with the Kafka connector: one
+record per line, no CSV header, timestamps in Flink's SQL standard. Row-format files can be
+concatenated byte-wise (compaction of row formats); Parquet files are merged by rewriting
+their records into one file.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql.types import StructType
+
+from kindling.connectors.filesystem.options import FileSystemConfig
+from kindling.connectors.kafka.formats import RowEncoder, ValueDecoder
+from kindling.connectors.kafka.options import FormatSettings
+
+
+def _settings(config: FileSystemConfig) -> FormatSettings:
+    return FormatSettings(config.format, field_delimiter=config.field_delimiter)
+
+
+def _codec(config: FileSystemConfig) -> Optional[str]:
+    return None if config.compression == "NONE" else config.compression.lower()
+
+
+class FileWriter:
+    """Writes Arrow batches into one open output stream in the configured format."""
+
+    def __init__(self, stream, schema: pa.Schema, config: FileSystemConfig) -> None:
+        self.stream = stream
+        self.schema = schema
+        self.config = config
+        self.rows = 0
+        self.footer = 0
+        if config.format == "parquet":
+            self._parquet = pq.ParquetWriter(stream, schema, compression=_codec(config))
+        else:
+            self._parquet = None
+            self._encoder = RowEncoder(_settings(config), schema.names)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows == 0:
+            return
+        if self._parquet is not None:
+            self._parquet.write_batch(batch)
+        else:
+            lines = self._encoder.encode(batch)
+            self.stream.write(b"\n".join(lines) + b"\n")
+        self.rows += batch.num_rows
+
+    @property
+    def size(self) -> int:
+        return self.stream.tell()
+
+    def close(self) -> int:
+        """Finish the file; returns its size in bytes."""
+        if self._parquet is not None:
+            self._parquet.close()
+        size = self.stream.tell()
+        if self._parquet is not None:
+            # Everything but the column chunks (magic, footer, schema) is per-file overhead that a
+            # merged file has only once: compaction counts the column chunks.
+            metadata = self._parquet.writer.metadata
+            chunks = sum(metadata.row_group(g).column(c).total_compressed_size
+                         for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))
+            self.footer = max(0, size - chunks)
+        self.stream.close()
+        return size
+
+
+def read_table(storage, path: str, data_schema: StructType, config: FileSystemConfig) -> pa.Table:
+    """Every record of one file, as Arrow columns of ``data_schema`` (partition columns excluded)."""
+    from kindling.arrow import arrow_schema
+
+    target = arrow_schema(data_schema)
+    if config.format == "parquet":
+        with storage.open_input(path) as handle:
+            table = pq.read_table(handle)
+        columns = []
+        for field in target:
+            if field.name in table.column_names:
+                column = table.column(field.name)
+                columns.append(column if column.type.equals(field.type) else column.cast(field.type))
+            else:
+                columns.append(pa.nulls(table.num_rows, field.type))
+        return pa.Table.from_arrays(columns, schema=target)
+    data = storage.read_bytes(path) or b""
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if not lines:
+        return target.empty_table()
+    decoded = ValueDecoder(data_schema, _settings(config)).decode(lines)
+    if decoded.errors:
+        index, error = decoded.errors[0]
+        raise ValueError(f"filesystem source: line {index + 1} of {storage.uri(path)} is not valid {config.format}: {error}")
+    return pa.Table.from_arrays(decoded.arrays, schema=target)
+
+
+def merge_files(storage, sources: Sequence[str], final_stream, config: FileSystemConfig) -> int:
+    """Write the records of ``sources`` into one file (concatenation for row formats); returns rows or bytes written."""
+    if config.format != "parquet":
+        written = 0
+        for source in sources:
+            data = storage.read_bytes(source)
+            if data is None:
+                raise FileNotFoundError(f"filesystem sink: staged file {storage.uri(source)} is missing")
+            final_stream.write(data)
+            written += len(data)
+        final_stream.close()
+        return written
+    writer: Optional[pq.ParquetWriter] = None
+    rows = 0
+    for source in sources:
+        with storage.open_input(source) as handle:
+            parquet = pq.ParquetFile(handle)
+            if writer is None:
+                writer = pq.ParquetWriter(final_stream, parquet.schema_arrow, compression=_codec(config))
+            for group in range(parquet.num_row_groups):
+                table = parquet.read_row_group(group)
+                writer.write_table(table)
+                rows += table.num_rows
+    if writer is not None:
+        writer.close()
+    final_stream.close()
+    return rows
