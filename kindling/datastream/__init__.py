@@ -8,7 +8,43 @@ from kindling.datastream.functions import (
     MapFunction,
     ReduceFunction,
 )
-from kindling.datastream.stream import DataStream, DataStreamSink, KeyedStream, WindowedStream
+from kindling.datastream.broadcast import BroadcastConnectedStream, BroadcastStream, KeyedBroadcastProcessFunction
+from kindling.datastream.connected import CoFlatMapFunction, CoMapFunction, ConnectedStreams, KeyedCoProcessFunction
+from kindling.datastream.context import RuntimeContext
+from kindling.datastream.evictors import CountEvictor, Evictor, TimeEvictor, TimestampedValue
+from kindling.datastream.joins import CoGroupFunction, IntervalJoin, JoinFunction, JoinedStreams, ProcessJoinFunction
+from kindling.datastream.process import Collector, KeyedProcessFunction, ProcessFunction
+from kindling.datastream.side_outputs import OutputTag
+from kindling.datastream.state import (
+    AggregatingState,
+    AggregatingStateDescriptor,
+    ListState,
+    ListStateDescriptor,
+    MapState,
+    MapStateDescriptor,
+    ReducingState,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+    ValueState,
+    ValueStateDescriptor,
+)
+from kindling.datastream.stream import DataStream, DataStreamSink, KeyedStream, SingleOutputStreamOperator, WindowedStream
+from kindling.datastream.timers import TimeDomain, TimerService
+from kindling.datastream.triggers import (
+    ContinuousEventTimeTrigger,
+    CountTrigger,
+    EventTimeTrigger,
+    ProcessingTimeTrigger,
+    PurgingTrigger,
+    Trigger,
+    TriggerResult,
+)
+from kindling.datastream.window_functions import (
+    AllWindowFunction,
+    ProcessAllWindowFunction,
+    ProcessWindowFunction,
+    WindowFunction,
+)
 from kindling.datastream.watermarks import TimestampAssigner, WatermarkStrategy
 from kindling.datastream.windows import (
     EventTimeSessionWindows,
@@ -26,4 +62,13 @@ __all__ = [
     "ReduceFunction", "SlidingEventTimeWindows", "SlidingProcessingTimeWindows", "TimeWindow",
     "TimestampAssigner", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows", "WatermarkStrategy",
     "WindowedStream",
+    # stateful processing (issue 6)
+    "AggregatingState", "AggregatingStateDescriptor", "AllWindowFunction", "BroadcastConnectedStream", "BroadcastStream",
+    "CoFlatMapFunction", "CoGroupFunction", "CoMapFunction", "Collector", "ConnectedStreams", "ContinuousEventTimeTrigger",
+    "CountEvictor", "CountTrigger", "EventTimeTrigger", "Evictor", "IntervalJoin", "JoinFunction", "JoinedStreams",
+    "KeyedBroadcastProcessFunction", "KeyedCoProcessFunction", "KeyedProcessFunction", "ListState", "ListStateDescriptor",
+    "MapState", "MapStateDescriptor", "OutputTag", "ProcessAllWindowFunction", "ProcessFunction", "ProcessJoinFunction",
+    "ProcessWindowFunction", "ProcessingTimeTrigger", "PurgingTrigger", "ReducingState", "ReducingStateDescriptor",
+    "RuntimeContext", "SingleOutputStreamOperator", "StateTtlConfig", "TimeDomain", "TimeEvictor", "TimerService",
+    "TimestampedValue", "Trigger", "TriggerResult", "ValueState", "ValueStateDescriptor", "WindowFunction",
 ]

@@ -88,3 +88,19 @@ def as_callable(function: Any, method: str) -> Callable[..., Any]:
 
 
 FunctionLike = Union[Callable[..., Any], MapFunction, FlatMapFunction, FilterFunction, KeySelector, ReduceFunction]
+
+
+class CountAggregate(AggregateFunction):
+    """Counts records (the keyed-state path's ``count()``)."""
+
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add(self, value: Any, accumulator: int) -> int:
+        return accumulator + 1
+
+    def get_result(self, accumulator: int) -> int:
+        return accumulator
+
+    def merge(self, acc_a: int, acc_b: int) -> int:
+        return acc_a + acc_b

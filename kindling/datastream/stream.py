@@ -36,12 +36,19 @@ def _is_column_like(value: Any) -> bool:
 class DataStream:
     """A stream of records: a streaming DataFrame plus what kindling knows about its time."""
 
-    def __init__(self, env: "StreamEnvironment", df: DataFrame, *, name: str, event_time: bool, bounded: bool) -> None:
+    def __init__(self, env: "StreamEnvironment", df: DataFrame, *, name: str, event_time: bool, bounded: bool,
+                 watermarked: Optional[bool] = None) -> None:
         self._env = env
         self._df = df
         self._name = name
         self._event_time = event_time
         self._bounded = bounded
+        # Whether ROWTIME is Spark's event-time column (a source's watermark applies to it); after a
+        # keyed operator it is a plain column and windows take the keyed-state path.
+        self._watermarked = event_time if watermarked is None else watermarked
+        # How many keyed operators (transformWithState) this stream's plan contains: Spark hands the
+        # watermark to only one of them per query (see _check_single_keyed_operator).
+        self._keyed_ops = 0
 
     # --- inspection -------------------------------------------------------------------------
     @property
@@ -74,7 +81,10 @@ class DataStream:
         return self._df.select(*records.user_columns(self._df.schema))
 
     def _derive(self, df: DataFrame, name: str, **kwargs: Any) -> "DataStream":
-        return DataStream(self._env, df, name=name, event_time=kwargs.get("event_time", self._event_time), bounded=self._bounded)
+        derived = DataStream(self._env, df, name=name, event_time=kwargs.get("event_time", self._event_time), bounded=self._bounded,
+                             watermarked=self._watermarked)
+        derived._keyed_ops = self._keyed_ops
+        return derived
 
     def _internal(self) -> list[str]:
         return records.internal_columns(self._df.schema)
@@ -118,6 +128,56 @@ class DataStream:
         full = StructType(list(out.fields) + [self._df.schema[c] for c in self._internal()])
         return self._derive(self._df.mapInArrow(records.flat_map_batches(call, self._df.schema, full), full), "FlatMap")
 
+    def process(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "SingleOutputStreamOperator":
+        """Run a ProcessFunction on every record (side outputs, time); keyed state and timers need key_by first."""
+        from kindling.arrow import arrow_schema
+        from kindling.datastream.process import ProcessFunction, process_batches
+
+        if not isinstance(function, ProcessFunction):
+            raise TypeError(f"DataStream.process takes a ProcessFunction, got {type(function).__name__}; "
+                            "a KeyedProcessFunction needs key_by(...) first")
+        ship_by_value(function)
+        out_user = records.as_struct(output_type) if output_type is not None else self.schema
+        tagged_schema = _tagged_schema(out_user, self._df.schema[ROWTIME])
+        run = process_batches(function, self._df.schema, out_user, arrow_schema(tagged_schema))
+        tagged = self._df.mapInArrow(run, tagged_schema)
+        return SingleOutputStreamOperator(self, tagged, out_user, self.schema, "Process", watermarked=self._watermarked)
+
+    def _keyed_operation(self, adapter: Any, name: str, out_user: StructType, inputs: Sequence[tuple],
+                         key_count: int, broadcast: Optional[DataFrame] = None,
+                         broadcast_type: Optional[StructType] = None, bounded: Optional[bool] = None,
+                         upstream: Optional[Sequence["DataStream"]] = None) -> "SingleOutputStreamOperator":
+        """Run an adapter in the keyed operator over ``inputs``: (DataFrame, key Columns, value StructType) each."""
+        from kindling.datastream import operator as op
+
+        spark = self._env.spark
+        parallelism = int(spark.conf.get("spark.sql.shuffle.partitions"))
+        slots = None
+        if broadcast is not None:
+            slots = _broadcast_slots(spark, parallelism, [k for k in inputs[0][1]], inputs[0][0])
+        frames = []
+        types = [t for _, _, t in inputs] + ([broadcast_type] if broadcast is not None else [])
+        total = len(types)
+        for index, (df, keys, value_type) in enumerate(inputs):
+            slot = F.lit(op.KEYED_SLOT) if slots is not None else None
+            frames.append(op.operator_input(df, keys, index, total, value_type.fieldNames(), slot))
+        if broadcast is not None:
+            assert broadcast_type is not None
+            key_types = [inputs[0][0].select(k).schema.fields[0].dataType for k in inputs[0][1]]
+            replicated = broadcast.withColumn("__kindling_bslot", F.explode(F.array(*[F.lit(v) for v in sorted(slots.values())])))
+            nulls = [F.lit(None).cast(t) for t in key_types]
+            frames.append(op.operator_input(replicated, nulls, len(inputs), total, broadcast_type.fieldNames(), F.col("__kindling_bslot")))
+        probe = self._derive(self._df, name)
+        probe._keyed_ops = self._keyed_ops + sum(getattr(s, "_keyed_ops", 0) for s in (upstream or [])) + 1
+        _check_single_keyed_operator(probe, name)
+        runner = op.KeyedRunner(adapter, name, out_user, key_count, parallelism, [t.fieldNames() for t in types], slots)
+        ship_by_value(getattr(adapter, "_function", adapter))
+        tagged = op.run_operator(frames, types, key_count, runner, out_user, with_slot=slots is not None)
+        bounded = self._bounded if bounded is None else bounded
+        result = SingleOutputStreamOperator(self, tagged, out_user, inputs[0][2], name, watermarked=False, bounded=bounded)
+        result._keyed_ops = probe._keyed_ops
+        return result
+
     def union(self, *streams: "DataStream") -> "DataStream":
         """Records of several streams with the same fields, as one stream."""
         df = self._df
@@ -127,7 +187,51 @@ class DataStream:
             df = df.unionByName(other._df, allowMissingColumns=True)
         stream = self._derive(df, "Union")
         stream._bounded = self._bounded and all(s._bounded for s in streams)
+        stream._keyed_ops = self._keyed_ops + sum(s._keyed_ops for s in streams)
+        _check_single_keyed_operator(stream, "union")
         return stream
+
+    def connect(self, other: Any) -> Any:
+        """Connect with another stream (ConnectedStreams) or, on a keyed stream, with a broadcast stream."""
+        from kindling.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
+        from kindling.datastream.connected import ConnectedStreams
+
+        if isinstance(other, BroadcastStream):
+            if not isinstance(self, KeyedStream):
+                raise ValueError("connect(broadcast_stream) needs a keyed stream here: call key_by(...) first "
+                                 "(the non-keyed BroadcastProcessFunction is not supported)")
+            return BroadcastConnectedStream(self, other)
+        if not isinstance(other, DataStream):
+            raise TypeError(f"connect takes a DataStream or a BroadcastStream, got {type(other).__name__}")
+        return ConnectedStreams(self, other)
+
+    def broadcast(self, *descriptors: Any) -> Any:
+        """Broadcast this stream's records to every parallel instance; descriptors name the broadcast state."""
+        from kindling.datastream.broadcast import BroadcastStream
+        from kindling.datastream.state import MapStateDescriptor
+
+        for descriptor in descriptors:
+            if not isinstance(descriptor, MapStateDescriptor):
+                raise TypeError(f"broadcast state is described by MapStateDescriptors, got {type(descriptor).__name__}")
+        return BroadcastStream(self, descriptors)
+
+    def join(self, other: "DataStream") -> Any:
+        """A window join: ``join(other).where(key).equal_to(key).window(assigner).apply(JoinFunction)``."""
+        from kindling.datastream.joins import JoinedStreams
+
+        return JoinedStreams(self, other)
+
+    def co_group(self, other: "DataStream") -> Any:
+        """Like join, but the function gets both sides' records of a window as two lists (CoGroupFunction)."""
+        from kindling.datastream.joins import JoinedStreams
+
+        return JoinedStreams(self, other, co_group=True)
+
+    def window_all(self, assigner: WindowAssigner) -> "WindowedStream":
+        """Windows over the whole (non-keyed) stream; they run in one task, as Flink's non-parallel windowAll."""
+        all_key = INTERNAL_PREFIX + "all"
+        keyed = KeyedStream(self._derive(self._df.withColumn(all_key, F.lit(0)), "WindowAll"), [all_key])
+        return WindowedStream(keyed, assigner, non_keyed=True)
 
     def key_by(self, key_selector: Any, key_type: Any = None) -> "KeyedStream":
         """Partition by key: field name(s), a Column expression (becomes field ``key``) or a Python KeySelector."""
@@ -174,6 +278,79 @@ class DataStream:
         return self._env._collect(self, job_name=job_name, limit=limit, timeout=timeout)
 
 
+class SingleOutputStreamOperator(DataStream):
+    """The main output of a process function; ``get_side_output(tag)`` gives the records sent to a tag."""
+
+    def __init__(self, parent: DataStream, tagged: DataFrame, out_user: StructType, input_type: StructType, name: str,
+                 watermarked: bool, bounded: Optional[bool] = None) -> None:
+        from kindling.datastream.side_outputs import TAG_COLUMN
+
+        main = tagged.where(F.col(TAG_COLUMN).isNull()).select(*[F.col(f) for f in out_user.fieldNames()], F.col(ROWTIME))
+        super().__init__(parent._env, main, name=name, event_time=parent._event_time,
+                         bounded=parent._bounded if bounded is None else bounded, watermarked=watermarked)
+        self._tagged = tagged
+        self._input_type = input_type
+
+    def get_side_output(self, output_tag: Any) -> DataStream:
+        """The records the function sent to ``output_tag`` (of the tag's type, else of the operator's input type)."""
+        from kindling.arrow import arrow_schema
+        from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN, OutputTag, decode_batches
+
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"get_side_output takes an OutputTag, got {type(output_tag).__name__}")
+        schema = records.as_struct(output_tag.type_info) if output_tag.type_info is not None else self._input_type
+        side = self._tagged.where(F.col(TAG_COLUMN) == F.lit(output_tag.tag_id)).select(F.col(SIDE_COLUMN), F.col(ROWTIME))
+        full = StructType(list(schema.fields) + [self._tagged.schema[ROWTIME]])
+        decoded = side.mapInArrow(decode_batches(schema, [ROWTIME], arrow_schema(full)), full)
+        side_stream = DataStream(self._env, decoded, name=f"SideOutput({output_tag.tag_id})", event_time=self._event_time,
+                                 bounded=self._bounded, watermarked=self._watermarked)
+        side_stream._keyed_ops = self._keyed_ops
+        return side_stream
+
+
+def _check_single_keyed_operator(stream: DataStream, operation: str) -> None:
+    """Refuse plans where Spark would hide the watermark from a keyed operator.
+
+    Spark 4.3 gives the event-time watermark to only one transformWithState operator of a query: a
+    second one (chained after it, or in a union with it) sees no watermark, so its event-time
+    timers and windows would never fire before the end. Streams without event time are unaffected.
+    """
+    if stream._event_time and stream._keyed_ops > 1:
+        raise ValueError(
+            f"{operation}: this query would contain {stream._keyed_ops} keyed operators (process functions, rolling "
+            "aggregations, windows with triggers/lateness/window functions, joins) over event time, and Spark "
+            "passes the watermark to only one of them per query. Send each keyed operator's output (and each side "
+            "output) to its own sink, or drop the watermark strategy if no event time is needed."
+        )
+
+
+def _tagged_schema(out_user: StructType, rowtime: Any) -> StructType:
+    from pyspark.sql.types import BinaryType, StructField
+
+    from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN
+
+    return StructType(list(out_user.fields) + [rowtime, StructField(TAG_COLUMN, StringType(), True), StructField(SIDE_COLUMN, BinaryType(), True)])
+
+
+def _broadcast_slots(spark: Any, partitions: int, keys: Sequence[Column], df: DataFrame) -> dict:
+    """For each shuffle partition, a slot number whose broadcast group Spark's hash partitioning sends there.
+
+    The keyed operator is hash-partitioned on (slot, key columns); broadcast records carry null keys,
+    so their partition depends on the slot alone, and Spark's ``hash`` is that partitioning's hash.
+    """
+    key_types = [df.select(k).schema.fields[0].dataType for k in keys]
+    probe = spark.range(0, 64 * partitions).select(
+        F.col("id").cast("int").alias("slot"),
+        F.pmod(F.hash(F.col("id").cast("int"), *[F.lit(None).cast(t) for t in key_types]), F.lit(partitions)).alias("p"),
+    )
+    slots: dict = {}
+    for row in probe.collect():
+        slots.setdefault(row.p, row.slot)
+    if len(slots) != partitions:
+        raise RuntimeError(f"could not place broadcast state in all {partitions} shuffle partitions")
+    return slots
+
+
 class DataStreamSink:
     """The end of a pipeline: a stream bound to a sink, with Flink's ``name``/``uid``."""
 
@@ -182,6 +359,8 @@ class DataStreamSink:
         self.sink = sink
         self._uid = f"sink-{index}-{sink.connector}"
         self._name = f"Sink: {sink.connector}"
+        # Spark output mode of the sink's query: "append", or "update" for updating SQL results (set by kindling.sql).
+        self.output_mode = "append"
 
     def name(self, name: str) -> "DataStreamSink":
         self._name = name
@@ -208,12 +387,79 @@ class KeyedStream(DataStream):
     """A stream partitioned by key; windows and aggregations run per key."""
 
     def __init__(self, stream: DataStream, keys: Sequence[str]) -> None:
-        super().__init__(stream._env, stream._df, name=stream._name, event_time=stream._event_time, bounded=stream._bounded)
+        super().__init__(stream._env, stream._df, name=stream._name, event_time=stream._event_time, bounded=stream._bounded,
+                         watermarked=stream._watermarked)
+        self._keyed_ops = stream._keyed_ops
         self.keys = list(keys)
 
     def window(self, assigner: WindowAssigner) -> "WindowedStream":
         """Group each key's records into windows (tumbling, sliding or session; event or processing time)."""
         return WindowedStream(self, assigner)
+
+    # --- rolling aggregations: one updated result per record, as Flink's keyed sum/min/max/reduce --
+    def _rolling(self, kind: str, field: Optional[Union[str, int]], function: Any = None) -> SingleOutputStreamOperator:
+        from kindling.datastream.rolling import RollingAdapter
+
+        fields = self.schema.fieldNames()
+        name = None
+        if field is not None:
+            if isinstance(field, int):
+                if not 0 <= field < len(fields):
+                    raise ValueError(f"{kind}: field position {field} is out of range for fields {fields}")
+                field = fields[field]
+            if field not in fields:
+                raise ValueError(f"{kind}: no field {field!r}; the stream has {fields}")
+            name = field
+        reduce = as_callable(function, "reduce") if function is not None else None
+        return self._keyed_operation(RollingAdapter(kind, name, fields, reduce), f"Keyed{kind.title()}", self.schema,
+                                     [(self._df, self._key_columns(), self.schema)], len(self.keys))
+
+    def sum(self, field: Union[str, int]) -> SingleOutputStreamOperator:
+        """Running sum of a field per key, emitted for every record."""
+        return self._rolling("sum", field)
+
+    def min(self, field: Union[str, int]) -> SingleOutputStreamOperator:
+        """Running minimum of a field per key (other fields from the key's first record)."""
+        return self._rolling("min", field)
+
+    def max(self, field: Union[str, int]) -> SingleOutputStreamOperator:
+        """Running maximum of a field per key (other fields from the key's first record)."""
+        return self._rolling("max", field)
+
+    def min_by(self, field: Union[str, int]) -> SingleOutputStreamOperator:
+        """The record with the smallest value of a field so far, per key."""
+        return self._rolling("min_by", field)
+
+    def max_by(self, field: Union[str, int]) -> SingleOutputStreamOperator:
+        """The record with the largest value of a field so far, per key."""
+        return self._rolling("max_by", field)
+
+    def reduce(self, function: Any) -> SingleOutputStreamOperator:
+        """Running result of a ReduceFunction per key, emitted for every record."""
+        return self._rolling("reduce", None, function)
+
+    def interval_join(self, other: "KeyedStream") -> Any:
+        """Join with another keyed stream on records whose timestamps lie within bounds of each other."""
+        from kindling.datastream.joins import IntervalJoin
+
+        if not isinstance(other, KeyedStream):
+            raise TypeError("interval_join takes a KeyedStream: call key_by(...) on the other stream")
+        return IntervalJoin(self, other)
+
+    def _key_columns(self) -> list[Column]:
+        return [F.col(k) for k in self.keys]
+
+    def process(self, function: Any, output_type: Optional[records.TypeLike] = None) -> SingleOutputStreamOperator:
+        """Run a KeyedProcessFunction: keyed state, event- and processing-time timers, side outputs."""
+        from kindling.datastream.process import KeyedProcessAdapter, KeyedProcessFunction, ProcessFunction
+
+        if isinstance(function, ProcessFunction):
+            return DataStream.process(self, function, output_type)
+        if not isinstance(function, KeyedProcessFunction):
+            raise TypeError(f"KeyedStream.process takes a KeyedProcessFunction, got {type(function).__name__}")
+        out_user = records.as_struct(output_type) if output_type is not None else self.schema
+        return self._keyed_operation(KeyedProcessAdapter(function), type(function).__name__, out_user,
+                                     [(self._df, self._key_columns(), self.schema)], len(self.keys))
 
 
 class WindowedStream:
@@ -225,7 +471,7 @@ class WindowedStream:
     watermark passes the window's end (Spark's append mode).
     """
 
-    def __init__(self, keyed: KeyedStream, assigner: WindowAssigner) -> None:
+    def __init__(self, keyed: KeyedStream, assigner: WindowAssigner, non_keyed: bool = False) -> None:
         if not isinstance(assigner, WindowAssigner):
             raise TypeError(f"window() takes a window assigner such as TumblingEventTimeWindows.of('15 s'), got {type(assigner).__name__}")
         if assigner.is_event_time and not keyed._event_time:
@@ -236,6 +482,95 @@ class WindowedStream:
             )
         self._keyed = keyed
         self._assigner = assigner
+        self._non_keyed = non_keyed
+        self._trigger: Any = None
+        self._evictor: Any = None
+        self._lateness_ms = 0
+        self._late_tag: Any = None
+
+    # --- Flink's window configuration (these take the keyed-state path) ------------------------------
+    def trigger(self, trigger: Any) -> "WindowedStream":
+        """Decide when windows fire (CountTrigger, ContinuousEventTimeTrigger, PurgingTrigger, ...)."""
+        from kindling.datastream.triggers import Trigger
+
+        if not isinstance(trigger, Trigger):
+            raise TypeError(f"trigger() takes a Trigger, got {type(trigger).__name__}")
+        self._trigger = trigger
+        return self
+
+    def evictor(self, evictor: Any) -> "WindowedStream":
+        """Remove elements from a window before/after its function runs (CountEvictor, TimeEvictor)."""
+        from kindling.datastream.evictors import Evictor
+
+        if not isinstance(evictor, Evictor):
+            raise TypeError(f"evictor() takes an Evictor, got {type(evictor).__name__}")
+        self._evictor = evictor
+        return self
+
+    def allowed_lateness(self, lateness: Any) -> "WindowedStream":
+        """Keep windows this long past their end: late records update (re-fire) them instead of being dropped."""
+        from kindling.durations import parse_duration, to_millis
+
+        self._lateness_ms = to_millis(parse_duration(lateness, name="allowed_lateness"))
+        return self
+
+    def side_output_late_data(self, output_tag: Any) -> "WindowedStream":
+        """Send records too late for all their windows to a side output instead of dropping them."""
+        from kindling.datastream.side_outputs import OutputTag
+
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"side_output_late_data takes an OutputTag, got {type(output_tag).__name__}")
+        self._late_tag = output_tag
+        return self
+
+    def _needs_state(self) -> bool:
+        return (
+            self._trigger is not None or self._evictor is not None or self._lateness_ms > 0 or self._late_tag is not None
+            or (self._assigner.is_event_time and not self._keyed._watermarked)
+        )
+
+    def _state_path(self, name: str, out_user: StructType, function: Any = None, incremental: Any = None,
+                     emit: Optional[Callable[..., list]] = None, with_bounds: bool = False) -> "SingleOutputStreamOperator":
+        """Run the windows as keyed state with triggers and timers (Flink's WindowOperator)."""
+        from kindling.datastream.triggers import EventTimeTrigger, ProcessingTimeTrigger
+        from kindling.datastream.window_operator import WindowAdapter, function_emitter, window_bounds
+
+        keyed = self._keyed
+        trigger = self._trigger or (EventTimeTrigger() if self._assigner.is_event_time else ProcessingTimeTrigger())
+        if emit is None:
+            if function is not None:
+                emit = function_emitter(function, self._non_keyed)
+            else:
+                key_names = [] if self._non_keyed else keyed.keys
+                result_type = StructType([f for f in out_user.fields if f.name not in key_names + ["window_start", "window_end"]])
+
+                def emit(key: Any, window: Any, values: list, context: Any) -> list:
+                    key_values = () if not key_names else (key if isinstance(key, tuple) else (key,))
+                    return [key_values + records.normalise(v, result_type) + window_bounds(window) for v in values]
+        for shipped in (function, incremental[1] if incremental else None, trigger, self._evictor):
+            if shipped is not None:
+                ship_by_value(shipped)
+        adapter = WindowAdapter(self._assigner, trigger, self._lateness_ms, self._late_tag.tag_id if self._late_tag else None,
+                                emit, function, incremental, self._evictor)
+        adapter._function = function or adapter._function
+        return keyed._keyed_operation(adapter, name, out_user, [(keyed._df, keyed._key_columns(), keyed.schema)], len(keyed.keys))
+
+    def _bounded_output(self, result: StructType) -> StructType:
+        """Window results without a window function: key fields, the result's fields, window_start/window_end."""
+        from pyspark.sql.types import StructField, TimestampType
+
+        keys = [] if self._non_keyed else [self._keyed._df.schema[k] for k in self._keyed.keys]
+        fields = keys + [f for f in result.fields if f.name not in self._keyed.keys]
+        return StructType(fields + [StructField("window_start", TimestampType(), True), StructField("window_end", TimestampType(), True)])
+
+    def process(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "SingleOutputStreamOperator":
+        """Run a ProcessWindowFunction over each firing window's elements, with the window in its context."""
+        out_user = records.as_struct(output_type) if output_type is not None else self._keyed.schema
+        return self._state_path("WindowProcess", out_user, function=function)
+
+    def apply(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "SingleOutputStreamOperator":
+        """Run a WindowFunction (key, window, elements) over each firing window."""
+        return self.process(function, output_type)
 
     def _grouped(self) -> tuple[DataFrame, Column]:
         df = self._keyed._df
@@ -256,24 +591,35 @@ class WindowedStream:
         )
         return DataStream(self._keyed._env, out, name=name, event_time=self._assigner.is_event_time, bounded=self._keyed._bounded)
 
-    def aggregate(self, *aggregations: Any, output_type: Optional[records.TypeLike] = None) -> DataStream:
+    def aggregate(self, *aggregations: Any, output_type: Optional[records.TypeLike] = None, window_function: Any = None) -> DataStream:
         """Aggregate each window: built-in Spark aggregate Columns (fast, in the JVM) or a Flink AggregateFunction.
 
         ``aggregate(F.count("*").alias("n"), F.avg("x").alias("avg_x"))`` runs as a Spark aggregation.
         ``aggregate(MyAggregateFunction(), output_type="total BIGINT")`` runs the function in Python
         over each window's records when the window fires.
         """
-        if aggregations and all(isinstance(a, Column) for a in aggregations):
+        if aggregations and all(isinstance(a, Column) for a in aggregations) and not self._needs_state():
             df, window = self._grouped()
             keys = [F.col(k) for k in self._keyed.keys]
             aggregated = df.groupBy(*keys, window).agg(*aggregations)
             agg_names = [c for c in aggregated.columns if c not in self._keyed.keys and c != WINDOW]
             return self._finish(aggregated, [*keys, *[F.col(c) for c in agg_names]], "WindowAggregate")
+        if len(aggregations) == 2 and not isinstance(aggregations[1], (Column, AggregateFunction)):
+            aggregations, window_function = aggregations[:1], aggregations[1]
+        if aggregations and all(isinstance(a, Column) for a in aggregations):
+            raise ValueError("Spark aggregate Columns run as Spark's windowed aggregation, which has no triggers, evictors, "
+                             "allowed lateness or late-data side output: use an AggregateFunction for those")
         if len(aggregations) != 1 or not isinstance(aggregations[0], AggregateFunction):
             raise TypeError("aggregate takes Spark aggregate Columns, or one AggregateFunction with an output_type")
         if output_type is None:
             raise ValueError("aggregate(AggregateFunction) needs output_type, e.g. output_type='total BIGINT'")
         function: AggregateFunction = aggregations[0]
+        if window_function is not None:
+            return self._state_path("WindowAggregate", records.as_struct(output_type), function=window_function,
+                                    incremental=("aggregate", function))
+        if self._needs_state():
+            out = self._bounded_output(records.as_struct(output_type, single_name="result"))
+            return self._state_path("WindowAggregate", out, incremental=("aggregate", function))
         ship_by_value(function)
         out = records.as_struct(output_type, single_name="result")
 
@@ -299,6 +645,10 @@ class WindowedStream:
 
     def count(self) -> DataStream:
         """Records per key and window, as field ``count`` (BIGINT)."""
+        if self._needs_state():
+            from kindling.datastream.functions import CountAggregate
+
+            return self.aggregate(CountAggregate(), output_type="count BIGINT")
         return self.aggregate(F.count(F.lit(1)).alias("count"))
 
     def _field_aggregate(self, field: Union[str, int], function: Callable[[Column], Column], name: str) -> DataStream:
@@ -309,6 +659,14 @@ class WindowedStream:
             field = fields[field]
         if field not in fields:
             raise ValueError(f"{name}: no field {field!r}; the stream has {fields}")
+        if self._needs_state():
+            index = fields.index(field)
+            combine = {"sum": lambda a, b: a + b, "min": min, "max": max}[name]
+
+            def keep_first(a: Row, b: Row) -> tuple:
+                return tuple(a[:index]) + (combine(a[index], b[index]),) + tuple(a[index + 1:])
+
+            return self.reduce(keep_first)
         others = [f for f in fields if f != field and f not in self._keyed.keys]
         # As in Flink, the result is a record of the input's type: the field aggregated, the key
         # fields from the key, and the other fields from one record of the window.
@@ -329,11 +687,38 @@ class WindowedStream:
         """Maximum of a field per key and window."""
         return self._field_aggregate(field, F.max, "max")
 
-    def reduce(self, function: Any) -> DataStream:
-        """Combine each window's records pairwise with a Python ReduceFunction; the result has the input's fields."""
+    def reduce(self, function: Any, window_function: Any = None, output_type: Optional[records.TypeLike] = None) -> DataStream:
+        """Combine each window's records pairwise with a Python ReduceFunction; the result has the input's fields.
+
+        With a ``window_function`` (ProcessWindowFunction) the reduced record is handed to it with the
+        window metadata (Flink's incremental pre-aggregation).
+        """
         reduce = as_callable(function, "reduce")
         schema = self._keyed.schema
         fields = schema.fieldNames()
+        factory = Row(*fields)
+
+        def reduce_rows(a: Any, b: Any) -> Any:
+            result = reduce(a, b)
+            if isinstance(result, dict):
+                return factory(*[result.get(n) for n in fields])
+            if isinstance(result, tuple) and not hasattr(result, "__fields__"):
+                return factory(*result)
+            return result
+
+        if window_function is not None:
+            out = records.as_struct(output_type) if output_type is not None else schema
+            return self._state_path("WindowReduce", out, function=window_function, incremental=("reduce", reduce_rows))
+        if self._needs_state():
+            out = StructType([f for f in schema.fields] + list(self._bounded_output(StructType([])).fields)[-2:])
+            key_free = StructType(list(schema.fields))
+
+            def emit(key: Any, window: Any, values: list, context: Any) -> list:
+                from kindling.datastream.window_operator import window_bounds
+
+                return [records.normalise(v, key_free) + window_bounds(window) for v in values]
+
+            return self._state_path("WindowReduce", out, incremental=("reduce", reduce_rows), emit=emit)
 
         def fold(values: list[Row]) -> tuple:
             result: Any = values[0]

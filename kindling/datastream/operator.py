@@ -1,0 +1,293 @@
+"""The keyed operator: Flink's keyed-state operator on Spark's ``transformWithState``.
+
+Every stateful DataStream operation (process functions, co-process, broadcast, windows with
+triggers, interval joins, rolling aggregations) runs here. Rows are grouped by key; for each key
+with work in a micro-batch the runner reads the key's whole state once, runs the user function
+over the key's records in arrival order, fires due timers in timestamp order and writes the
+state back once. Spark's state store (RocksDB) keeps it, versioned with each micro-batch, so
+state and timers survive restarts exactly as the checkpoint does.
+
+Spark runs the operator in processing-time mode: input records are never dropped as late
+(the function decides, as in Flink), and Spark's watermark reaches the function through the
+timer values. Output rows carry the main output's fields or a side output's record (tagged).
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any, Iterator, List, Optional, Sequence
+
+from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
+
+from kindling.connectors.base import INTERNAL_PREFIX
+from kindling.datastream import records
+from kindling.datastream.context import RuntimeContext
+from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN, encode
+from kindling.datastream.state import KeyState
+from kindling.datastream.timers import MAX_WATERMARK, MIN_WATERMARK, TimeDomain, next_due, prune, wake_ups, woken
+from kindling.runtime.progress import END_OF_TIME_THRESHOLD
+
+TS = INTERNAL_PREFIX + "ts"
+INPUT = INTERNAL_PREFIX + "input"
+SLOT = INTERNAL_PREFIX + "slot"
+KEYED_SLOT = 2**31 - 1
+_END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
+
+
+def value_column(index: int) -> str:
+    return f"{INTERNAL_PREFIX}v{index}"
+
+
+def key_column(index: int) -> str:
+    return f"{INTERNAL_PREFIX}k{index}"
+
+
+class Stamped:
+    """A result carrying its own event time (a window's last millisecond, a join pair's later timestamp)."""
+
+    __slots__ = ("value", "timestamp")
+
+    def __init__(self, value: Any, timestamp: Optional[int]) -> None:
+        self.value = value
+        self.timestamp = timestamp
+
+
+class Adapter:
+    """How the runner talks to one kind of function (process, co-process, window, join...)."""
+
+    def open(self, runner: "KeyedRunner", runtime_context: RuntimeContext) -> None:
+        raise NotImplementedError
+
+    def element(self, index: int, value: Any) -> List[Any]:
+        raise NotImplementedError
+
+    def timer(self, timestamp: int) -> List[Any]:
+        return []
+
+    def broadcast(self, value: Any) -> List[Any]:
+        raise RuntimeError("this operator has no broadcast input")
+
+    def close(self) -> None:
+        pass
+
+
+class KeyedRunner(StatefulProcessor):
+    """Spark's StatefulProcessor running a kindling Adapter per key with one state read and write."""
+
+    def __init__(self, adapter: Adapter, name: str, out_schema: StructType, key_count: int,
+                 parallelism: int, input_names: Sequence[Sequence[str]], slots: Optional[dict] = None) -> None:
+        self._adapter = adapter
+        self._name = name
+        self._out_names = out_schema.fieldNames()
+        self._out_schema = out_schema
+        self._key_count = key_count
+        self._parallelism = parallelism
+        self._input_names = [list(n) for n in input_names]
+        self._slots = slots  # broadcast: partition -> slot value whose group lands in that partition
+        self._opened = False
+
+    # --- Spark's StatefulProcessor ----------------------------------------------------------------
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self._handle = handle
+        self._blob = handle.getValueState("kindling", StructType([StructField("blob", BinaryType(), True)]))
+        self._broadcast: Optional[KeyState] = None
+
+    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+        self._begin(timerValues)
+        if self._slots is not None and key[0] != KEYED_SLOT:
+            return iter(self._broadcast_rows(list(rows)))
+        self.current_key = self._user_key(key)
+        self.state = self._load()
+        # The batch's watermark arrived before its records, as in Flink: timers it passes fire first.
+        self._fire_due()
+        for row in rows:  # arrival order: Spark's shuffle and its stable sort by key keep it
+            index = row[INPUT]
+            self.timestamp = row[TS]
+            self.time_domain = None
+            self._emit_all(self._adapter.element(index, self._value(index, row)))
+        self._fire_due()
+        self._save()
+        return iter(self._drain())
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Row]:
+        self._begin(timerValues)
+        if self._slots is not None and key[0] != KEYED_SLOT:
+            return iter([])
+        self.current_key = self._user_key(key)
+        self.state = self._load()
+        woken(self.state, expiredTimerInfo.getExpiryTimeInMs())
+        self._fire_due()
+        self._save()
+        return iter(self._drain())
+
+    def close(self) -> None:
+        if self._opened:
+            self._adapter.close()
+
+    # --- what contexts read ---------------------------------------------------------------------
+    def emit_side(self, tag_id: str, value: Any) -> None:
+        self._out.append(self._none + (self.timestamp, tag_id, encode(value)))
+
+    def broadcast_state(self) -> KeyState:
+        """The operator's broadcast state, read from this partition's slot once per task."""
+        if self._broadcast is None:
+            client = self._handle._statefulProcessorApiClient
+            client.set_implicit_key(self._slot_key())
+            try:
+                self._broadcast = self._read_blob(0)
+            finally:
+                client.set_implicit_key(self._grouping_key)
+        return self._broadcast
+
+    # --- internals ------------------------------------------------------------------------------
+    def _begin(self, timer_values: Any) -> None:
+        if not self._opened:
+            from pyspark import TaskContext
+
+            context = TaskContext.get()
+            subtask = context.partitionId() if context is not None else 0
+            self._subtask = subtask
+            self._row = Row(*self._out_names, TS, TAG_COLUMN, SIDE_COLUMN)
+            self._none = (None,) * len(self._out_names)
+            self._factories = [Row(*names) for names in self._input_names]
+            self._out: List[tuple] = []
+            self.state = KeyState(None, 0)
+            runtime_context = RuntimeContext(self._name, lambda: self.state, subtask, self._parallelism)
+            self._adapter.open(self, runtime_context)
+            self._opened = True
+        self.processing_time = int(timer_values.getCurrentProcessingTimeInMs())
+        watermark = int(timer_values.getCurrentWatermarkInMs())
+        if watermark >= _END_MS:
+            watermark = MAX_WATERMARK
+        elif watermark <= 0:
+            watermark = MIN_WATERMARK
+        self.watermark = watermark
+        self.time_domain = None
+
+    def _value(self, index: int, row: Row) -> Row:
+        value = row[value_column(index)]
+        if isinstance(value, dict):
+            return self._factories[index](*[value[n] for n in self._input_names[index]])
+        return value
+
+    def _user_key(self, key: Any) -> Any:
+        self._grouping_key = tuple(key)
+        user = self._grouping_key[1:] if self._slots is not None else self._grouping_key
+        return user[0] if len(user) == 1 else tuple(user)
+
+    def _slot_key(self) -> tuple:
+        assert self._slots is not None
+        return (self._slots[self._subtask],) + (None,) * self._key_count
+
+    def _read_blob(self, now: int) -> KeyState:
+        stored = self._blob.get()
+        data = pickle.loads(stored[0]) if stored is not None and stored[0] is not None else None
+        return KeyState(data, now)
+
+    def _load(self) -> KeyState:
+        return self._read_blob(self.processing_time)
+
+    def _save(self) -> None:
+        state = self.state
+        for timestamp in wake_ups(state, self.processing_time):
+            self._handle.registerTimer(timestamp)
+        prune(state)
+        if not state.dirty:
+            return
+        if state.data:
+            self._blob.update((pickle.dumps(state.data, protocol=5),))
+        else:
+            self._blob.clear()
+
+    def _fire_due(self) -> None:
+        while True:
+            due = next_due(self.state, self.watermark, self.processing_time)
+            if due is None:
+                return
+            timestamp, domain = due
+            self.time_domain = domain
+            self.timestamp = timestamp if domain == TimeDomain.EVENT_TIME else None
+            self._emit_all(self._adapter.timer(timestamp))
+
+    def _emit_all(self, values: List[Any]) -> None:
+        if values:
+            schema = self._out_schema
+            for value in values:
+                if isinstance(value, Stamped):
+                    self._out.append(records.normalise(value.value, schema) + (value.timestamp, None, None))
+                else:
+                    self._out.append(records.normalise(value, schema) + (self.timestamp, None, None))
+
+    def _drain(self) -> List[Row]:
+        out, self._out = self._out, []
+        factory = self._row
+        return [factory(*values) for values in out]
+
+    def _broadcast_rows(self, rows: List[Row]) -> List[Row]:
+        self._grouping_key = (self._slots[self._subtask],) + (None,) * self._key_count  # type: ignore[index]
+        self.current_key = None
+        self.state = self._broadcast = self._read_blob(self.processing_time)
+        emitted: List[Any] = []
+        for row in rows:
+            self.timestamp = row[TS]
+            emitted.extend(self._adapter.broadcast(self._value(row[INPUT], row)))
+        if self._subtask == 0:  # every partition applies the element; one emits its results
+            self._emit_all(emitted)
+        if self.state.dirty:
+            self._blob.update((pickle.dumps(self.state.data, protocol=5),))
+        return self._drain()
+
+
+def output_schema(out_user: StructType) -> StructType:
+    """The operator's output: the main output's fields, the event time, and the side-output tag and record."""
+    return StructType(
+        list(out_user.fields)
+        + [StructField(TS, LongType(), True), StructField(TAG_COLUMN, StringType(), True), StructField(SIDE_COLUMN, BinaryType(), True)]
+    )
+
+
+def operator_input(df: DataFrame, keys: Sequence[Column], index: int, inputs: int, value_fields: Sequence[str], slot: Optional[Column] = None) -> DataFrame:
+    """One input of the operator in the common layout: slot, keys, input index, values, event time."""
+    from kindling.datastream.stream import ROWTIME
+
+    columns: List[Column] = []
+    if slot is not None:
+        columns.append(slot.cast(IntegerType()).alias(SLOT))
+    columns += [k.alias(key_column(i)) for i, k in enumerate(keys)]
+    columns.append(F.lit(index).alias(INPUT))
+    for i in range(inputs):
+        if i == index:
+            columns.append(F.struct(*[F.col(f) for f in value_fields]).alias(value_column(i)))
+    columns.append(F.unix_millis(F.col(ROWTIME)).alias(TS))
+    return df.select(*columns)
+
+
+def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType], key_count: int, runner: KeyedRunner,
+                 out_user: StructType, with_slot: bool) -> DataFrame:
+    """Union the inputs, group by key and run the runner; returns the tagged output with ROWTIME restored."""
+    from kindling.datastream.stream import ROWTIME
+
+    aligned = []
+    for i, df in enumerate(inputs):
+        for j, schema in enumerate(input_types):
+            if j != i:
+                df = df.withColumn(value_column(j), F.lit(None).cast(schema))
+        aligned.append(df.select(*_layout_columns(len(input_types), key_count, with_slot)))
+    union = aligned[0]
+    for other in aligned[1:]:
+        union = union.unionByName(other)
+    grouping = ([SLOT] if with_slot else []) + [key_column(i) for i in range(key_count)]
+    out = union.groupBy(*grouping).transformWithState(runner, output_schema(out_user), "Append", "ProcessingTime")
+    return out.select(
+        *[F.col(f) for f in out_user.fieldNames()],
+        F.timestamp_millis(F.col(TS)).alias(ROWTIME),
+        F.col(TAG_COLUMN),
+        F.col(SIDE_COLUMN),
+    )
+
+
+def _layout_columns(inputs: int, key_count: int, with_slot: bool) -> List[str]:
+    return ([SLOT] if with_slot else []) + [key_column(i) for i in range(key_count)] + [INPUT] + [value_column(i) for i in range(inputs)] + [TS]

@@ -1,0 +1,111 @@
+"""Timers with Flink's semantics: per key, one timer per timestamp and time domain, fired once in time order.
+
+Timers live in the key's state record (so they survive restarts with it). Spark's
+transformWithState wakes a key up: processing-time timers are registered with Spark as they are;
+a key with pending event-time timers asks to be woken at the next micro-batch, where its timers
+up to Spark's watermark fire.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Optional
+
+from kindling.datastream.state import KeyState
+
+MIN_WATERMARK = -(2**63)
+MAX_WATERMARK = 2**63 - 1
+TIMERS = "\x00timers"
+
+
+class TimeDomain(enum.Enum):
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
+
+
+class TimerService:
+    """Flink's TimerService for the key being processed."""
+
+    def __init__(self, runner: "object") -> None:
+        self._runner = runner
+
+    def current_processing_time(self) -> int:
+        """The micro-batch's processing time (epoch ms): one clock reading per batch, as Spark gives it."""
+        return self._runner.processing_time  # type: ignore[attr-defined]
+
+    def current_watermark(self) -> int:
+        """Spark's watermark for this micro-batch (epoch ms); Long.MIN before the first, Long.MAX at end of input."""
+        return self._runner.watermark  # type: ignore[attr-defined]
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        _timers(self._runner.state)["event"].add(int(timestamp))  # type: ignore[attr-defined]
+        self._runner.state.touch()  # type: ignore[attr-defined]
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        _timers(self._runner.state)["proc"].add(int(timestamp))  # type: ignore[attr-defined]
+        self._runner.state.touch()  # type: ignore[attr-defined]
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        _timers(self._runner.state)["event"].discard(int(timestamp))  # type: ignore[attr-defined]
+        self._runner.state.touch()  # type: ignore[attr-defined]
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        _timers(self._runner.state)["proc"].discard(int(timestamp))  # type: ignore[attr-defined]
+        self._runner.state.touch()  # type: ignore[attr-defined]
+
+
+def _timers(state: KeyState) -> dict:
+    timers = state.data.get(TIMERS)
+    if timers is None:
+        timers = {"event": set(), "proc": set(), "wake": set()}
+        state.data[TIMERS] = timers
+    return timers
+
+
+def next_due(state: KeyState, watermark: int, processing_time: int) -> Optional[tuple[int, TimeDomain]]:
+    """Remove and return the earliest due timer (event time first on ties), or None."""
+    timers = state.data.get(TIMERS)
+    if not timers:
+        return None
+    event = [t for t in timers["event"] if t <= watermark]
+    proc = [t for t in timers["proc"] if t <= processing_time]
+    if not event and not proc:
+        return None
+    state.touch()
+    if event and (not proc or min(event) <= min(proc)):
+        timestamp = min(event)
+        timers["event"].discard(timestamp)
+        return timestamp, TimeDomain.EVENT_TIME
+    timestamp = min(proc)
+    timers["proc"].discard(timestamp)
+    return timestamp, TimeDomain.PROCESSING_TIME
+
+
+def wake_ups(state: KeyState, processing_time: int) -> list[int]:
+    """The Spark processing-time timers to register so that every pending timer gets its key woken."""
+    timers = state.data.get(TIMERS)
+    if not timers:
+        return []
+    wake: set = timers["wake"]
+    needed = set(t for t in timers["proc"] if t not in wake)
+    if timers["event"] and not any(w <= processing_time + 1 for w in wake | needed):
+        needed.add(processing_time + 1)
+    if needed:
+        wake |= needed
+        state.touch()
+    return sorted(needed)
+
+
+def woken(state: KeyState, timestamp: int) -> None:
+    """Spark fired (and removes) the wake-up timer at ``timestamp``."""
+    timers = state.data.get(TIMERS)
+    if timers and timestamp in timers["wake"]:
+        timers["wake"].discard(timestamp)
+        state.touch()
+
+
+def prune(state: KeyState) -> None:
+    """Drop the timer entry when nothing is pending, so an idle key's state can be removed."""
+    timers = state.data.get(TIMERS)
+    if timers is not None and not timers["event"] and not timers["proc"] and not timers["wake"]:
+        del state.data[TIMERS]

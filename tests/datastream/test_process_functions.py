@@ -1,0 +1,199 @@
+"""Keyed process functions, keyed state with TTL, timers, side outputs and rolling aggregations, end to end on Spark.
+
+Inputs are bounded collections spread over micro-batches (``rows_per_batch``), so the watermark of
+each batch is known: Spark's watermark is the previous batches' max event time minus the bound.
+"""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from pyspark.sql import functions as F
+
+from kindling import WatermarkStrategy
+from kindling.datastream.process import KeyedProcessFunction, ProcessFunction
+from kindling.datastream.side_outputs import OutputTag
+from kindling.datastream.state import (
+    AggregatingStateDescriptor,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+    ValueStateDescriptor,
+)
+from kindling.datastream.functions import AggregateFunction
+from kindling.datastream.timers import MAX_WATERMARK, TimeDomain
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0_MS = int(T0.timestamp() * 1000)
+
+
+def ts(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def ms(seconds: float) -> int:
+    return T0_MS + int(seconds * 1000)
+
+
+SCHEMA = "k STRING, ts TIMESTAMP, n INT"
+LATE = OutputTag("late", SCHEMA)
+
+
+def strategy(bound: str = "1 s") -> WatermarkStrategy:
+    return WatermarkStrategy.for_bounded_out_of_orderness(bound).with_timestamp_assigner("ts")
+
+
+class CountWithTimers(KeyedProcessFunction):
+    """Counts per key, sends records at or behind the watermark to a side output, and sets a timer 1 s after each record."""
+
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count"))
+
+    def process_element(self, value, ctx):
+        if ctx.timestamp() <= ctx.timer_service().current_watermark():
+            ctx.output(LATE, value)
+            return
+        self.count.update((self.count.value() or 0) + 1)
+        ctx.timer_service().register_event_time_timer(ctx.timestamp() + 1000)
+        ctx.timer_service().register_event_time_timer(ctx.timestamp() + 1000)  # one timer per key and time
+        yield ctx.get_current_key(), self.count.value(), f"element {value.n}", ctx.timer_service().current_watermark()
+
+    def on_timer(self, timestamp, ctx, out):  # Java-style collector works too
+        assert ctx.time_domain() == TimeDomain.EVENT_TIME and ctx.timestamp() == timestamp
+        out.collect((ctx.get_current_key(), self.count.value(), f"timer {timestamp - T0_MS}", ctx.timer_service().current_watermark()))
+
+
+def test_keyed_process_function_state_timers_and_late_side_output(env):
+    data = [("a", ts(1), 1), ("b", ts(2), 2),      # batch 0: watermark none yet
+            ("a", ts(5), 3), ("a", ts(3), 4),      # batch 1: watermark 1 s; 3 is out of order, not late
+            ("b", ts(10), 5), ("a", ts(1), 6),     # batch 2: watermark 4 s; a@1 is late
+            ("a", ts(20), 7)]                      # batch 3: watermark 9 s; end of input: +inf
+    stream = env.from_collection(data, SCHEMA, strategy(), rows_per_batch=2)
+    processed = stream.key_by("k").process(CountWithTimers(), "k STRING, c INT, what STRING, wm BIGINT")
+    rows = processed.execute_and_collect()
+    by_key = {}
+    for r in rows:
+        by_key.setdefault(r.k, []).append((r.c, r.what, r.wm))
+    none = -(2**63)
+    # A batch's watermark arrives before its records (as a Flink watermark precedes later records):
+    # timers it passes fire first, once each, in time order.
+    assert by_key["a"] == [
+        (1, "element 1", none),
+        (2, "element 3", ms(1)), (3, "element 4", ms(1)),
+        (3, "timer 2000", ms(4)), (3, "timer 4000", ms(4)),
+        (3, "timer 6000", ms(9)), (4, "element 7", ms(9)),
+        (4, "timer 21000", MAX_WATERMARK),                    # end of input fires the rest
+    ]
+    assert by_key["b"] == [(1, "element 2", none), (1, "timer 3000", ms(4)), (2, "element 5", ms(4)), (2, "timer 11000", MAX_WATERMARK)]
+    late = processed.get_side_output(LATE).execute_and_collect()
+    assert [(r.k, r.n) for r in late] == [("a", 6)]
+
+
+class Average(AggregateFunction):
+    def create_accumulator(self):
+        return (0, 0)
+
+    def add(self, value, acc):
+        return acc[0] + value, acc[1] + 1
+
+    def get_result(self, acc):
+        return acc[0] / acc[1]
+
+    def merge(self, a, b):
+        return a[0] + b[0], a[1] + b[1]
+
+
+class AllStates(KeyedProcessFunction):
+    """Uses every kind of keyed state, and state with a tiny TTL next to state without."""
+
+    def open(self, ctx):
+        self.items = ctx.get_list_state(ListStateDescriptor("items"))
+        self.by_parity = ctx.get_map_state(MapStateDescriptor("parity"))
+        self.total = ctx.get_reducing_state(ReducingStateDescriptor("total", lambda a, b: a + b))
+        self.avg = ctx.get_aggregating_state(AggregatingStateDescriptor("avg", Average()))
+        short = ValueStateDescriptor("short")
+        short.enable_time_to_live(StateTtlConfig.new_builder("1 ms").build())
+        self.short = ctx.get_state(short)
+        self.long = ctx.get_state(ValueStateDescriptor("long"))
+
+    def process_element(self, value, ctx):
+        seen_short, seen_long = self.short.value(), self.long.value()
+        self.short.update(value.n)
+        self.long.update(value.n)
+        self.items.add(value.n)
+        parity = "even" if value.n % 2 == 0 else "odd"
+        self.by_parity.put(parity, (self.by_parity.get(parity) or 0) + 1)
+        self.total.add(value.n)
+        self.avg.add(value.n)
+        yield (ctx.get_current_key(), value.n, str(self.items.get()), str(sorted(self.by_parity.items())),
+               self.total.get(), self.avg.get(), seen_short, seen_long)
+
+
+def test_list_map_reducing_aggregating_state_and_ttl_expiry(env):
+    # One record per micro-batch: micro-batches are at least 100 ms apart, so the 1 ms TTL has passed by the next.
+    data = [("a", ts(1), 1), ("a", ts(2), 2), ("b", ts(3), 5), ("a", ts(4), 3)]
+    stream = env.from_collection(data, SCHEMA, strategy(), rows_per_batch=1)
+    rows = stream.key_by("k").process(AllStates(), "k STRING, n INT, items STRING, parity STRING, total INT, avg DOUBLE, short INT, long INT").execute_and_collect()
+    got = [(r.k, r.n, r.items, r.parity, r.total, r.avg, r.short, r.long) for r in rows]
+    assert got == [
+        ("a", 1, "[1]", "[('odd', 1)]", 1, 1.0, None, None),
+        ("a", 2, "[1, 2]", "[('even', 1), ('odd', 1)]", 3, 1.5, None, 1),   # TTL state expired, plain state kept
+        ("b", 5, "[5]", "[('odd', 1)]", 5, 5.0, None, None),
+        ("a", 3, "[1, 2, 3]", "[('even', 1), ('odd', 2)]", 6, 2.0, None, 2),
+    ]
+
+
+def test_rolling_aggregations_emit_every_update(env):
+    data = [("a", ts(1), 3), ("b", ts(2), 10), ("a", ts(3), 1), ("a", ts(4), 5), ("b", ts(5), 7)]
+    # No event time: Spark gives an event-time watermark to one keyed operator per query only, and
+    # rolling aggregations need none, so the six operators can share one query.
+    stream = env.from_collection(data, SCHEMA, rows_per_batch=2)
+    keyed = stream.key_by("k")
+    label = lambda s, name: s.map(F.lit(name).alias("agg"), F.col("k"), F.col("ts"), F.col("n"))
+    union = label(keyed.sum("n"), "sum").union(
+        label(keyed.min("n"), "min"), label(keyed.max("n"), "max"), label(keyed.min_by("n"), "min_by"),
+        label(keyed.max_by(2), "max_by"), label(keyed.reduce(lambda x, y: (x.k, y.ts, x.n * y.n)), "reduce"),
+    )
+    rows = union.execute_and_collect()
+    got = {}
+    for r in rows:
+        got.setdefault((r.agg, r.k), []).append((r.ts.second, r.n))
+    # sum/min/max keep the key's first record's other fields (ts 1 s for a); *_by return the whole record.
+    assert got[("sum", "a")] == [(1, 3), (1, 4), (1, 9)]
+    assert got[("sum", "b")] == [(2, 10), (2, 17)]
+    assert got[("min", "a")] == [(1, 3), (1, 1), (1, 1)]
+    assert got[("max", "a")] == [(1, 3), (1, 3), (1, 5)]
+    assert got[("min_by", "a")] == [(1, 3), (3, 1), (3, 1)]
+    assert got[("max_by", "a")] == [(1, 3), (1, 3), (4, 5)]
+    assert got[("max_by", "b")] == [(2, 10), (2, 10)]
+    assert got[("reduce", "a")] == [(1, 3), (3, 3), (4, 15)]
+
+
+class Splitter(ProcessFunction):
+    def process_element(self, value, ctx):
+        if value.n % 2:
+            ctx.output(ODD, (value.k, value.n * 100))
+        else:
+            yield value.k, value.n, ctx.timestamp() - T0_MS
+
+
+ODD = OutputTag("odd", "k STRING, hundreds INT")
+
+
+def test_two_keyed_operators_over_event_time_in_one_query_are_refused(env):
+    stream = env.from_collection([("a", ts(1), 1)], SCHEMA, strategy())
+    keyed = stream.key_by("k")
+    with pytest.raises(ValueError, match="passes the watermark to only one"):
+        keyed.sum("n").union(keyed.max("n"))
+    with pytest.raises(ValueError, match="passes the watermark to only one"):
+        keyed.process(CountWithTimers(), "k STRING, c INT, what STRING, wm BIGINT").key_by("k").sum("c")
+
+
+def test_process_function_on_a_non_keyed_stream_with_side_output(env):
+    data = [("a", ts(1), 1), ("b", ts(2), 2), ("a", ts(3), 4), ("c", ts(4), 5)]
+    stream = env.from_collection(data, SCHEMA, strategy(), rows_per_batch=2)
+    split = stream.process(Splitter(), "k STRING, n INT, at BIGINT")
+    assert sorted(tuple(r) for r in split.execute_and_collect()) == [("a", 4, 3000), ("b", 2, 2000)]
+    assert sorted(tuple(r) for r in split.get_side_output(ODD).execute_and_collect()) == [("a", 100), ("c", 500)]

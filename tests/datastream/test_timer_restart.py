@@ -1,0 +1,73 @@
+"""Timers survive a SIGKILL between their registration and their firing, and fire exactly once after restart."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer
+
+pytestmark = pytest.mark.integration
+
+JOB = Path(__file__).with_name("timer_job.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _start(kafka, topic: str, checkpoints: Path, log: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(JOB), kafka.bootstrap_servers, topic, str(checkpoints)],
+                            cwd=ROOT, stdout=open(log, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _read(kafka, topic: str) -> list:
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": uuid.uuid4().hex,
+                         "auto.offset.reset": "earliest", "isolation.level": "read_committed", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    records, idle = [], 0
+    try:
+        while idle < 5:
+            message = consumer.poll(1.0)
+            if message is None:
+                idle += 1
+                continue
+            if message.error():
+                continue
+            records.append(json.loads(message.value()))
+    finally:
+        consumer.close()
+    return records
+
+
+def test_timers_fire_once_in_order_after_kill_and_restart(kafka, tmp_path):
+    topic = f"timers-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(topic, partitions=1)
+    checkpoints = tmp_path / "checkpoints"
+    log = tmp_path / "job.log"
+    job = _start(kafka, topic, checkpoints, log)
+    commits = checkpoints / "timer-restart" / "timers" / "commits"
+    deadline = time.monotonic() + 300
+    try:
+        # Three micro-batches committed: timers registered for the first records, none due before the end.
+        while not (commits.exists() and len([p for p in commits.iterdir() if p.name.isdigit()]) >= 3):
+            assert job.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "the job made no progress"
+            time.sleep(0.2)  # polling a condition with a deadline
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+    assert _read(kafka, topic) == []   # killed before any timer could fire
+    restarted = _start(kafka, topic, checkpoints, log)
+    try:
+        assert restarted.wait(timeout=300) == 0, log.read_text()[-3000:]
+    finally:
+        if restarted.poll() is None:
+            os.killpg(restarted.pid, signal.SIGKILL)
+    fired = _read(kafka, topic)
+    by_key = {}
+    for record in fired:
+        by_key.setdefault(record["k"], []).append(record["timer_s"])
+    assert by_key == {"a": [61, 63, 65], "b": [62, 64, 66]}
