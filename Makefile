@@ -6,9 +6,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DURATION ?= 60
 
-.PHONY: demo test setup java benchmark clean
+.PHONY: demo test setup java chromium benchmark clean
+.PHONY: nexmark-check nexmark-bench
 
-setup: java $(STAMP)
+setup: java chromium $(STAMP)
 
 # Java 17 for Spark: use what is there, else install it from Debian's packages.
 java:
@@ -18,6 +19,17 @@ java:
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; \
 		else \
 			echo "kindling needs Java 17: install it (e.g. 'sudo apt-get install openjdk-17-jre-headless') or set JAVA_HOME"; exit 1; \
+		fi; \
+	fi
+
+# Headless Chromium for the dashboard tests (driven by Playwright; never 'playwright install').
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "Chromium not found: installing chromium with apt-get"; \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else \
+			echo "the dashboard tests need Chromium: install it (e.g. 'sudo apt-get install chromium')"; exit 1; \
 		fi; \
 	fi
 
@@ -35,6 +47,18 @@ test: setup
 
 benchmark: setup
 	$(BIN)/python benchmarks/kafka_source.py
+
+# Nexmark conformance: every query of benchmarks/nexmark/queries through kindling's SQL against a
+# DuckDB reference over the same events; ends with `conformant=<k> total=<n>`.
+nexmark-check: setup
+	@$(BIN)/python -c 'import duckdb' 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/python benchmarks/nexmark/check.py $(NEXMARK_ARGS)
+
+# Nexmark benchmark: kindling vs hand-written PySpark vs PyFlink (in its own venv, see pyproject's bench extra).
+nexmark-bench: setup
+	@$(BIN)/python -c 'import duckdb' 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
+	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
+	$(BIN)/python benchmarks/nexmark/run.py --pyflink-python $(VENV)/pyflink/bin/python $(NEXMARK_ARGS)
 
 clean:
 	rm -rf $(VENV) .kindling artifacts *.egg-info

@@ -22,10 +22,19 @@ from kindling.datastream import (
     WatermarkStrategy,
     WindowedStream,
 )
+from kindling.datastream import (  # stateful processing: process functions, state, timers, joins
+    AggregatingStateDescriptor, BroadcastStream, CoFlatMapFunction, CoMapFunction, ConnectedStreams,
+    ContinuousEventTimeTrigger, CountEvictor, CountTrigger, KeyedBroadcastProcessFunction, KeyedCoProcessFunction,
+    KeyedProcessFunction, ListStateDescriptor, MapStateDescriptor, OutputTag, ProcessAllWindowFunction, ProcessFunction,
+    ProcessJoinFunction, ProcessWindowFunction, PurgingTrigger, ReducingStateDescriptor, StateTtlConfig, TimeDomain,
+    TimeEvictor, ValueStateDescriptor, WindowFunction,
+)
 from kindling.durations import parse_duration
 from kindling.env import StreamEnvironment, StreamExecutionEnvironment
+from kindling.connectors.filesystem.builder import FileSink, FileSource
 from kindling.options import OptionError
 from kindling.runtime.job import JobClient, JobFailedError
+from kindling.sql import SqlError, TableResult, udf
 
 __version__ = "0.1.0"
 
@@ -36,4 +45,11 @@ __all__ = [
     "SlidingProcessingTimeWindows", "Source", "StreamEnvironment", "StreamExecutionEnvironment",
     "TimeWindow", "TimestampAssigner", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows",
     "WatermarkStrategy", "WindowedStream", "__version__", "parse_duration",
+    "FileSink", "FileSource",
+    "SqlError", "TableResult", "udf",
+    "AggregatingStateDescriptor", "BroadcastStream", "CoFlatMapFunction", "CoMapFunction", "ConnectedStreams",
+    "ContinuousEventTimeTrigger", "CountEvictor", "CountTrigger", "KeyedBroadcastProcessFunction", "KeyedCoProcessFunction",
+    "KeyedProcessFunction", "ListStateDescriptor", "MapStateDescriptor", "OutputTag", "ProcessAllWindowFunction",
+    "ProcessFunction", "ProcessJoinFunction", "ProcessWindowFunction", "PurgingTrigger", "ReducingStateDescriptor",
+    "StateTtlConfig", "TimeDomain", "TimeEvictor", "ValueStateDescriptor", "WindowFunction",
 ]

@@ -26,12 +26,44 @@ def _local(args: argparse.Namespace) -> int:
     return 0 if info.get("running") else 3
 
 
+def _local_s3(args: argparse.Namespace) -> int:
+    from kindling.local import s3
+
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = s3.start_background(port=args.port, state_dir=state_dir)
+        print(f"S3 server running on {info['endpoint']} (pid {info['pid']}); access key {info['access_key']!r}, "
+              f"secret key in {state_dir / 'identities.json'}")
+        return 0
+    if args.action == "stop":
+        stopped = s3.stop_background(state_dir)
+        print("S3 server stopped" if stopped else "no S3 server started by kindling is running")
+        return 0
+    info = s3.status(state_dir)
+    print(json.dumps(info, indent=2))
+    return 0 if info.get("running") else 3
+
+
 def _demo(args: argparse.Namespace) -> int:
     from kindling.playground.demo import run_click_count_demo
 
     return run_click_count_demo(
         duration=args.duration, rate=args.rate, event_time=args.event_time, backpressure=args.backpressure
     )
+
+
+def _sql(args: argparse.Namespace) -> int:
+    from kindling.sql.client import interactive, run_file
+
+    defines = {}
+    for item in args.define or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"-D takes key=value, got {item!r}")
+        defines[key.strip()] = value.strip()
+    if args.file:
+        return run_file(args.file, defines)
+    return interactive(defines)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--backpressure", action="store_true", help="slow records down in even minutes")
     demo.set_defaults(handler=_demo)
 
+    sql = commands.add_parser("sql", help="run a Flink SQL script (-f) or the interactive SQL client")
+    sql.add_argument("-f", "--file", help="SQL script to run; the command exits when its bounded jobs finish")
+    sql.add_argument("-D", dest="define", action="append", metavar="key=value", help="a configuration option (repeatable)")
+    sql.set_defaults(handler=_sql)
+
     local = commands.add_parser("local", help="local services")
     services = local.add_subparsers(dest="service", required=True)
     kafka = services.add_parser("kafka", help="a local Kafka-protocol broker on 127.0.0.1")
@@ -55,6 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
     kafka.add_argument("--port", type=int, default=9092)
     kafka.add_argument("--state-dir", default=".kindling/local/kafka")
     kafka.set_defaults(handler=_local)
+    s3 = services.add_parser("s3", help="a local S3-compatible object store (SeaweedFS) on 127.0.0.1")
+    s3.add_argument("action", choices=["start", "stop", "status"])
+    s3.add_argument("--port", type=int, default=8333)
+    s3.add_argument("--state-dir", default=".kindling/local/s3")
+    s3.set_defaults(handler=_local_s3)
+
+    from kindling.server.cli import add_commands
+
+    add_commands(commands)  # cluster, run, list, cancel, stop, savepoint, info
     return parser
 
 

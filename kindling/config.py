@@ -32,6 +32,14 @@ CHECKPOINTS_DIR = string_option(
     "<dir>/<pipeline.name>/<sink>, so running the same job again resumes where it stopped.",
 )
 SAVEPOINTS_DIR = string_option("state.savepoints.dir", ".kindling/savepoints", "Default directory for savepoints.")
+SAVEPOINT_PATH = string_option("execution.savepoint.path", None, "A savepoint to resume the job from; it is copied into a fresh checkpoint location.")
+SAVEPOINT_IGNORE_UNCLAIMED = bool_option(
+    "execution.savepoint.ignore-unclaimed-state",
+    False,
+    "Allow resuming from a savepoint whose state for some sinks no longer maps onto the pipeline (Flink's allowNonRestoredState).",
+)
+REST_PORT = int_option("rest.port", 8081, "Port of the job manager's REST API and dashboard.", minimum=0)
+REST_ADDRESS = string_option("rest.address", "127.0.0.1", "Address the job manager's REST API binds to and clients connect to.")
 STATE_BACKEND = enum_option(
     "state.backend.type",
     ("rocksdb", "hashmap"),
@@ -81,6 +89,10 @@ OPTIONS: tuple[ConfigOption[Any], ...] = (
     CHECKPOINTING_INTERVAL,
     CHECKPOINTS_DIR,
     SAVEPOINTS_DIR,
+    SAVEPOINT_PATH,
+    SAVEPOINT_IGNORE_UNCLAIMED,
+    REST_PORT,
+    REST_ADDRESS,
     STATE_BACKEND,
     PARALLELISM,
     PIPELINE_NAME,

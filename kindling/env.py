@@ -33,6 +33,7 @@ from kindling.datastream.functions import ship_by_value
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
+from kindling.runtime import control, savepoints
 from kindling.runtime.job import JobClient, QueryPlan
 from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
 from kindling.runtime.session import get_or_create_session
@@ -55,6 +56,7 @@ class StreamEnvironment:
             self.config = configuration.copy()
         else:
             self.config = Configuration(configuration or {})
+        control.apply_overrides(self.config)  # a job manager's -p / -s / -D settings, when it runs this driver
         self._spark = spark
         self._sinks: list[DataStreamSink] = []
 
@@ -82,6 +84,34 @@ class StreamEnvironment:
 
     def get_checkpoint_interval(self) -> int:
         return to_millis(self.config.get(cfg.CHECKPOINTING_INTERVAL))
+
+    # --- SQL (kindling.sql) ----------------------------------------------------------------------
+    def sql_session(self) -> Any:
+        """This environment's Flink SQL session (catalog, SET options), created on first use."""
+        if getattr(self, "_sql_session", None) is None:
+            from kindling.sql.session import SqlSession
+
+            self._sql_session = SqlSession(self)
+        return self._sql_session
+
+    def execute_sql(self, statement: str) -> Any:
+        """Run a Flink SQL statement (DDL, SET, INSERT, SELECT, ...) and return its TableResult."""
+        return self.sql_session().execute_sql(statement)
+
+    def sql_query(self, query: str) -> Any:
+        """Plan a Flink SQL query and return it as a Table (run it with ``execute()``)."""
+        from kindling.sql.table import Table
+
+        session = self.sql_session()
+        return Table(session, session._plan(query, 1, "SELECT"), query)
+
+    def create_temporary_view(self, name: str, source: Any) -> None:
+        """Make a DataStream, Spark DataFrame or Table usable in SQL under ``name``."""
+        self.sql_session().create_temporary_view(name, source)
+
+    def create_temporary_function(self, name: str, function: Any) -> None:
+        """Make a ``@udf`` Python function callable in SQL under ``name``."""
+        self.sql_session().create_temporary_function(name, function)
 
     # --- sources -------------------------------------------------------------------------------
     def from_source(self, source: Source, watermark_strategy: Optional[WatermarkStrategy] = None, source_name: str = "Source") -> DataStream:
@@ -179,10 +209,14 @@ class StreamEnvironment:
         duplicates = {u for u in uids if uids.count(u) > 1}
         if duplicates:
             raise ValueError(f"two sinks share the uid {sorted(duplicates)[0]!r}; uids must be unique within a job")
+        sinks = {bound.get_uid(): _sink_columns(bound.stream._df) for bound in self._sinks}
+        savepoints.restore_configured(self.config, root, sinks)  # execution.savepoint.path, if set
         for bound in self._sinks:
             plans.append(self._plan(bound, name, root / bound.get_uid(), interval))
         self._sinks = []
-        return JobClient(name, plans, self.config)
+        client = JobClient(name, plans, self.config)
+        control.attach(client, root, sinks)  # the job manager's control channel, when it runs this driver
+        return client
 
     def execute(self, job_name: Optional[str] = None, detached: bool = False) -> JobClient:
         """Run the pipeline. Blocking by default: returns when a bounded job finishes; Ctrl-C stops cleanly."""
@@ -208,6 +242,10 @@ class StreamEnvironment:
 
         def start():
             checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            if bound.output_mode != "append":  # updating SQL results: Python Data Sources take appends only
+                from kindling.sql.changelog_sink import start_changelog_query
+
+                return start_changelog_query(out, sink, str(checkpoint), query_name, interval, bound.output_mode)
             return (
                 out.writeStream.format(spark_format(sink.connector))
                 .options(**sink.options)
@@ -218,7 +256,8 @@ class StreamEnvironment:
                 .start()
             )
 
-        return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), start, stream.is_bounded, stream._event_time)
+        return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), start, stream.is_bounded, stream._event_time,
+                         on_finished=_finish_hook(sink, checkpoint))
 
     def _collect(self, stream: DataStream, job_name: Optional[str], limit: Optional[int], timeout: float) -> list[Row]:
         if not stream.is_bounded:
@@ -284,6 +323,16 @@ def _split_event_time_options(source: Source, strategy: WatermarkStrategy) -> di
     if strategy.idleness is not None:
         options["scan.watermark.idle-timeout"] = f"{to_millis(strategy.idleness)} ms"
     return {k: v for k, v in options.items() if k not in source.options}
+
+
+def _finish_hook(sink: Sink, checkpoint: Path):
+    """A sink connector's end-of-input step (``on_bounded_finish``), e.g. the file sink publishing what is pending."""
+    from kindling.connectors import get_connector
+
+    finish = getattr(get_connector(sink.connector), "on_bounded_finish", None)
+    if finish is None:
+        return None
+    return lambda: finish(sink.options, str(checkpoint))
 
 
 def _sink_columns(df: DataFrame) -> DataFrame:

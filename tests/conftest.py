@@ -40,6 +40,17 @@ def kafka(tmp_path_factory) -> Iterator[object]:
     broker.stop()
 
 
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory) -> Iterator[object]:
+    """A local S3 server (SeaweedFS) on a free loopback port with credentials, stopped at the end of the run."""
+    from kindling.local.s3 import LocalS3
+
+    server = LocalS3(data_dir=tmp_path_factory.mktemp("s3"))
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def topic(kafka) -> Iterator[str]:
     """A fresh 4-partition topic name for one test, deleted afterwards."""

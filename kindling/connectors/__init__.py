@@ -18,6 +18,7 @@ _MODULES = {
     "print": "kindling.connectors.print",
     "blackhole": "kindling.connectors.blackhole",
     "collection": "kindling.connectors.collection",
+    "filesystem": "kindling.connectors.filesystem",
 }
 
 

@@ -36,6 +36,12 @@ class RuntimeContext:
     def get_index_of_this_subtask(self) -> int:
         return self._subtask
 
+    def get_metric_group(self) -> Any:
+        """User metrics of this function (counter, gauge, meter, histogram), shown by the job manager."""
+        from kindling.runtime.metrics import metric_group
+
+        return metric_group(self._task_name)
+
     def get_number_of_parallel_subtasks(self) -> int:
         return self._parallelism
 

@@ -9,7 +9,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from pyspark.sql.streaming import StreamingQuery
 
@@ -36,6 +36,8 @@ class QueryPlan:
     start: Callable[[], StreamingQuery]
     bounded: bool
     event_time: bool = True
+    # Called once when a bounded query's input is done and the query stopped (a sink's end-of-input step).
+    on_finished: Optional[Callable[[], None]] = None
 
 
 @dataclass
@@ -117,6 +119,42 @@ class JobClient:
 
     get_job_execution_result = wait
 
+    @property
+    def restarts(self) -> int:
+        """Restarts of failed queries so far (Flink's numRestarts)."""
+        return self._restart.restarts
+
+    def stop_at_batch_boundary(self, then: Callable[[], Any], finish: bool) -> Any:
+        """Stop every query between two micro-batches and call ``then`` (say, to copy the checkpoints
+        into a savepoint); then end the job FINISHED (stop-with-savepoint) or start the queries again."""
+        from kindling.runtime.savepoints import stop_between_batches
+
+        with self._lock:
+            if self._status in TERMINAL_STATES:
+                raise RuntimeError(f"job '{self.job_name}' is {self._status}")
+            running = [plan for plan in self.plans if plan.uid not in self._finished and self._queries[plan.uid].isActive]
+            for plan in running:
+                stop_between_batches(self._queries[plan.uid])
+            try:
+                result = then()
+            except BaseException:
+                finish = False
+                raise
+            finally:
+                if finish:
+                    self._end("FINISHED")
+                else:
+                    for plan in running:
+                        try:
+                            self._queries[plan.uid] = plan.start()
+                        except Exception as exc:  # the job cannot go on; say why
+                            self._failure = describe_failure(exc)
+                            self.exceptions.append(JobException(datetime.now(timezone.utc), plan.name, self._failure))
+                            self._stop_all()
+                            self._end("FAILED")
+                            raise
+            return result
+
     # --- supervision ---------------------------------------------------------------------------
     def poll(self) -> str:
         """Look at every query once: finish bounded ones whose input ended, restart or fail crashed ones."""
@@ -130,6 +168,15 @@ class JobClient:
                 if query.isActive:
                     if plan.bounded and bounded_input_done(query.lastProgress, plan.event_time):
                         query.stop()
+                        if plan.on_finished is not None:
+                            try:
+                                plan.on_finished()
+                            except Exception as exc:  # the sink could not finish: the job fails, naming why
+                                self._failure = describe_failure(exc)
+                                self.exceptions.append(JobException(datetime.now(timezone.utc), plan.name, self._failure))
+                                self._stop_all()
+                                self._end("FAILED")
+                                return self._status
                         self._finished.add(plan.uid)
                     continue
                 error = query.exception()

@@ -56,3 +56,14 @@ def test_user_metrics_of_several_workers_add_up(tmp_path, monkeypatch):
     assert values["Parse.records.events.count"] == 6
     assert values["Parse.records.size.count"] == 8 and values["Parse.records.size.max"] == 4 and values["Parse.records.size.p50"] == 3
     assert values["Parse.records.lag"] == 7
+
+
+def test_a_user_function_reaches_its_metric_group_through_the_runtime_context(tmp_path, monkeypatch):
+    from kindling.datastream.context import RuntimeContext
+
+    monkeypatch.setenv("KINDLING_JOB_DIR", str(tmp_path))
+    context = RuntimeContext("Alerts", None, 0, 1)
+    context.get_metric_group().counter("fired").inc(2)
+    metrics.flush_user_metrics()
+    values = metrics.read_user_metrics(tmp_path / metrics.USER_METRICS_DIR)
+    assert values["Alerts.fired"] == 2
