@@ -14,18 +14,16 @@ It prints a harmless glibc warning on stderr, which is not treated as a failure.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Optional
 
 from kindling.local.ports import free_port, wait_until
+from kindling.local.process import StateFile, start_and_wait, terminate
 
 DEFAULT_STATE_DIR = Path(".kindling/local/kafka")
 _STATE_FILE = "broker.json"
@@ -80,70 +78,6 @@ def broker_answers(bootstrap_servers: str, timeout: float = 2.0) -> bool:
     return bool(metadata.brokers)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child still "exists"; treat it as ended.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
-def _is_noida(pid: int) -> bool:
-    """Guard against pid reuse: only signal a pid whose command line is noida-db."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return b"noida-db" in cmdline.read()
-    except OSError:
-        return _alive(pid)
-
-
-def _terminate(pid: int, timeout: float, reap: Optional[subprocess.Popen] = None) -> None:
-    """SIGTERM one pid, SIGKILL it if it has not ended after ``timeout`` seconds."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if reap is not None and reap.poll() is not None:
-            return
-        if reap is None and not _alive(pid):
-            return
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    if reap is not None:
-        reap.wait(timeout=10)
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: have the kernel SIGTERM the broker when the process that started it dies."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-
-
-def _log_tail(path: Path, limit: int = 2000) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    lines = [line for line in text.splitlines() if "GLIBC" not in line]
-    return "\n".join(lines)[-limit:]
-
-
 class LocalKafka:
     """A noida-db Kafka broker on ``host:port`` owned by this process.
 
@@ -159,7 +93,6 @@ class LocalKafka:
         self._own_data_dir = data_dir is None
         self._process: Optional[subprocess.Popen] = None
         self._log_path: Optional[Path] = None
-        self._log_file: Any = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -185,36 +118,17 @@ class LocalKafka:
             self.data_dir = Path(tempfile.mkdtemp(prefix="kindling-kafka-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._log_path = self.data_dir / _LOG_FILE
-        self._log_file = open(self._log_path, "ab")
-        self._process = subprocess.Popen(
-            _command(self.port, self.host, self.data_dir),
-            stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        self._process = start_and_wait(
+            _command(self.port, self.host, self.data_dir), self._log_path,
+            lambda: broker_answers(self.bootstrap_servers), f"the local Kafka broker on {self.bootstrap_servers}", timeout,
         )
-
-        def ready() -> bool:
-            if self._process is not None and self._process.poll() is not None:
-                raise RuntimeError(
-                    f"noida-db exited with code {self._process.returncode} before answering on "
-                    f"{self.bootstrap_servers}: {_log_tail(self._log_path)}"
-                )
-            return broker_answers(self.bootstrap_servers)
-
-        try:
-            wait_until(ready, timeout, f"the local Kafka broker on {self.bootstrap_servers}", interval=0.2)
-        except BaseException:
-            self.stop()
-            raise
         return self
 
     def stop(self, timeout: float = 15) -> None:
         """Stop the broker this object started (by pid: SIGTERM, then SIGKILL after ``timeout``)."""
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
-            _terminate(process.pid, timeout, reap=process)
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None
+            terminate(process.pid, timeout, reap=process)
         if self._own_data_dir and self.data_dir is not None:
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self.data_dir = None
@@ -269,11 +183,8 @@ class LocalKafka:
 # ----------------------------------------------------------------------------------------------
 
 
-def _read_state(state_dir: Path) -> Optional[dict]:
-    try:
-        return json.loads((Path(state_dir) / _STATE_FILE).read_text())
-    except (OSError, ValueError):
-        return None
+def _state(state_dir: Path) -> StateFile:
+    return StateFile(Path(state_dir), _STATE_FILE, b"noida-db")
 
 
 def status(state_dir: Path = DEFAULT_STATE_DIR) -> dict:
@@ -282,13 +193,14 @@ def status(state_dir: Path = DEFAULT_STATE_DIR) -> dict:
     ``running`` is true only when the pid in the state file is a live noida-db process *and* it
     answers a Kafka metadata request. With no state file every value but ``running`` is None.
     """
-    state = _read_state(Path(state_dir))
+    record = _state(state_dir)
+    state = record.read()
     if not state:
         return {"running": False, "pid": None, "port": None, "bootstrap_servers": None}
     pid, port, host = state.get("pid"), state.get("port"), state.get("host", "127.0.0.1")
     servers = f"{host}:{port}"
     running = False
-    if pid and _alive(pid) and _is_noida(pid):
+    if record.running_pid() is not None:
         try:
             running = broker_answers(servers)
         except Exception:
@@ -308,37 +220,20 @@ def start_background(port: int = 9092, state_dir: Path = DEFAULT_STATE_DIR, host
     current = status(state_dir)
     if current["running"]:
         return {**current, "already_running": True}
-    state = _read_state(state_dir)
-    if state and state.get("pid") and _alive(state["pid"]) and _is_noida(state["pid"]):
+    record = _state(state_dir)
+    pid = record.running_pid()
+    if pid is not None:
         # Alive but not answering (still starting, or wedged): don't start a second one on the same data.
         raise RuntimeError(
-            f"a local Kafka broker (pid {state['pid']}) is recorded in {state_dir} but does not answer on "
-            f"{state.get('host', host)}:{state.get('port')}; stop it with `kindling local kafka stop` first"
+            f"a local Kafka broker (pid {pid}) is recorded in {state_dir} but does not answer on "
+            f"{(record.read() or {}).get('host', host)}:{(record.read() or {}).get('port')}; stop it with `kindling local kafka stop` first"
         )
-    state_dir.mkdir(parents=True, exist_ok=True)
     data_dir = state_dir / "data"
-    data_dir.mkdir(exist_ok=True)
-    log_path = state_dir / _LOG_FILE
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            _command(port, host, data_dir.resolve()),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    (state_dir / _STATE_FILE).write_text(json.dumps({"pid": process.pid, "port": port, "host": host}))
+    data_dir.mkdir(parents=True, exist_ok=True)
     servers = f"{host}:{port}"
-
-    def ready() -> bool:
-        if process.poll() is not None:
-            raise RuntimeError(f"noida-db exited with code {process.returncode}: {_log_tail(log_path)}")
-        return broker_answers(servers)
-
-    try:
-        wait_until(ready, timeout, f"the local Kafka broker on {servers} (log: {log_path})", interval=0.2)
-    except BaseException:
-        if process.poll() is None:
-            _terminate(process.pid, 10, reap=process)
-        (state_dir / _STATE_FILE).unlink(missing_ok=True)
-        raise
+    process = start_and_wait(_command(port, host, data_dir.resolve()), state_dir / _LOG_FILE,
+                             lambda: broker_answers(servers), f"the local Kafka broker on {servers}", timeout, detached=True)
+    record.write({"pid": process.pid, "port": port, "host": host})
     return {**status(state_dir), "already_running": False}
 
 
@@ -347,13 +242,4 @@ def stop_background(state_dir: Path = DEFAULT_STATE_DIR, timeout: float = 15) ->
 
     Data stays in ``state_dir/data`` for the next start. A stale state file is removed.
     """
-    state_dir = Path(state_dir)
-    state = _read_state(state_dir)
-    stopped = False
-    if state and state.get("pid"):
-        pid = int(state["pid"])
-        if _alive(pid) and _is_noida(pid):
-            _terminate(pid, timeout)
-            stopped = True
-    (state_dir / _STATE_FILE).unlink(missing_ok=True)
-    return stopped
+    return _state(state_dir).stop(timeout)

@@ -23,8 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
-from kindling.local.kafka import _alive, _die_with_parent, _log_tail, _terminate
-from kindling.local.ports import free_port, wait_until
+from kindling.local.ports import free_port
+from kindling.local.process import StateFile, start_and_wait, terminate
 
 DEFAULT_STATE_DIR = Path(".kindling/local/s3")
 DEFAULT_ACCESS_KEY = "kindling"
@@ -78,14 +78,6 @@ def s3_answers(endpoint: str, access_key: str, secret_key: str) -> bool:
     return True
 
 
-def _is_weed(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return b"weed" in cmdline.read()
-    except OSError:
-        return _alive(pid)
-
-
 class LocalS3:
     """A SeaweedFS S3 gateway on ``host:port`` owned by this process.
 
@@ -103,7 +95,6 @@ class LocalS3:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self._own_data_dir = data_dir is None
         self._process: Optional[subprocess.Popen] = None
-        self._log_file: Any = None
         self._log_path: Optional[Path] = None
 
     @property
@@ -146,33 +137,17 @@ class LocalS3:
         _write_identities(config, self.access_key, self.secret_key)
         (self.data_dir / "data").mkdir(exist_ok=True)
         self._log_path = self.data_dir / _LOG_FILE
-        self._log_file = open(self._log_path, "ab")
-        self._process = subprocess.Popen(
-            _command(self.port, self.host, self.data_dir / "data", config),
-            stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        self._process = start_and_wait(
+            _command(self.port, self.host, self.data_dir / "data", config), self._log_path,
+            lambda: s3_answers(self.endpoint, self.access_key, self.secret_key), f"the local S3 server on {self.endpoint}", timeout,
         )
-
-        def ready() -> bool:
-            if self._process is not None and self._process.poll() is not None:
-                raise RuntimeError(f"weed mini exited with code {self._process.returncode}: {_log_tail(self._log_path)}")
-            return s3_answers(self.endpoint, self.access_key, self.secret_key)
-
-        try:
-            wait_until(ready, timeout, f"the local S3 server on {self.endpoint}", interval=0.2)
-        except BaseException:
-            self.stop()
-            raise
         return self
 
     def stop(self, timeout: float = 15) -> None:
         """Stop the server this object started (by pid: SIGTERM, then SIGKILL after ``timeout``)."""
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
-            _terminate(process.pid, timeout, reap=process)
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None
+            terminate(process.pid, timeout, reap=process)
         if self._own_data_dir and self.data_dir is not None:
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self.data_dir = None
@@ -195,22 +170,20 @@ class LocalS3:
 # ----------------------------------------------------------------------------------------------
 
 
-def _read_state(state_dir: Path) -> Optional[dict]:
-    try:
-        return json.loads((Path(state_dir) / _STATE_FILE).read_text())
-    except (OSError, ValueError):
-        return None
+def _state(state_dir: Path) -> StateFile:
+    return StateFile(Path(state_dir), _STATE_FILE, b"weed")
 
 
 def status(state_dir: Path = DEFAULT_STATE_DIR) -> dict:
     """The detached server's state: ``{running, pid, port, endpoint, access_key}`` (never the secret)."""
-    state = _read_state(Path(state_dir))
+    record = _state(state_dir)
+    state = record.read()
     if not state:
         return {"running": False, "pid": None, "port": None, "endpoint": None, "access_key": None}
     pid, port, host = state.get("pid"), state.get("port"), state.get("host", "127.0.0.1")
     endpoint = f"http://{host}:{port}"
     running = False
-    if pid and _alive(pid) and _is_weed(pid):
+    if record.running_pid() is not None:
         try:
             running = s3_answers(endpoint, state["access_key"], state["secret_key"])
         except Exception:
@@ -225,51 +198,24 @@ def start_background(port: int = 8333, state_dir: Path = DEFAULT_STATE_DIR, host
     current = status(state_dir)
     if current["running"]:
         return {**current, "already_running": True}
-    state = _read_state(state_dir)
-    if state and state.get("pid") and _alive(state["pid"]) and _is_weed(state["pid"]):
+    record = _state(state_dir)
+    pid = record.running_pid()
+    if pid is not None:
         raise RuntimeError(
-            f"a local S3 server (pid {state['pid']}) is recorded in {state_dir} but does not answer on "
-            f"{host}:{state.get('port')}; stop it with `kindling local s3 stop` first"
+            f"a local S3 server (pid {pid}) is recorded in {state_dir} but does not answer on "
+            f"{host}:{(record.read() or {}).get('port')}; stop it with `kindling local s3 stop` first"
         )
-    state_dir.mkdir(parents=True, exist_ok=True)
-    (state_dir / "data").mkdir(exist_ok=True)
+    (state_dir / "data").mkdir(parents=True, exist_ok=True)
     config = state_dir / "identities.json"
     _write_identities(config, access_key, secret_key)
-    log_path = state_dir / _LOG_FILE
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            _command(port, host, (state_dir / "data").resolve(), config.resolve()),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    state_file = state_dir / _STATE_FILE
-    state_file.write_text(json.dumps({"pid": process.pid, "port": port, "host": host, "access_key": access_key, "secret_key": secret_key}))
-    os.chmod(state_file, 0o600)
     endpoint = f"http://{host}:{port}"
-
-    def ready() -> bool:
-        if process.poll() is not None:
-            raise RuntimeError(f"weed mini exited with code {process.returncode}: {_log_tail(log_path)}")
-        return s3_answers(endpoint, access_key, secret_key)
-
-    try:
-        wait_until(ready, timeout, f"the local S3 server on {endpoint} (log: {log_path})", interval=0.2)
-    except BaseException:
-        if process.poll() is None:
-            _terminate(process.pid, 10, reap=process)
-        state_file.unlink(missing_ok=True)
-        raise
+    process = start_and_wait(_command(port, host, (state_dir / "data").resolve(), config.resolve()), state_dir / _LOG_FILE,
+                             lambda: s3_answers(endpoint, access_key, secret_key), f"the local S3 server on {endpoint}",
+                             timeout, detached=True)
+    record.write({"pid": process.pid, "port": port, "host": host, "access_key": access_key, "secret_key": secret_key})
     return {**status(state_dir), "already_running": False}
 
 
 def stop_background(state_dir: Path = DEFAULT_STATE_DIR, timeout: float = 15) -> bool:
     """Stop the detached server recorded in ``state_dir`` (only that pid); True if one was stopped."""
-    state_dir = Path(state_dir)
-    state = _read_state(state_dir)
-    stopped = False
-    if state and state.get("pid"):
-        pid = int(state["pid"])
-        if _alive(pid) and _is_weed(pid):
-            _terminate(pid, timeout)
-            stopped = True
-    (state_dir / _STATE_FILE).unlink(missing_ok=True)
-    return stopped
+    return _state(state_dir).stop(timeout)

@@ -17,6 +17,7 @@ from kindling.config import Configuration
 from kindling.runtime import control
 from kindling.runtime.metrics import USER_METRICS_DIR
 from kindling.runtime.restart import RestartStrategy
+from kindling.local.process import alive
 from kindling.server.driver import RESULT_FILE, SUBMISSION_FILE
 from kindling.server.store import JobRecord, JobStore, now_ms
 
@@ -27,17 +28,7 @@ POLL_S = 0.2
 
 def process_alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie does not count)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
+    return alive(pid)
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

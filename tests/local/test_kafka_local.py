@@ -8,13 +8,10 @@ import pytest
 
 from kindling.local import kafka as local_kafka
 from kindling.local.kafka import LocalKafka, broker_answers
+from kindling.local.process import alive
 from kindling.local.ports import free_port
 
 pytestmark = pytest.mark.integration
-
-
-def alive(pid: int) -> bool:
-    return local_kafka._alive(pid)
 
 
 def test_own_broker_lifecycle_leaves_others_running(kafka, tmp_path):

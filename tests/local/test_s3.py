@@ -10,7 +10,7 @@ import pytest
 
 from kindling.cli import main
 from kindling.local import s3 as local_s3
-from kindling.local.kafka import _alive
+from kindling.local.process import alive
 from kindling.local.ports import free_port
 from kindling.local.s3 import LocalS3, s3_answers
 
@@ -37,7 +37,7 @@ def test_own_server_speaks_s3_with_credentials_and_stops_by_pid(s3, tmp_path):
         with pytest.raises(OSError, match="ACCESS_DENIED|SIGNATURE"):
             wrong.get_file_info("lake/a/big.bin")
         pid = server.pid
-    assert not _alive(pid) and not server.running
+    assert not alive(pid) and not server.running
     assert s3_answers(s3.endpoint, s3.access_key, s3.secret_key)  # the session's server is another process
 
 
@@ -53,5 +53,5 @@ def test_background_server_start_status_stop(tmp_path, capsys):
         assert again["already_running"] and again["pid"] == info["pid"]
     finally:
         assert main(["local", "s3", "stop", "--state-dir", str(state)]) == 0
-    assert not _alive(info["pid"])
+    assert not alive(info["pid"])
     assert main(["local", "s3", "status", "--state-dir", str(state)]) == 3
