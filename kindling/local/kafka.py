@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any, Optional
 
-from kindling.local.ports import free_port, wait_until
-from kindling.local.process import StateFile, start_and_wait, terminate
+from kindling.local.ports import wait_until
+from kindling.local.process import OwnedServer, StateFile, start_and_wait
 
 DEFAULT_STATE_DIR = Path(".kindling/local/kafka")
 _STATE_FILE = "broker.json"
@@ -78,7 +75,7 @@ def broker_answers(bootstrap_servers: str, timeout: float = 2.0) -> bool:
     return bool(metadata.brokers)
 
 
-class LocalKafka:
+class LocalKafka(OwnedServer):
     """A noida-db Kafka broker on ``host:port`` owned by this process.
 
     >>> with LocalKafka() as kafka:
@@ -86,13 +83,7 @@ class LocalKafka:
     ...     print(kafka.bootstrap_servers)
     """
 
-    def __init__(self, port: Optional[int] = None, data_dir: Optional[Path] = None, host: str = "127.0.0.1") -> None:
-        self.port = port
-        self.host = host
-        self.data_dir = Path(data_dir) if data_dir is not None else None
-        self._own_data_dir = data_dir is None
-        self._process: Optional[subprocess.Popen] = None
-        self._log_path: Optional[Path] = None
+    data_prefix = "kindling-kafka-"
 
     @property
     def bootstrap_servers(self) -> str:
@@ -100,38 +91,16 @@ class LocalKafka:
             raise RuntimeError("the broker has no port until start() is called")
         return f"{self.host}:{self.port}"
 
-    @property
-    def pid(self) -> Optional[int]:
-        return self._process.pid if self._process is not None else None
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
     def start(self, timeout: float = 60) -> "LocalKafka":
         """Start the broker; return once it answers a Kafka metadata request."""
         if self.running:
             return self
-        if self.port is None:
-            self.port = free_port()
-        if self.data_dir is None:
-            self.data_dir = Path(tempfile.mkdtemp(prefix="kindling-kafka-"))
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._log_path = self.data_dir / _LOG_FILE
+        self._prepare()
         self._process = start_and_wait(
             _command(self.port, self.host, self.data_dir), self._log_path,
             lambda: broker_answers(self.bootstrap_servers), f"the local Kafka broker on {self.bootstrap_servers}", timeout,
         )
         return self
-
-    def stop(self, timeout: float = 15) -> None:
-        """Stop the broker this object started (by pid: SIGTERM, then SIGKILL after ``timeout``)."""
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            terminate(process.pid, timeout, reap=process)
-        if self._own_data_dir and self.data_dir is not None:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
-            self.data_dir = None
 
     def _admin(self):
         from confluent_kafka.admin import AdminClient
@@ -166,12 +135,6 @@ class LocalKafka:
 
     def topics(self) -> list[str]:
         return sorted(self._admin().list_topics(timeout=10).topics)
-
-    def __enter__(self) -> "LocalKafka":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"

@@ -148,3 +148,60 @@ class StateFile:
             terminate(pid, timeout)
         self.path.unlink(missing_ok=True)
         return pid is not None
+
+
+class OwnedServer:
+    """A server process owned by this process: a port (free by default), a data directory (a temporary
+    one by default, removed at stop), started by the subclass's ``start`` and stopped by pid."""
+
+    data_prefix = "kindling-server-"
+
+    def __init__(self, port: Optional[int] = None, data_dir: Optional[Path] = None, host: str = "127.0.0.1") -> None:
+        self.port = port
+        self.host = host
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self._own_data_dir = data_dir is None
+        self._process: Optional[subprocess.Popen] = None
+        self._log_path: Optional[Path] = None
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def _prepare(self) -> Path:
+        """Choose the port and create the data directory; return the log file's path."""
+        from kindling.local.ports import free_port
+
+        if self.port is None:
+            self.port = free_port()
+        if self.data_dir is None:
+            import tempfile
+
+            self.data_dir = Path(tempfile.mkdtemp(prefix=self.data_prefix))
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._log_path = self.data_dir / "server.log"
+        return self._log_path
+
+    def stop(self, timeout: float = 15) -> None:
+        """Stop the server this object started (by pid: SIGTERM, then SIGKILL after ``timeout``)."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            terminate(process.pid, timeout, reap=process)
+        if self._own_data_dir and self.data_dir is not None:
+            import shutil
+
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir = None
+
+    def start(self, timeout: float = 60) -> "OwnedServer":
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

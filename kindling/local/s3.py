@@ -17,14 +17,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from kindling.local.ports import free_port
-from kindling.local.process import StateFile, start_and_wait, terminate
+from kindling.local.process import OwnedServer, StateFile, start_and_wait
 
 DEFAULT_STATE_DIR = Path(".kindling/local/s3")
 DEFAULT_ACCESS_KEY = "kindling"
@@ -78,7 +76,7 @@ def s3_answers(endpoint: str, access_key: str, secret_key: str) -> bool:
     return True
 
 
-class LocalS3:
+class LocalS3(OwnedServer):
     """A SeaweedFS S3 gateway on ``host:port`` owned by this process.
 
     >>> with LocalS3() as s3:
@@ -86,30 +84,19 @@ class LocalS3:
     ...     options = s3.options()   # s3.endpoint, s3.access-key, s3.secret-key, s3.path.style.access
     """
 
+    data_prefix = "kindling-s3-"
+
     def __init__(self, port: Optional[int] = None, data_dir: Optional[Path] = None, host: str = "127.0.0.1",
                  access_key: str = DEFAULT_ACCESS_KEY, secret_key: str = DEFAULT_SECRET_KEY) -> None:
-        self.port = port
-        self.host = host
+        super().__init__(port, data_dir, host)
         self.access_key = access_key
         self.secret_key = secret_key
-        self.data_dir = Path(data_dir) if data_dir is not None else None
-        self._own_data_dir = data_dir is None
-        self._process: Optional[subprocess.Popen] = None
-        self._log_path: Optional[Path] = None
 
     @property
     def endpoint(self) -> str:
         if self.port is None:
             raise RuntimeError("the S3 server has no port until start() is called")
         return f"http://{self.host}:{self.port}"
-
-    @property
-    def pid(self) -> Optional[int]:
-        return self._process.pid if self._process is not None else None
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
 
     def options(self) -> dict[str, str]:
         """The filesystem connector options that reach this server."""
@@ -128,38 +115,18 @@ class LocalS3:
         """Start the server; return once it answers a signed S3 request."""
         if self.running:
             return self
-        if self.port is None:
-            self.port = free_port()
-        if self.data_dir is None:
-            self.data_dir = Path(tempfile.mkdtemp(prefix="kindling-s3-"))
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._prepare()
         config = self.data_dir / "identities.json"
         _write_identities(config, self.access_key, self.secret_key)
         (self.data_dir / "data").mkdir(exist_ok=True)
-        self._log_path = self.data_dir / _LOG_FILE
         self._process = start_and_wait(
             _command(self.port, self.host, self.data_dir / "data", config), self._log_path,
             lambda: s3_answers(self.endpoint, self.access_key, self.secret_key), f"the local S3 server on {self.endpoint}", timeout,
         )
         return self
 
-    def stop(self, timeout: float = 15) -> None:
-        """Stop the server this object started (by pid: SIGTERM, then SIGKILL after ``timeout``)."""
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            terminate(process.pid, timeout, reap=process)
-        if self._own_data_dir and self.data_dir is not None:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
-            self.data_dir = None
-
     def create_bucket(self, name: str) -> None:
         self.filesystem().create_dir(name)
-
-    def __enter__(self) -> "LocalS3":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return f"LocalS3({self.host}:{self.port}, {'running' if self.running else 'stopped'})"
