@@ -19,6 +19,7 @@ _MODULES = {
     "blackhole": "kindling.connectors.blackhole",
     "collection": "kindling.connectors.collection",
     "filesystem": "kindling.connectors.filesystem",
+    "nexmark": "kindling.connectors.nexmark",
 }
 
 

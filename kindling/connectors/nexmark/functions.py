@@ -1,0 +1,23 @@
+"""Functions the Nexmark suite ships with its source: ``count_char`` (q14's ``CountChar``).
+
+``CREATE FUNCTION count_char AS 'kindling.connectors.nexmark.functions.count_char' LANGUAGE PYTHON``
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from kindling.sql.functions import udf
+
+
+@udf(result_type="BIGINT", func_type="pandas")
+def count_char(s: pd.Series, character: pd.Series) -> pd.Series:
+    """How often the first character of ``character`` occurs in ``s`` (0 for a null ``s``), vectorised."""
+    if len(s) == 0:
+        return pd.Series([], dtype="int64")
+    chars = character.astype(str).str[:1]
+    if chars.nunique() == 1:
+        return s.fillna("").str.count(re.escape(chars.iloc[0])).astype("int64")
+    return pd.Series([str(v).count(c) if v is not None and c else 0 for v, c in zip(s, chars)], dtype="int64")
