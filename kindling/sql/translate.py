@@ -14,7 +14,7 @@ Rewrites:
   ``window.end`` / ``window_time(window)``
 * window TVFs ``TABLE(TUMBLE|HOP|CUMULATE(TABLE t, DESCRIPTOR(ts), ...))`` -> a view that adds
   ``window_start``, ``window_end``, ``window_time`` (built by :mod:`kindling.sql.session`)
-* ``FLOOR/CEIL(ts TO unit)``, ``PROCTIME()``, ``TO_TIMESTAMP_LTZ(n, p)``, ``SPLIT_INDEX``,
+* ``FLOOR/CEIL(ts TO unit)``, ``PROCTIME()``, ``TO_TIMESTAMP_LTZ(n, p)``, ``SPLIT_INDEX``, ``REGEXP_EXTRACT``,
   ``RAND_INTEGER``, ``ROW(...)``, ``ARRAY[...]``, ``MAP[...]``, ``COUNT(DISTINCT ...)``
   (as ``size(collect_set(...))``: Spark streams refuse distinct aggregates), and Flink's types
   inside ``CAST``/``TRY_CAST``
@@ -159,6 +159,11 @@ class _Rewriter:
         if word == "SPLIT_INDEX" and len(args) == 3:
             s, d, n = (self.rewrite(a) for a in args)
             return f"nullif(split_part({s}, {d}, ({n}) + 1), '')", close_index + 1
+        if word == "REGEXP_EXTRACT" and len(args) in (2, 3):
+            # Flink: NULL when nothing matches, and group 0 (the whole match) by default; Spark gives '' and group 1.
+            s, pattern = self.rewrite(args[0]), self.rewrite(args[1])
+            group = self.rewrite(args[2]) if len(args) == 3 else "0"
+            return f"CASE WHEN ({s}) RLIKE ({pattern}) THEN regexp_extract({s}, {pattern}, {group}) END", close_index + 1
         if word == "RAND_INTEGER" and args:
             bound = self.rewrite(args[-1])
             return f"CAST(floor(rand() * ({bound})) AS INT)", close_index + 1

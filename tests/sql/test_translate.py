@@ -53,6 +53,9 @@ def test_functions_spark_spells_differently():
     assert translate_expression("CAST(CAST(x AS BIGINT) AS TIMESTAMP(3))", 1) == "CAST(CAST(x AS BIGINT) AS TIMESTAMP)"
     assert translate_expression("TRY_CAST(b AS BYTES)", 1) == "TRY_CAST(b AS BINARY)"
     assert translate_expression("ROW(a, b)", 1) == "struct(a, b)"
+    assert translate_expression("REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2)", 1) == (
+        "CASE WHEN (url) RLIKE ('(&|^)channel_id=([^&]*)') THEN regexp_extract(url, '(&|^)channel_id=([^&]*)', 2) END")
+    assert translate_expression("REGEXP_EXTRACT(s, 'a+')", 1) == "CASE WHEN (s) RLIKE ('a+') THEN regexp_extract(s, 'a+', 0) END"
     assert translate_expression("COUNT(DISTINCT bidder)", 1) == "size(collect_set(bidder))"
     assert translate_expression("COUNT(DISTINCT a, b)", 1) == "size(collect_set(struct(a, b)))"
     untouched = "DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm'), TO_TIMESTAMP(s), TIMESTAMPADD(HOUR, 1, ts), EXTRACT(HOUR FROM ts)"
