@@ -240,9 +240,6 @@ def test_dashboard_shows_the_running_job_and_plots_throughput(playground, jobman
     assert (ARTIFACTS / "dashboard-job.png").stat().st_size > 10_000
 
 
-@pytest.mark.xfail(reason="regression found at the end of the session: the job resumed from a stop-savepoint emits "
-                   "12 of 18 windows (passed at commit 'Wire the new parts in'); under investigation, see the issue 7 note",
-                   strict=False)
 def test_stop_with_savepoint_resume_and_recover_from_a_killed_driver(playground, jobmanager):
     http, reader, address = playground.http, playground.reader, jobmanager["address"]
     taken = _savepoint_path(kindling("savepoint", "-m", address, playground.a, str(playground.savepoints)).stdout)
@@ -294,9 +291,6 @@ def test_killed_driver_without_restart_strategy_fails_with_the_exception_recorde
     assert "SIGKILL" in exceptions["root-exception"]
 
 
-@pytest.mark.xfail(reason="regression found at the end of the session: the job resumed from a stop-savepoint emits "
-                   "12 of 18 windows (passed at commit 'Wire the new parts in'); under investigation, see the issue 7 note",
-                   strict=False)
 def test_job_records_survive_a_job_manager_restart(playground, jobmanager):
     before = {j["jid"]: (j["name"], j["state"]) for j in playground.http.get("/jobs/overview").json()["jobs"]}
     assert {before[playground.a][1], before[playground.b][1], before[playground.c][1]} == {"FINISHED", "CANCELED", "FAILED"}
