@@ -156,19 +156,11 @@ def status(state_dir: Path = DEFAULT_STATE_DIR) -> dict:
     ``running`` is true only when the pid in the state file is a live noida-db process *and* it
     answers a Kafka metadata request. With no state file every value but ``running`` is None.
     """
-    record = _state(state_dir)
-    state = record.read()
+    state, running = _state(state_dir).answering(lambda st: broker_answers(f"{st.get('host', '127.0.0.1')}:{st['port']}"))
     if not state:
         return {"running": False, "pid": None, "port": None, "bootstrap_servers": None}
-    pid, port, host = state.get("pid"), state.get("port"), state.get("host", "127.0.0.1")
-    servers = f"{host}:{port}"
-    running = False
-    if record.running_pid() is not None:
-        try:
-            running = broker_answers(servers)
-        except Exception:
-            running = False
-    return {"running": running, "pid": pid, "port": port, "bootstrap_servers": servers}
+    servers = f"{state.get('host', '127.0.0.1')}:{state.get('port')}"
+    return {"running": running, "pid": state.get("pid"), "port": state.get("port"), "bootstrap_servers": servers}
 
 
 def start_background(port: int = 9092, state_dir: Path = DEFAULT_STATE_DIR, host: str = "127.0.0.1", timeout: float = 60) -> dict:
@@ -184,13 +176,7 @@ def start_background(port: int = 9092, state_dir: Path = DEFAULT_STATE_DIR, host
     if current["running"]:
         return {**current, "already_running": True}
     record = _state(state_dir)
-    pid = record.running_pid()
-    if pid is not None:
-        # Alive but not answering (still starting, or wedged): don't start a second one on the same data.
-        raise RuntimeError(
-            f"a local Kafka broker (pid {pid}) is recorded in {state_dir} but does not answer on "
-            f"{(record.read() or {}).get('host', host)}:{(record.read() or {}).get('port')}; stop it with `kindling local kafka stop` first"
-        )
+    record.refuse_second("a local Kafka broker", "kindling local kafka stop")
     data_dir = state_dir / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     servers = f"{host}:{port}"

@@ -141,6 +141,27 @@ class StateFile:
         pid = int(state["pid"]) if state and state.get("pid") else None
         return pid if pid is not None and runs(pid, self.program) else None
 
+    def answering(self, answers: Callable[[dict], bool]) -> tuple[Optional[dict], bool]:
+        """The recorded state, and whether its process is the server and ``answers(state)`` a real request."""
+        state = self.read()
+        if not state or self.running_pid() is None:
+            return state, False
+        try:
+            return state, bool(answers(state))
+        except Exception:
+            return state, False
+
+    def refuse_second(self, what: str, stop_command: str) -> None:
+        """Refuse to start a second server on the same data while the recorded one lives without answering
+        (still starting, or wedged)."""
+        pid = self.running_pid()
+        if pid is not None:
+            state = self.read() or {}
+            raise RuntimeError(
+                f"{what} (pid {pid}) is recorded in {self.path.parent} but does not answer on "
+                f"{state.get('host')}:{state.get('port')}; stop it with `{stop_command}` first"
+            )
+
     def stop(self, timeout: float = 15) -> bool:
         """Stop the recorded server (only that pid) and forget it; True if one was running."""
         pid = self.running_pid()

@@ -143,19 +143,13 @@ def _state(state_dir: Path) -> StateFile:
 
 def status(state_dir: Path = DEFAULT_STATE_DIR) -> dict:
     """The detached server's state: ``{running, pid, port, endpoint, access_key}`` (never the secret)."""
-    record = _state(state_dir)
-    state = record.read()
+    state, running = _state(state_dir).answering(
+        lambda st: s3_answers(f"http://{st.get('host', '127.0.0.1')}:{st['port']}", st["access_key"], st["secret_key"]))
     if not state:
         return {"running": False, "pid": None, "port": None, "endpoint": None, "access_key": None}
-    pid, port, host = state.get("pid"), state.get("port"), state.get("host", "127.0.0.1")
-    endpoint = f"http://{host}:{port}"
-    running = False
-    if record.running_pid() is not None:
-        try:
-            running = s3_answers(endpoint, state["access_key"], state["secret_key"])
-        except Exception:
-            running = False
-    return {"running": running, "pid": pid, "port": port, "endpoint": endpoint, "access_key": state.get("access_key")}
+    endpoint = f"http://{state.get('host', '127.0.0.1')}:{state.get('port')}"
+    return {"running": running, "pid": state.get("pid"), "port": state.get("port"), "endpoint": endpoint,
+            "access_key": state.get("access_key")}
 
 
 def start_background(port: int = 8333, state_dir: Path = DEFAULT_STATE_DIR, host: str = "127.0.0.1",
@@ -166,12 +160,7 @@ def start_background(port: int = 8333, state_dir: Path = DEFAULT_STATE_DIR, host
     if current["running"]:
         return {**current, "already_running": True}
     record = _state(state_dir)
-    pid = record.running_pid()
-    if pid is not None:
-        raise RuntimeError(
-            f"a local S3 server (pid {pid}) is recorded in {state_dir} but does not answer on "
-            f"{host}:{(record.read() or {}).get('port')}; stop it with `kindling local s3 stop` first"
-        )
+    record.refuse_second("a local S3 server", "kindling local s3 stop")
     (state_dir / "data").mkdir(parents=True, exist_ok=True)
     config = state_dir / "identities.json"
     _write_identities(config, access_key, secret_key)
