@@ -187,7 +187,7 @@ class AlignmentGroup:
 class PartitionAligner:
     """Holds back partitions that run ahead of their group; tracks idleness and per-partition event time."""
 
-    def __init__(self, probe: EventTimeProbe, group: Optional[AlignmentGroup], max_drift_ms: Optional[int],
+    def __init__(self, probe: EventTimeProbe, group: AlignmentGroup, max_drift_ms: int,
                  idle_timeout_s: Optional[float], update_interval_s: float) -> None:
         self.probe = probe
         self.group = group
@@ -231,25 +231,19 @@ class PartitionAligner:
         self.frontiers = dict(frontiers)
         return frontiers
 
-    def limit(self, current: dict[TopicPartitionKey, int], ends: dict[TopicPartitionKey, int],
-              highs: dict[TopicPartitionKey, int], lows: dict[TopicPartitionKey, int],
-              finished: frozenset = frozenset()) -> dict[TopicPartitionKey, int]:
-        """The end offsets to admit: ``ends``, cut where a partition would run ahead of its group."""
+    def limit(self, current: dict[TopicPartitionKey, int], highs: dict[TopicPartitionKey, int],
+              lows: dict[TopicPartitionKey, int], finished: frozenset = frozenset()) -> dict[TopicPartitionKey, int]:
+        """The end offsets to admit: each partition up to ``highs``, cut where it would run ahead of its group."""
         now = time.monotonic()
         self._observe(highs, now)
-        if self.group is None or self.max_drift_ms is None:
-            self._frontiers(current, highs, lows, finished, now)  # for the metrics only
-            return ends
         if self._limit_at is None or now - self._limit_at >= self.update_interval_s:
             frontiers = self._frontiers(current, highs, lows, finished, now)
             own = min(frontiers.values()) if frontiers else None
             group_min = self.group.publish(own)
             self._limit_ms = None if group_min is None else group_min + self.max_drift_ms
             self._limit_at = now
+        ends = {tp: max(offset, highs.get(tp, offset)) for tp, offset in current.items()}
         if self._limit_ms is None:
             return ends
-        limited = {}
-        for tp, end in ends.items():
-            start = current.get(tp, end)
-            limited[tp] = end if end <= start else self.probe.first_offset_after(tp, self._limit_ms, start, end)
-        return limited
+        return {tp: self.probe.first_offset_after(tp, self._limit_ms, current[tp], end) if end > current[tp] else end
+                for tp, end in ends.items()}

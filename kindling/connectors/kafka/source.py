@@ -377,26 +377,30 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for tp in self._known:
             if tp not in current:  # a partition discovered after the start: read it from its earliest offset
                 current[tp] = self._watermarks(tp)[0]
-        available: dict[TopicPartitionKey, int] = {}
-        highs: dict[TopicPartitionKey, int] = {}
+        lows, highs = self._positions(current)
+        if self._target is not None:  # Trigger.AvailableNow: what was there when the query started
+            highs = {tp: self._target.get(tp, offset) for tp, offset in current.items()}
+        return _nest(self._admit(current, highs, lows, limit))
+
+    def _positions(self, current: dict[TopicPartitionKey, int]) -> tuple[dict[TopicPartitionKey, int], dict[TopicPartitionKey, int]]:
+        """Each partition's low and high watermark offsets (a deleted topic keeps its position)."""
         lows: dict[TopicPartitionKey, int] = {}
+        highs: dict[TopicPartitionKey, int] = {}
         for tp, offset in current.items():
             try:
                 lows[tp], highs[tp] = self._watermarks(tp)
-            except Exception:  # a deleted topic: keep its position
+            except Exception:
                 lows[tp], highs[tp] = offset, offset
-            high = self._target.get(tp, offset) if self._target is not None else highs[tp]
-            available[tp] = max(0, high - offset)
-        return _nest(self._admit(current, available, highs, lows, limit))
+        return lows, highs
 
-    def _admit(self, current: dict[TopicPartitionKey, int], available: dict[TopicPartitionKey, int],
-               highs: dict[TopicPartitionKey, int], lows: dict[TopicPartitionKey, int], limit: ReadLimit,
-               finished: frozenset = frozenset()) -> dict[TopicPartitionKey, int]:
-        """End offsets of the next batch: what is available, within the read limit and watermark alignment."""
+    def _admit(self, current: dict[TopicPartitionKey, int], highs: dict[TopicPartitionKey, int],
+               lows: dict[TopicPartitionKey, int], limit: ReadLimit, finished: frozenset = frozenset()) -> dict[TopicPartitionKey, int]:
+        """End offsets of the next batch: up to ``highs``, within watermark alignment and the read limit."""
         self._highs = dict(highs)
+        available = {tp: max(0, highs[tp] - offset) for tp, offset in current.items()}
         aligner = self._alignment()
         if aligner is not None:  # before the row budget, so that held partitions do not waste it
-            ends = aligner.limit(current, {tp: offset + available[tp] for tp, offset in current.items()}, highs, lows, finished)
+            ends = aligner.limit(current, highs, lows, finished)
             available = {tp: ends[tp] - offset for tp, offset in current.items()}
         max_rows = getattr(limit, "max_rows", None)
         if isinstance(limit, ReadMaxRows) and max_rows is not None:
@@ -420,20 +424,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """A bounded read: never past the stop offsets; partitions found later are not read (as in Flink)."""
         if start.get(EOS_OFFSET_KEY):
             return start
-        available: dict[TopicPartitionKey, int] = {}
-        highs: dict[TopicPartitionKey, int] = {}
-        lows: dict[TopicPartitionKey, int] = {}
+        lows, highs = self._positions(current)
         for tp, offset in current.items():
-            try:
-                lows[tp], highs[tp] = self._watermarks(tp)
-            except Exception:  # a deleted topic: keep its position
-                lows[tp], highs[tp] = offset, offset
             end = stop.get(tp, offset)
             if end != OPEN:
                 highs[tp] = min(highs[tp], end)
-            available[tp] = max(0, highs[tp] - offset)
         finished = frozenset(tp for tp, offset in current.items() if stop.get(tp, offset) != OPEN and offset >= stop.get(tp, offset))
-        ends = self._admit(current, available, highs, lows, limit, finished)
+        ends = self._admit(current, highs, lows, limit, finished)
         if self.config.eof_record_evaluator is not None:
             ends, stop = self._find_end_records(current, ends, stop)
         return _nest(ends, stop)

@@ -38,26 +38,26 @@ def aligner(base, drift_ms=5000, idle=None, group=None):
 
 def test_the_fast_partition_waits_for_the_slow_one():
     a = aligner({A: 0, B: HOUR})
-    ends = a.limit({A: 0, B: 0}, {A: 100, B: 100}, highs={A: 100, B: 100}, lows={A: 0, B: 0})
+    ends = a.limit({A: 0, B: 0}, highs={A: 100, B: 100}, lows={A: 0, B: 0})
     assert ends == {A: 6, B: 0}, "A reads up to its drift (5 s after its first record); B, an hour ahead, waits"
-    ends = a.limit({A: 100, B: 0}, {A: 100, B: 100}, highs={A: 100, B: 100}, lows={A: 0, B: 0}, finished=frozenset({A}))
+    ends = a.limit({A: 100, B: 0}, highs={A: 100, B: 100}, lows={A: 0, B: 0}, finished=frozenset({A}))
     assert ends == {A: 100, B: 6}, "a finished partition no longer holds the group back; B advances by the drift"
 
 
 def test_an_idle_partition_stops_holding_back_and_an_empty_one_never_does():
     waiting = aligner({A: 0, B: HOUR})  # no idle timeout: A, caught up at 10 s, holds B (an hour ahead) back
-    assert waiting.limit({A: 10, B: 0}, {A: 10, B: 50}, highs={A: 10, B: 50}, lows={A: 0, B: 0}) == {A: 10, B: 0}
+    assert waiting.limit({A: 10, B: 0}, highs={A: 10, B: 50}, lows={A: 0, B: 0}) == {A: 10, B: 0}
     idle = aligner({A: 0, B: HOUR}, idle=0.0)  # with a zero idle timeout A counts as idle at once
-    assert idle.limit({A: 10, B: 0}, {A: 10, B: 50}, highs={A: 10, B: 50}, lows={A: 0, B: 0}) == {A: 10, B: 6}
+    assert idle.limit({A: 10, B: 0}, highs={A: 10, B: 50}, lows={A: 0, B: 0}) == {A: 10, B: 6}
     assert A in idle.idle
     empty = aligner({A: 0, B: HOUR})  # A never held a record
-    assert empty.limit({A: 0, B: 0}, {A: 0, B: 50}, highs={A: 0, B: 50}, lows={A: 0, B: 0}) == {A: 0, B: 6}
+    assert empty.limit({A: 0, B: 0}, highs={A: 0, B: 50}, lows={A: 0, B: 0}) == {A: 0, B: 6}
 
 
 def test_sources_of_one_group_align_with_each_other():
     name = f"g-{uuid.uuid4().hex}"
     slow = aligner({A: 0, B: 0}, group=AlignmentGroup(name, "slow"))
     fast = aligner({A: HOUR, B: HOUR}, group=AlignmentGroup(name, "fast"))
-    slow.limit({A: 0, B: 0}, {A: 10, B: 10}, highs={A: 10, B: 10}, lows={A: 0, B: 0})
-    assert fast.limit({A: 0, B: 0}, {A: 10, B: 10}, highs={A: 10, B: 10}, lows={A: 0, B: 0}) == {A: 0, B: 0}
+    slow.limit({A: 0, B: 0}, highs={A: 10, B: 10}, lows={A: 0, B: 0})
+    assert fast.limit({A: 0, B: 0}, highs={A: 10, B: 10}, lows={A: 0, B: 0}) == {A: 0, B: 0}
     assert AlignmentGroup(name, "other").publish(None) == 0, "the group's minimum is the slow source's frontier"
