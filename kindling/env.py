@@ -329,7 +329,7 @@ def _finish_hook(sink: Sink, checkpoint: Path):
     """A sink connector's end-of-input step (``on_bounded_finish``), e.g. the file sink publishing what is pending."""
     from kindling.connectors import get_connector
 
-    finish = getattr(get_connector(sink.connector), "on_bounded_finish", None)
+    finish = get_connector(sink.connector).on_bounded_finish
     if finish is None:
         return None
     return lambda: finish(sink.options, str(checkpoint))

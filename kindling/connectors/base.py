@@ -9,7 +9,7 @@ before any Spark job starts, and again inside the Data Source (executors see onl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Optional, Type
+from typing import Any, Callable, ClassVar, Mapping, Optional, Type
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource
@@ -86,6 +86,10 @@ class Connector:
     def is_bounded(cls, options: ParsedOptions) -> bool:
         """Whether a source with these options ends by itself (Flink's Boundedness.BOUNDED)."""
         return False
+
+    # A sink's end-of-input step, run on the driver after its bounded query stopped (e.g. the file sink
+    # publishing what it still holds): ``on_bounded_finish(options, checkpoint)``; None when there is none.
+    on_bounded_finish: ClassVar[Optional[Callable[[Mapping[str, str], str], None]]] = None
 
     @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:
