@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from kindling.runtime.progress import END_OF_TIME_THRESHOLD, parse_spark_time, watermark_of
+from kindling.runtime.progress import END_OF_TIME_THRESHOLD, parse_spark_time, partition_lag, watermark_of
 
 # Job-level metrics, as the REST API and Prometheus name them.
 JOB_METRICS = (
@@ -33,40 +33,11 @@ JOB_METRICS = (
 )
 
 
-def _numbers(value: Any, path: tuple = ()) -> dict[tuple, float]:
-    """Numeric leaves of an offset (parsed JSON), keyed by their path."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {}
-    if isinstance(value, bool):
-        return {}
-    if isinstance(value, (int, float)):
-        return {path: float(value)}
-    if isinstance(value, dict):
-        out: dict[tuple, float] = {}
-        for key, item in value.items():
-            out.update(_numbers(item, path + (key,)))
-        return out
-    if isinstance(value, list):
-        out = {}
-        for index, item in enumerate(value):
-            out.update(_numbers(item, path + (index,)))
-        return out
-    return {}
-
-
 def source_lag(progress: Mapping[str, Any]) -> Optional[float]:
-    """Records the sources have not read yet (latest offset minus end offset), when they report it."""
-    total, known = 0.0, False
-    for source in progress.get("sources") or []:
-        latest, end = _numbers(source.get("latestOffset")), _numbers(source.get("endOffset"))
-        for key, value in latest.items():
-            if key in end and key[-1:] != ("eos",):
-                total += max(0.0, value - end[key])
-                known = True
-    return total if known else None
+    """Records the sources have not read yet (latest offset minus end offset, summed over partitions),
+    when they report a latest offset (Kafka does)."""
+    lag = partition_lag(progress)
+    return float(sum(lag.values())) if lag else None
 
 
 def batch_point(progress: Mapping[str, Any]) -> dict[str, Any]:
