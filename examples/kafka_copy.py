@@ -29,6 +29,8 @@ def main() -> None:
     parser.add_argument("--checkpoint-dir", default=".kindling/checkpoints", help="state.checkpoints.dir")
     parser.add_argument("--checkpoint-interval", default="500 ms", help="execution.checkpointing.interval")
     parser.add_argument("--transactional-id-prefix", default="kafka-copy", help="sink.transactional-id-prefix")
+    parser.add_argument("--sink-parallelism", type=int, default=1,
+                        help="sink.parallelism: transactional producers publishing each micro-batch in parallel")
     args = parser.parse_args()
 
     env = StreamEnvironment(
@@ -54,6 +56,7 @@ def main() -> None:
         .set_value_format("json")
         .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE)
         .set_transactional_id_prefix(args.transactional_id_prefix)
+        .set_option("sink.parallelism", args.sink_parallelism)
         .build()
     )
     records = env.from_source(source, WatermarkStrategy.no_watermarks(), "Input")

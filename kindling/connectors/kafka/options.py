@@ -157,7 +157,10 @@ SINK_OPTIONS = OptionSet(
                     "'exactly-once': each micro-batch is published in one Kafka transaction by the driver, fenced by batch id."),
         enum_option("sink.partitioner", PARTITIONERS, "default",
                     "'default': by key hash (sticky without a key); 'round-robin'; 'fixed': one partition per Spark task."),
-        string_option("sink.parallelism", None, "Accepted for compatibility; Spark's partitioning decides."),
+        int_option("sink.parallelism", None,
+                   "'exactly-once': transactional producers that publish each micro-batch in parallel from the driver "
+                   "(default 1: one transaction per batch); fixed for a transactional-id prefix by its first commit. "
+                   "Other guarantees: accepted, Spark's partitioning decides.", minimum=1),
         string_option("sink.transactional-id-prefix", None,
                       "Required for 'exactly-once': transactional id '<prefix>-<topic>' and marker group '<prefix>-commits'; "
                       "one prefix per job (checkpoint)."),
@@ -237,6 +240,8 @@ class SinkConfig:
     value_fields_include: str = "ALL"
     # upsert-kafka: +I/+U rows are written as values, -D rows as tombstones (null value), -U skipped.
     upsert: bool = False
+    # exactly-once: transactional producers publishing a micro-batch in parallel ('sink.parallelism').
+    publishers: int = 1
 
     def value_columns(self, columns: Sequence[str]) -> list[str]:
         """The columns written into each record's value."""
@@ -260,12 +265,19 @@ class SinkConfig:
         """The sink-owned consumer group whose offset on (topic, partition 0) marks the last committed batch."""
         return f"{self.transactional_id_prefix}-commits"
 
-    def transactional_producer_config(self) -> dict[str, str]:
+    def publisher_ids(self, shard: int) -> tuple[str, str]:
+        """(transactional id, marker group) of publisher ``shard``; shard 0 keeps the single-publisher names.
+        '#' cannot occur in a topic name, so another sink's topic never collides with a shard's ids."""
+        if shard == 0:
+            return self.transactional_id, self.commit_group
+        return f"{self.transactional_id}#{shard}", f"{self.commit_group}#{shard}"
+
+    def transactional_producer_config(self, shard: int = 0) -> dict[str, str]:
         conf = {"linger.ms": "5", "batch.num.messages": "10000", "queue.buffering.max.messages": "1000000",
                 "queue.buffering.max.kbytes": "1048576", "transaction.timeout.ms": str(DEFAULT_TRANSACTION_TIMEOUT_MS)}
         conf.update(self.client_properties)
         conf["bootstrap.servers"] = self.bootstrap_servers
-        conf["transactional.id"] = self.transactional_id
+        conf["transactional.id"] = self.publisher_ids(shard)[0]
         conf["enable.idempotence"] = "true"
         return conf
 
@@ -533,4 +545,5 @@ def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
         partitioner=parsed["sink.partitioner"],
         transactional_id_prefix=prefix,
         value_fields_include=parsed["value.fields-include"],
+        publishers=parsed.get("sink.parallelism") or 1,
     )

@@ -1,21 +1,35 @@
-"""Exactly-once publishing for the Kafka sink: one Kafka transaction per micro-batch, fenced by batch id.
+"""Exactly-once publishing for the Kafka sink: Kafka transactions per micro-batch, fenced by batch id.
 
 Executors cannot keep a Kafka transaction open until the driver decides, and librdkafka cannot resume
 another process's transaction, so in ``exactly-once`` mode the executors only *encode* their rows
 (``write()`` returns the (key, value, partition) columns in its commit message) and the driver's
-``commit(messages, batch_id)`` publishes them:
+``commit(messages, batch_id)`` publishes them.
+
+With ``sink.parallelism`` = 1 (the default) one publisher does it all:
 
 1. a transactional producer with ``transactional.id = <sink.transactional-id-prefix>-<topic>``
    (stable across restarts) runs ``init_transactions``: the producer of a killed driver is fenced
    and its open transaction aborted (or, if it was already committing, completed);
 2. the fence: the sink-owned consumer group ``<prefix>-commits`` has a committed offset on
    (output topic, partition 0) -- the *marker* -- equal to ``last committed batch id + 1`` (its
-   metadata string says ``kindling-batch=<id>`` for people reading it). Kafka does not check that a
-   committed offset exists in the log, so the marker costs no records. If ``batch_id`` is already
-   committed, the commit is a replay of a batch whose driver crashed after publishing it: skip;
+   metadata says ``kindling-batch=<id>;publishers=<n>`` for people reading it). Kafka does not check
+   that a committed offset exists in the log, so the marker costs no records. If ``batch_id`` is
+   already committed, the commit is a replay of a batch whose driver crashed after publishing it: skip;
 3. ``begin_transaction``, produce every record, ``send_offsets_to_transaction`` with the marker for
    ``batch_id``, ``commit_transaction``: records and marker become visible together or not at all.
    Any failure aborts the transaction and raises (Spark fails the batch; on restart it is replayed).
+
+With ``sink.parallelism`` = n > 1, Flink's one-transactional-producer-per-subtask: the tasks' messages
+are dealt to n publishers by Spark partition (``partition % n``; a replayed batch has the same
+partitions, so each publisher gets the same records again). Publisher 0 runs in the driver's worker,
+publishers 1..n-1 in child processes (:mod:`kindling.connectors.kafka.publishers`); publisher ``k``
+has its own transactional id (``<prefix>-<topic>#k``) and marker group (``<prefix>-commits#k``) and
+skips a batch its marker already holds. Publisher 0 commits *last*, after every other publisher
+committed, so its marker at ``batch_id + 1`` means the whole batch is published. A batch's records
+become visible publisher by publisher within the commit rather than all at once; a crash between two
+publishers' commits is completed by the replay without duplicates. The number of publishers is fixed
+for a prefix by its first commit (publisher 0's marker records it): a different ``sink.parallelism``
+later is ignored with a warning, since dealing a replayed batch differently could publish records twice.
 
 A batch id *below* the marker cannot be a replay (Spark commits batches in order and replays at most
 the last one), so it means that the prefix was used by another job or an older checkpoint: the
@@ -28,8 +42,10 @@ Batches without records publish nothing (no transaction, marker unchanged).
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from kindling.connectors.kafka.options import SinkConfig
 
@@ -37,8 +53,11 @@ MARKER_PARTITION = 0
 INIT_TIMEOUT_S = 60.0
 COMMIT_TIMEOUT_S = 300.0
 METADATA_PREFIX = "kindling-batch="
+_PUBLISHERS = re.compile(r";publishers=(\d+)")
 
-# Producers kept per transactional id while the driver's Python worker lives (init_transactions once).
+log = logging.getLogger(__name__)
+
+# Producers kept per transactional id while the process lives (init_transactions once).
 _producers: dict[tuple[str, str], object] = {}
 _lock = threading.Lock()
 
@@ -47,72 +66,91 @@ class CommitFenceError(RuntimeError):
     """The marker is ahead of this batch: the transactional id prefix belongs to another job/checkpoint."""
 
 
-def last_committed_batch(config: SinkConfig, timeout: float = 30.0) -> Optional[int]:
-    """The last batch id committed by this sink (marker offset - 1), or None if none yet."""
+def read_marker(config: SinkConfig, shard: int = 0, timeout: float = 30.0) -> tuple[Optional[int], Optional[int]]:
+    """(last batch id committed by publisher ``shard``, the publisher count recorded with it), or (None, None)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": config.bootstrap_servers, "group.id": config.commit_group,
+    group = config.publisher_ids(shard)[1]
+    consumer = Consumer({"bootstrap.servers": config.bootstrap_servers, "group.id": group,
                          "enable.auto.commit": "false", "isolation.level": "read_committed"})
     try:
         [marker] = consumer.committed([TopicPartition(config.topic, MARKER_PARTITION)], timeout=timeout)
         if marker.error is not None:
-            raise RuntimeError(f"kafka sink: cannot read the batch marker of group {config.commit_group!r}: {marker.error}")
-        return marker.offset - 1 if marker.offset >= 1 else None
+            raise RuntimeError(f"kafka sink: cannot read the batch marker of group {group!r}: {marker.error}")
+        if marker.offset < 1:
+            return None, None
+        recorded = _PUBLISHERS.search(marker.metadata or "")
+        return marker.offset - 1, int(recorded.group(1)) if recorded else 1
     finally:
         consumer.close()
 
 
-def _producer(config: SinkConfig):
+def last_committed_batch(config: SinkConfig, timeout: float = 30.0) -> Optional[int]:
+    """The last batch id this sink committed completely (publisher 0's marker - 1), or None if none yet."""
+    return read_marker(config, 0, timeout)[0]
+
+
+def _producer(config: SinkConfig, shard: int):
     from confluent_kafka import Producer
 
-    key = (config.bootstrap_servers, config.transactional_id)
+    key = (config.bootstrap_servers, config.publisher_ids(shard)[0])
     with _lock:
         producer = _producers.get(key)
         if producer is None:
-            producer = Producer(config.transactional_producer_config())
+            producer = Producer(config.transactional_producer_config(shard))
             producer.init_transactions(INIT_TIMEOUT_S)
             _producers[key] = producer
         return producer
 
 
-def _forget(config: SinkConfig) -> None:
+def _forget(config: SinkConfig, shard: int) -> None:
     with _lock:
-        _producers.pop((config.bootstrap_servers, config.transactional_id), None)
+        _producers.pop((config.bootstrap_servers, config.publisher_ids(shard)[0]), None)
 
 
-def publish_batch(config: SinkConfig, messages: Sequence, batch_id: int) -> bool:
-    """Publish the encoded records of ``messages`` for ``batch_id`` in one transaction.
+def _check_fence(config: SinkConfig, batch_id: int, last: Optional[int]) -> bool:
+    """True if ``batch_id`` is already committed (a replay: skip); raises if the marker is past it."""
+    if last is None or batch_id > last:
+        return False
+    if batch_id < last:
+        raise CommitFenceError(
+            f"kafka sink: micro-batch {batch_id} of topic {config.topic!r} is older than batch {last}, "
+            f"already committed with sink.transactional-id-prefix {config.transactional_id_prefix!r}: "
+            "that prefix was used by another job or an earlier checkpoint. Give this job its own "
+            "'sink.transactional-id-prefix'."
+        )
+    return True
 
-    Returns False if the batch was already committed (skipped), True if it was published now.
+
+def publish_shard(config: SinkConfig, shard: int, messages: Sequence, batch_id: int, publishers: int,
+                  before_commit: Optional[Callable[[], None]] = None, fenced: bool = False) -> bool:
+    """Publish one publisher's share of ``batch_id`` in its own transaction, fenced by its own marker.
+
+    ``before_commit`` runs inside the open transaction just before it commits (publisher 0 waits there for
+    the others); ``fenced``: the caller already checked the marker after creating the producer. Returns
+    False if this share was already committed (skipped), True if published now.
     """
     from confluent_kafka import Consumer, TopicPartition
 
-    columns = [m for m in messages if m is not None and getattr(m, "values", None) is not None and len(m.values)]
-    if not columns:
-        return False
-    producer = _producer(config)  # fences (and finishes) the transaction of a previous driver first
+    producer = _producer(config, shard)  # fences (and finishes) the transaction of a previous driver first
     try:
-        last = last_committed_batch(config)
-        if last is not None and batch_id <= last:
-            if batch_id < last:
-                raise CommitFenceError(
-                    f"kafka sink: micro-batch {batch_id} of topic {config.topic!r} is older than batch {last}, "
-                    f"already committed with sink.transactional-id-prefix {config.transactional_id_prefix!r}: "
-                    "that prefix was used by another job or an earlier checkpoint. Give this job its own "
-                    "'sink.transactional-id-prefix'."
-                )
+        if not fenced and _check_fence(config, batch_id, read_marker(config, shard)[0]):
+            if before_commit is not None:
+                before_commit()
             return False  # a replay of the last batch after the driver crashed while committing it
         producer.begin_transaction()
-        topic = config.topic
-        for message in columns:
-            _produce_all(producer, topic, message)
-        group = Consumer({"bootstrap.servers": config.bootstrap_servers, "group.id": config.commit_group,
+        for message in messages:
+            _produce_all(producer, config.topic, message)
+        group = Consumer({"bootstrap.servers": config.bootstrap_servers, "group.id": config.publisher_ids(shard)[1],
                           "enable.auto.commit": "false"})
         try:
-            marker = TopicPartition(topic, MARKER_PARTITION, batch_id + 1, metadata=f"{METADATA_PREFIX}{batch_id}")
+            marker = TopicPartition(config.topic, MARKER_PARTITION, batch_id + 1,
+                                    metadata=f"{METADATA_PREFIX}{batch_id};publishers={publishers}")
             producer.send_offsets_to_transaction([marker], group.consumer_group_metadata(), COMMIT_TIMEOUT_S)
         finally:
             group.close()
+        if before_commit is not None:
+            before_commit()
         producer.commit_transaction(COMMIT_TIMEOUT_S)
         return True
     except BaseException:
@@ -120,13 +158,44 @@ def publish_batch(config: SinkConfig, messages: Sequence, batch_id: int) -> bool
             producer.abort_transaction(INIT_TIMEOUT_S)
         except Exception:  # not in a transaction, or fenced: the broker aborts it anyway
             pass
-        _forget(config)
+        _forget(config, shard)
         raise
+
+
+def publish_batch(config: SinkConfig, messages: Sequence, batch_id: int) -> bool:
+    """Publish the encoded records of ``messages`` (one per Spark partition, in partition order) for ``batch_id``.
+
+    Returns False if the batch was already committed (skipped), True if it was published now.
+    """
+    shares = [(i, m) for i, m in enumerate(messages)
+              if m is not None and getattr(m, "values", None) is not None and len(m.values)]
+    if not shares:
+        return False
+    _producer(config, 0)  # fence a previous driver's producer first: a commit it had begun completes now
+    last, recorded = read_marker(config, 0)
+    if _check_fence(config, batch_id, last):
+        return False
+    publishers = recorded or config.publishers
+    if recorded and recorded != config.publishers:
+        log.warning("kafka sink: 'sink.parallelism' = %d is ignored for topic %r: transactional-id prefix %r publishes "
+                    "with %d publishers since its first commit (use a new prefix to change it)",
+                    config.publishers, config.topic, config.transactional_id_prefix, recorded)
+    dealt = [[m for i, m in shares if i % publishers == k] for k in range(publishers)]
+    if publishers == 1:
+        return publish_shard(config, 0, dealt[0], batch_id, 1, fenced=True)
+    from kindling.connectors.kafka.publishers import pool
+
+    pending = pool().submit(config, {k: dealt[k] for k in range(1, publishers) if dealt[k]}, batch_id, publishers)
+    try:
+        # Publisher 0 commits last: its marker then says that every share of the batch is published.
+        return publish_shard(config, 0, dealt[0], batch_id, publishers, before_commit=pending.wait, fenced=True)
+    finally:
+        pending.wait(raise_errors=False)
 
 
 def _produce_all(producer, topic: str, message) -> None:
     """Produce one task's encoded records (the hot loop of a commit: no per-record allocations)."""
-    produce, poll = producer.produce, producer.poll
+    produce = producer.produce
     values = message.values.to_pylist()
     keys = message.keys.to_pylist() if message.keys is not None else None
     partitions = message.partitions.to_pylist() if message.partitions is not None else None

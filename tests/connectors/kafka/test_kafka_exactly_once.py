@@ -1,8 +1,9 @@
 """The exactly-once Kafka sink: one transaction per micro-batch, fenced by batch id, against a real broker.
 
 The first tests drive the writer directly (no Spark): ``write()`` as an executor would, ``commit()``
-as the driver would -- twice for one batch id, after a failure, after a zombie producer. The last
-one kills a running job (``examples/kafka_copy.py``) three times mid-stream and checks that a
+as the driver would -- twice for one batch id, after a failure, after a zombie producer, with one
+publisher and with two (``sink.parallelism``). The last one kills a running job
+(``examples/kafka_copy.py``, two publishers) three times mid-stream and checks that a
 ``read_committed`` consumer of the output sees every input record exactly once.
 """
 
@@ -24,7 +25,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from kindling.connectors.kafka import transactions
+from kindling.connectors.kafka import publishers, transactions
 from kindling.connectors.kafka.sink import KafkaCommitMessage, KafkaStreamWriter
 from kindling.connectors.kafka.transactions import CommitFenceError, last_committed_batch
 
@@ -110,6 +111,61 @@ def test_replayed_commit_publishes_once(kafka, topic):
         assert last_committed_batch(sink.config) == 8
         reader.poll(1.0)
         assert ids_of(reader.values) == Counter(range(150))
+    finally:
+        reader.close()
+
+
+def test_parallel_publishers_complete_a_partly_published_batch_once(kafka, topic):
+    """sink.parallelism = 2: the tasks' shares go to two transactional publishers (one a child process)."""
+    prefix = f"eo-{uuid.uuid4().hex[:8]}"
+    sink = writer(kafka, topic, prefix, **{"sink.parallelism": "2"})
+    assert sink.config.publisher_ids(1) == (f"{prefix}-{topic}#1", f"{prefix}-commits#1")
+    reader = TopicReader(kafka.bootstrap_servers, topic)
+    try:
+        batch0 = encoded(sink, range(0, 100))
+        assert transactions.publish_batch(sink.config, batch0, 0) is True
+        assert transactions.read_marker(sink.config, 0) == (0, 2)
+        assert transactions.read_marker(sink.config, 1) == (0, 2)
+        # The driver died after publisher 1 committed batch 1 but before publisher 0 did.
+        batch1 = encoded(sink, range(100, 200))
+        assert transactions.publish_shard(sink.config, 1, [batch1[1]], 1, 2) is True
+        assert last_committed_batch(sink.config) == 0
+        transactions._producers.clear()  # the restarted driver, with new publisher processes
+        publishers.pool().close()
+        assert transactions.publish_batch(sink.config, batch1, 1) is True  # publisher 1 skips its share
+        assert transactions.publish_batch(sink.config, batch1, 1) is False  # a replay of a complete batch
+        assert transactions.read_marker(sink.config, 1) == (1, 2)
+        reader.wait_for(200, timeout=30)
+        reader.poll(1.0)
+        assert ids_of(reader.values) == Counter(range(200))
+        # The publisher count is fixed by the prefix's first commit: a later sink.parallelism is ignored.
+        wider = writer(kafka, topic, prefix, **{"sink.parallelism": "3"})
+        batch2 = [wider.write(iter([pa.RecordBatch.from_pydict({"id": [i], "payload": ["p"]})])) for i in (200, 201, 202)]
+        assert transactions.publish_batch(wider.config, batch2, 2) is True
+        assert transactions.read_marker(wider.config, 0) == (2, 2)
+        assert transactions.read_marker(wider.config, 2) == (None, None)
+        reader.wait_for(203, timeout=30)
+        reader.poll(1.0)
+        assert ids_of(reader.values) == Counter(range(203))
+    finally:
+        reader.close()
+
+
+def test_a_failing_publisher_fails_the_batch_and_leaves_it_unpublished(kafka, topic):
+    prefix = f"eo-{uuid.uuid4().hex[:8]}"
+    sink = writer(kafka, topic, prefix, **{"sink.parallelism": "2"})
+    good = encoded(sink, range(10))[0]
+    bad = KafkaCommitMessage(topic, 1, 0, values=pa.array([b'{"id": 1000}'], pa.binary()),
+                             partitions=pa.array([99], pa.int32()))  # no such partition: publisher 1 fails
+    with pytest.raises(RuntimeError, match="publisher 1"):
+        transactions.publish_batch(sink.config, [good, bad], 0)
+    assert last_committed_batch(sink.config) is None
+    assert transactions.publish_batch(sink.config, [good, encoded(sink, range(10, 20))[1]], 0) is True
+    reader = TopicReader(kafka.bootstrap_servers, topic)
+    try:
+        reader.wait_for(10, timeout=30)
+        reader.poll(1.0)
+        assert ids_of(reader.values) == Counter(list(range(5)) + list(range(15, 20)))
     finally:
         reader.close()
 
@@ -205,7 +261,8 @@ class InputProducer(threading.Thread):
 def _start_copy(kafka, source: str, sink: str, checkpoints: Path, prefix: str, log: Path) -> subprocess.Popen:
     command = [sys.executable, str(ROOT / "examples" / "kafka_copy.py"),
                "--bootstrap-servers", kafka.bootstrap_servers, "--input-topic", source, "--output-topic", sink,
-               "--checkpoint-dir", str(checkpoints), "--transactional-id-prefix", prefix]
+               "--checkpoint-dir", str(checkpoints), "--transactional-id-prefix", prefix,
+               "--sink-parallelism", "2"]  # two publishers: one in the driver's worker, one a child process
     # Its own process group: SIGKILL takes the whole driver (Python and its JVM) down at once.
     return subprocess.Popen(command, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
 
@@ -259,7 +316,9 @@ def test_killed_job_writes_every_record_exactly_once(kafka, tmp_path):
 
 @pytest.fixture(autouse=True)
 def _fresh_driver_producers():
-    """Each test starts (and ends) without the transactional producers a driver process keeps."""
+    """Each test starts (and ends) without the transactional producers and publisher processes a driver keeps."""
     transactions._producers.clear()
+    publishers.pool().close()
     yield
     transactions._producers.clear()
+    publishers.pool().close()
