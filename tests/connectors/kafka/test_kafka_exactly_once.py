@@ -62,6 +62,13 @@ class TopicReader:
             self.poll(0.5)
         return len(self.values)
 
+    def settles_on(self, ids) -> None:
+        """Wait for as many records as ``ids``, give duplicates a second to show up, compare as a multiset."""
+        expected = Counter(ids)
+        self.wait_for(sum(expected.values()), timeout=30)
+        self.poll(1.0)
+        assert ids_of(self.values) == expected
+
     def close(self) -> None:
         self.consumer.close()
 
@@ -99,9 +106,7 @@ def test_replayed_commit_publishes_once(kafka, topic):
         sink.commit(batch7, 7)
         assert last_committed_batch(sink.config) == 7
         sink.commit(encoded(sink, range(100, 150)), 8)
-        reader.wait_for(150, timeout=30)
-        reader.poll(1.0)
-        assert ids_of(reader.values) == Counter(range(150))
+        reader.settles_on(range(150))
         # A batch id below the marker is not a replay: the prefix belongs to another job (or checkpoint).
         with pytest.raises(CommitFenceError, match="sink.transactional-id-prefix"):
             sink.commit(encoded(sink, range(900, 910)), 3)
@@ -135,18 +140,14 @@ def test_parallel_publishers_complete_a_partly_published_batch_once(kafka, topic
         assert transactions.publish_batch(sink.config, batch1, 1) is True  # publisher 1 skips its share
         assert transactions.publish_batch(sink.config, batch1, 1) is False  # a replay of a complete batch
         assert transactions.read_marker(sink.config, 1) == (1, 2)
-        reader.wait_for(200, timeout=30)
-        reader.poll(1.0)
-        assert ids_of(reader.values) == Counter(range(200))
+        reader.settles_on(range(200))
         # The publisher count is fixed by the prefix's first commit: a later sink.parallelism is ignored.
         wider = writer(kafka, topic, prefix, **{"sink.parallelism": "3"})
         batch2 = [wider.write(iter([pa.RecordBatch.from_pydict({"id": [i], "payload": ["p"]})])) for i in (200, 201, 202)]
         assert transactions.publish_batch(wider.config, batch2, 2) is True
         assert transactions.read_marker(wider.config, 0) == (2, 2)
         assert transactions.read_marker(wider.config, 2) == (None, None)
-        reader.wait_for(203, timeout=30)
-        reader.poll(1.0)
-        assert ids_of(reader.values) == Counter(range(203))
+        reader.settles_on(range(203))
     finally:
         reader.close()
 
@@ -163,9 +164,7 @@ def test_a_failing_publisher_fails_the_batch_and_leaves_it_unpublished(kafka, to
     assert transactions.publish_batch(sink.config, [good, encoded(sink, range(10, 20))[1]], 0) is True
     reader = TopicReader(kafka.bootstrap_servers, topic)
     try:
-        reader.wait_for(10, timeout=30)
-        reader.poll(1.0)
-        assert ids_of(reader.values) == Counter(list(range(5)) + list(range(15, 20)))
+        reader.settles_on(list(range(5)) + list(range(15, 20)))
     finally:
         reader.close()
 
