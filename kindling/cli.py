@@ -44,6 +44,32 @@ def _local_s3(args: argparse.Namespace) -> int:
     return 0 if info.get("running") else 3
 
 
+def _local_schema_registry(args: argparse.Namespace) -> int:
+    import os
+
+    from kindling.local import schema_registry
+
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        user_info = None
+        if args.basic_auth:
+            user_info = os.environ.get("KINDLING_SCHEMA_REGISTRY_USER_INFO")
+            if not user_info or ":" not in user_info:
+                raise ValueError("--basic-auth reads 'user:password' from the environment variable "
+                                 "KINDLING_SCHEMA_REGISTRY_USER_INFO, which is not set to that form")
+        info = schema_registry.start_background(port=args.port, state_dir=state_dir, user_info=user_info)
+        print(f"schema registry running on {info['url']} (pid {info['pid']})"
+              + ("; basic auth on" if info["basic_auth"] else ""))
+        return 0
+    if args.action == "stop":
+        stopped = schema_registry.stop_background(state_dir)
+        print("schema registry stopped" if stopped else "no schema registry started by kindling is running")
+        return 0
+    info = schema_registry.status(state_dir)
+    print(json.dumps(info, indent=2))
+    return 0 if info.get("running") else 3
+
+
 def _demo(args: argparse.Namespace) -> int:
     from kindling.playground.demo import run_click_count_demo
 
@@ -97,6 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
     s3.add_argument("--port", type=int, default=8333)
     s3.add_argument("--state-dir", default=".kindling/local/s3")
     s3.set_defaults(handler=_local_s3)
+    registry = services.add_parser("schema-registry", help="a local Confluent-compatible schema registry on 127.0.0.1")
+    registry.add_argument("action", choices=["start", "stop", "status"])
+    registry.add_argument("--port", type=int, default=8081)
+    registry.add_argument("--state-dir", default=".kindling/local/schema-registry")
+    registry.add_argument("--basic-auth", action="store_true",
+                          help="require the credentials in $KINDLING_SCHEMA_REGISTRY_USER_INFO ('user:password')")
+    registry.set_defaults(handler=_local_schema_registry)
 
     from kindling.server.cli import add_commands
 

@@ -51,6 +51,17 @@ def s3(tmp_path_factory) -> Iterator[object]:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def schema_registry(tmp_path_factory) -> Iterator[object]:
+    """A local Confluent-compatible schema registry on a free loopback port (no auth), stopped at the end of the run."""
+    from kindling.local.schema_registry import LocalSchemaRegistry
+
+    server = LocalSchemaRegistry(data_dir=tmp_path_factory.mktemp("schema-registry"))
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def topic(kafka) -> Iterator[str]:
     """A fresh 4-partition topic name for one test, deleted afterwards."""

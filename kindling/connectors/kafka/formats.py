@@ -155,6 +155,8 @@ class ValueDecoder:
                 self._avro = AvroCodec(schema)
             except ValueError as exc:
                 raise FormatError(str(exc)) from None
+        elif settings.name == "avro-confluent":
+            self._avro = _confluent_codec(schema, settings)
         else:  # pragma: no cover - options validation prevents it
             raise FormatError(f"unknown format {settings.name!r}")
 
@@ -162,7 +164,7 @@ class ValueDecoder:
     def _parse(self, values: Sequence[bytes]) -> list[pa.Array]:
         if self.settings.name == "json":
             return self._parse_json(values)
-        if self.settings.name == "avro":
+        if self.settings.name in ("avro", "avro-confluent"):
             return self._parse_avro(values)
         return self._parse_csv(values)
 
@@ -293,6 +295,20 @@ class ValueDecoder:
             except UnicodeDecodeError as exc:
                 errors.append((i, f"not valid UTF-8 ({exc.reason} at byte {exc.start})"))
         return Decoded([pa.array(out, type=pa.string())], kept, errors)
+
+
+def _confluent_codec(schema: StructType, settings: FormatSettings):
+    """The ``avro-confluent`` codec; it reaches the registry only when it first encodes or decodes."""
+    from kindling.connectors.kafka.confluent import ConfluentAvroCodec
+
+    if settings.registry is None:
+        raise FormatError("the 'avro-confluent' format needs the schema registry options ('avro-confluent.url')")
+    try:
+        return ConfluentAvroCodec(schema, settings.registry)
+    except FormatError:
+        raise
+    except ValueError as exc:
+        raise FormatError(str(exc)) from None
 
 
 def _short(exc: Exception) -> str:
@@ -453,6 +469,10 @@ class RowEncoder:
                 self._avro = AvroCodec(StructType([schema[n] for n in self.names]))
             except ValueError as exc:
                 raise FormatError(str(exc)) from None
+        elif settings.name == "avro-confluent":
+            if schema is None:
+                raise FormatError("the 'avro-confluent' format needs the columns' types")
+            self._avro = _confluent_codec(StructType([schema[n] for n in self.names]), settings)
         if settings.name == "raw" and len(self.names) != 1:
             raise FormatError(
                 "the 'raw' format writes exactly one column (BINARY or STRING); got " + ", ".join(self.names)

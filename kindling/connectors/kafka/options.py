@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Mapping, Optional, Sequence
 
 from kindling.connectors.base import TABLE_METADATA, TABLE_ROWTIME
+from kindling.connectors.kafka.confluent import format_options as confluent_options, property_prefixes, registry_settings
 from kindling.options import (
     ConfigOption,
     OptionError,
@@ -51,7 +52,7 @@ from kindling.options import (
     string_option,
 )
 
-FORMATS = ("json", "csv", "raw", "avro")
+FORMATS = ("json", "csv", "raw", "avro", "avro-confluent")
 STARTUP_MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
 DELIVERY_GUARANTEES = ("at-least-once", "none", "exactly-once")
 PARTITIONERS = ("default", "round-robin", "fixed")
@@ -86,6 +87,7 @@ def _format_options(prefix: str = "") -> list[ConfigOption[Any]]:
         string_option(prefix + "csv.field-delimiter", ",", "Field delimiter character."),
         bool_option(prefix + "csv.ignore-parse-errors", False,
                     "Skip records that are not valid CSV for the schema instead of failing (counted and logged)."),
+        *confluent_options(prefix),
     ]
 
 
@@ -95,6 +97,7 @@ _COMMON = [
     enum_option("value.format", FORMATS, None, "Format of the record values (same as 'format')."),
     *_format_options(),
     *_format_options("value."),
+    *confluent_options("key."),
 ]
 
 BOUNDED_MODES = ("unbounded", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
@@ -143,7 +146,7 @@ SOURCE_OPTIONS = OptionSet(
                         "A partition without new records for this long does not hold back watermark alignment."),
         *_COMMON,
     ],
-    prefixes=("properties.",),
+    prefixes=("properties.", *property_prefixes()),
 )
 
 SINK_OPTIONS = OptionSet(
@@ -167,7 +170,7 @@ SINK_OPTIONS = OptionSet(
         VALUE_FIELDS_INCLUDE,
         *_COMMON,
     ],
-    prefixes=("properties.",),
+    prefixes=("properties.", *property_prefixes()),
 )
 
 
@@ -180,6 +183,7 @@ class FormatSettings:
     fail_on_missing_field: bool = False
     timestamp_standard: str = "SQL"
     field_delimiter: str = ","
+    registry: Optional[Any] = None  # avro-confluent: confluent.RegistrySettings
 
 
 @dataclass(frozen=True)
@@ -300,7 +304,7 @@ def _value_format(parsed: ParsedOptions, context: str, raw: Mapping[str, Any]) -
     for key in sorted(lowered):
         base = key[len("value."):] if key.startswith("value.") else key
         family = base.split(".", 1)[0]
-        if family in ("json", "csv") and "." in base and family != name:
+        if family in ("json", "csv", "avro-confluent") and "." in base and family != name:
             raise OptionError(
                 f"{context} option '{key}' belongs to the '{family}' format, but the value format is {name!r}; "
                 f"remove it or set 'format' = '{family}'"
@@ -320,6 +324,19 @@ def _value_format(parsed: ParsedOptions, context: str, raw: Mapping[str, Any]) -
         timestamp_standard=pick("json.timestamp-format.standard") or "SQL",
         field_delimiter=_delimiter(pick("csv.field-delimiter") or ",", context),
     )
+
+
+def _with_registry(fmt: Optional[FormatSettings], parsed: ParsedOptions, raw: Mapping[str, Any], role: str,
+                   topic: Optional[str], context: str) -> Optional[FormatSettings]:
+    """The format with its schema registry settings when it is 'avro-confluent' (subject default '<topic>-<role>')."""
+    if fmt is not None and fmt.name == "avro-confluent":
+        return replace(fmt, registry=registry_settings(parsed, ("value.", "") if role == "value" else ("key.",), role, topic, context))
+    if role == "key":
+        stray = sorted(k for k in raw if k.lower().startswith("key.avro-confluent."))
+        if stray:
+            raise OptionError(f"{context} option '{stray[0]}' belongs to the 'avro-confluent' format, but the key format "
+                              f"is {fmt.name if fmt else None!r}; remove it or set 'key.format' = 'avro-confluent'")
+    return fmt
 
 
 def _delimiter(value: str, context: str) -> str:
@@ -459,7 +476,7 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         auto_offset_reset=reset,
         discovery_interval_s=interval.total_seconds(),
         max_records_per_trigger=parsed.get("scan.max-records-per-trigger"),
-        value_format=value_format,
+        value_format=_with_registry(value_format, parsed, raw, "value", topics[0] if len(topics) == 1 else None, context),
         metadata=parse_metadata(parsed.extra.get(METADATA_OPTION), context),
         bounded_mode=bounded_mode,
         bounded_timestamp_ms=bounded_ts,
@@ -470,8 +487,9 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         idle_timeout_s=idle.total_seconds() if idle is not None and idle.total_seconds() > 0 else None,
         rowtime=parsed.extra.get(TABLE_ROWTIME) or None,
         eof_record_evaluator=parsed.get(EOF_RECORD_EVALUATOR),
-        key_format=FormatSettings(key_format, timestamp_standard=value_format.timestamp_standard,
-                                  field_delimiter=value_format.field_delimiter) if key_format else None,
+        key_format=_with_registry(FormatSettings(key_format, timestamp_standard=value_format.timestamp_standard,
+                                                 field_delimiter=value_format.field_delimiter) if key_format else None,
+                                  parsed, raw, "key", topics[0] if len(topics) == 1 else None, context),
         key_fields=key_fields,
         value_fields_include=parsed["value.fields-include"],
     )
@@ -537,9 +555,10 @@ def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
         topic=parsed["topic"].strip(),
         bootstrap_servers=parsed["properties.bootstrap.servers"],
         client_properties=properties,
-        value_format=value_format,
-        key_format=FormatSettings(key_format, timestamp_standard=value_format.timestamp_standard,
-                                  field_delimiter=value_format.field_delimiter) if key_format else None,
+        value_format=_with_registry(value_format, parsed, raw, "value", parsed["topic"].strip(), context),
+        key_format=_with_registry(FormatSettings(key_format, timestamp_standard=value_format.timestamp_standard,
+                                                 field_delimiter=value_format.field_delimiter) if key_format else None,
+                                  parsed, raw, "key", parsed["topic"].strip(), context),
         key_fields=key_fields,
         delivery_guarantee=guarantee,
         partitioner=parsed["sink.partitioner"],

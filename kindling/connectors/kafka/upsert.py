@@ -30,6 +30,7 @@ from kindling.connectors.kafka.options import (
     SinkConfig,
     sink_config,
 )
+from kindling.connectors.kafka.confluent import property_prefixes
 from kindling.options import OptionError, OptionSet, ParsedOptions, duration_option, enum_option, int_option, string_option
 
 SINK_OPTIONS = OptionSet(
@@ -47,7 +48,7 @@ SINK_OPTIONS = OptionSet(
         duration_option("sink.buffer-flush.interval", timedelta(0), "Accepted for compatibility: a micro-batch is the buffer."),
         *_COMMON,
     ],
-    prefixes=("properties.",),
+    prefixes=("properties.", *property_prefixes()),
 )
 
 _KAFKA_KEYS = ("topic", "key.format", "value.fields-include", "sink.delivery-guarantee", "sink.transactional-id-prefix")
@@ -63,7 +64,7 @@ def upsert_sink_config(raw: Mapping[str, Any]) -> SinkConfig:
             "upsert-kafka sink needs a primary key: declare 'PRIMARY KEY (<columns>) NOT ENFORCED' in the "
             "table (its columns form each record's key)"
         )
-    kafka_options = {k: v for k, v in raw.items() if k.lower().startswith(("properties.", "format", "value.", "json.", "csv."))}
+    kafka_options = {k: v for k, v in raw.items() if k.lower().startswith(("properties.", "format", "value.", "json.", "csv.", "avro-confluent.", "key.avro-confluent."))}
     for key in _KAFKA_KEYS:
         value = parsed.values.get(key)
         if value is not None:
