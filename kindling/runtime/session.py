@@ -74,6 +74,8 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
             "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}",
             "spark.python.worker.reuse": "true",
             "spark.sql.streaming.metricsEnabled": "true",
+            # Plans (EXPLAIN, the UI) show data source options: hide credentials, not only URLs.
+            "spark.sql.redaction.options.regex": "(?i)url|user-info|user\\.info|token|password|secret|access-key|secret-key|jaas",
         }
         for key, value in {**defaults, **conf.spark_conf()}.items():
             builder = builder.config(key, value)
