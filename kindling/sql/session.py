@@ -38,6 +38,8 @@ from kindling.sql.functions import UserDefinedScalarFunction
 from kindling.sql.result import ChangelogCollector, TableResult
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import QUOTED, WORD, Token, significant, split_top_level, tokenize
+from kindling.sql.aggregates import with_flink_aggregate_types
+from kindling.sql.ranking import TOP_N_FORM, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
 
 if TYPE_CHECKING:
@@ -60,6 +62,7 @@ SESSION_OPTIONS = {
     "sql-client.verbose": "false",
 }
 _TVF_WINDOW = "__kindling_window"
+_UPDATING_TOP_N = "__kindling_updating_top_n"  # marks a plan that contains an updating Top-N
 _VIEW_IDS = itertools.count(1)
 
 
@@ -84,6 +87,11 @@ class PlannedQuery:
     bounded: bool
     event_time: bool
     columns: list[str] = field(default_factory=list)
+    changelog: bool = False  # rows carry ROWKIND_COLUMN although Spark runs the query in append mode (Top-N)
+
+    @property
+    def updating(self) -> bool:
+        return self.mode != "append" or self.changelog
 
 
 class SqlSession:
@@ -267,7 +275,7 @@ class SqlSession:
     def _explain_text(self, planned: PlannedQuery, table: Optional[CatalogTable]) -> str:
         plan = planned.df._jdf.queryExecution().toString()
         target = f"Sink: {table.name} (connector '{table.connector}')" if table is not None else "Collect (SELECT)"
-        changelog = "[+I]" if planned.mode == "append" else "[+I, +U]" + (f" upsert key {planned.upsert_key}" if planned.upsert_key else "")
+        changelog = "[+I]" if not planned.updating else "[+I, -U, +U, -D]" if planned.changelog else "[+I, +U]" + (f" upsert key {planned.upsert_key}" if planned.upsert_key else "")
         return (f"== {target} ==\nSpark output mode: {planned.mode}; changelog mode: {changelog}; "
                 f"bounded: {str(planned.bounded).lower()}\n\n{plan}")
 
@@ -358,22 +366,32 @@ class SqlSession:
                 projected.append(_with_precision(value, column.type.flink).alias(column.name))
             else:
                 projected.append(F.lit(None).cast(column.type.spark).alias(column.name))
-        if planned.mode != "append":
+        if planned.updating:
             projected.append(F.col(ROWKIND_COLUMN))
             if table.connector in APPEND_ONLY_SINKS:
                 raise SqlError(f"table sink '{table.name}' (connector '{table.connector}') doesn't support consuming update changes, "
-                               "which this query produces (an unbounded GROUP BY or DISTINCT)", line=insert.line, construct="INSERT",
+                               "which this query produces (an unbounded GROUP BY, DISTINCT or Top-N)", line=insert.line, construct="INSERT",
                                hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
         df = planned.df.select(*projected)
-        return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names), table
+        return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names,
+                            planned.changelog), table
 
     def _plan(self, text: str, line: int, construct: str) -> PlannedQuery:
         """Translate, register what the query reads, let Spark plan it, and decide its changelog."""
         if not significant(tokenize(text)):
             raise SqlError("the query is empty", line=line, construct=construct)
-        df, (bounded, event_time) = self._frame(text, line, construct, {})
+        registered: dict[str, tuple[bool, bool]] = {}
+        df, (bounded, event_time) = self._frame(text, line, construct, registered)
+        if _UPDATING_TOP_N in registered and ROWKIND_COLUMN not in df.columns:
+            raise SqlError("a query over an updating Top-N (in a view or subquery) would lose its retractions: not supported",
+                           line=line, construct="Top-N", hint=TOP_N_FORM + "; or SELECT * FROM a view holding the Top-N")
         mode = self._output_mode(df, line, construct)
-        columns = list(df.columns)
+        columns = _unique_names(list(df.columns))
+        if columns != list(df.columns):
+            df = df.toDF(*columns)
+        if ROWKIND_COLUMN in columns:  # a Top-N's changelog
+            columns.remove(ROWKIND_COLUMN)
+            return PlannedQuery(df, mode, ranking_upsert_key(text, line, columns), bounded, event_time, columns, changelog=True)
         if mode == "append":
             return PlannedQuery(df, mode, None, bounded, event_time, columns)
         # Spark's update mode emits a group's new value without saying whether the group is new
@@ -384,6 +402,9 @@ class SqlSession:
 
     def _frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                stack: tuple[str, ...] = ()) -> tuple[DataFrame, tuple[bool, bool]]:
+        top_n = find_top_n(text, line)
+        if top_n is not None:
+            return self._ranking_frame(top_n, construct, registered, stack)
         translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}")
         # A view's own name inside its text is a column or qualifier (Nexmark's `SELECT person.id ...`).
         used = [n for n in translation.names if n in self.catalog.objects and n not in stack]
@@ -393,6 +414,9 @@ class SqlSession:
             self._register_tvf(tvf, construct)
         try:
             df = self.spark.sql(translation.text)
+            typed = with_flink_aggregate_types(self.spark, translation.text)
+            if typed is not None:
+                df = self.spark.sql(typed)
         except SqlError:
             raise
         except Exception as exc:
@@ -405,6 +429,33 @@ class SqlSession:
         bounded = all(f[0] for f in flags) if flags else True
         event_time = any(f[1] for f in flags)
         return df, (bounded, event_time)
+
+    def _ranking_frame(self, top_n: TopN, construct: str, registered: dict[str, tuple[bool, bool]],
+                       stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
+        """A Top-N query: its inner query ranked by the keyed ranking operator, under the outer query."""
+        inner, flags = self._frame(top_n.inner_text, top_n.inner_line, construct, registered, stack)
+        if self._output_mode(inner, top_n.inner_line, construct) != "append":
+            raise SqlError("Top-N over an updating input (an unbounded GROUP BY or DISTINCT) is not supported", line=top_n.line,
+                           construct="Top-N", hint="Top-N over an append-only input: a table, a join, or a window aggregation "
+                           "(GROUP BY window_start, window_end)")
+        plan_text = inner._jdf.queryExecution().analyzed().toString()
+        window_input = "Aggregate [" in plan_text or "\nAggregate " in plan_text or plan_text.startswith("Aggregate")
+        plan = plan_ranking(inner, top_n, window_input)
+        try:
+            ranked = rank_frame(inner, top_n, plan)
+        except Exception as exc:
+            raise _spark_error(exc, top_n.line, "Top-N") from None
+        if not plan.updating:
+            ranked = ranked.drop(ROWKIND_COLUMN)
+        view = f"__kindling_rank_{next(_VIEW_IDS)}"
+        ranked.createOrReplaceTempView(view)
+        if plan.updating:
+            registered[_UPDATING_TOP_N] = flags
+        df, _ = self._frame(top_n.outer_text(view, plan.updating), top_n.start_line, construct, registered, stack)
+        if plan.updating and ROWKIND_COLUMN not in df.columns:
+            raise SqlError("an updating Top-N must be the outermost query here (its changelog would be lost)", line=top_n.line,
+                           construct="Top-N", hint=TOP_N_FORM)
+        return df, flags
 
     def _output_mode(self, df: DataFrame, line: int, construct: str) -> str:
         if not df.isStreaming:
@@ -610,6 +661,22 @@ def _with_precision(value: Column, flink_type: str) -> Column:
         return F.date_trunc("second", value)
     unit = 10 ** (6 - precision)
     return F.timestamp_micros(F.floor(F.unix_micros(value) / F.lit(unit)).cast("long") * F.lit(unit))
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    """Flink's names for a result's columns: a repeated name gets a number (``extra``, ``extra0``), as Calcite does."""
+    seen = set(names)
+    out: list[str] = []
+    used: set[str] = set()
+    for name in names:
+        if name in used:
+            n = 0
+            while f"{name}{n}" in seen or f"{name}{n}" in used:
+                n += 1
+            name = f"{name}{n}"
+        used.add(name)
+        out.append(name)
+    return out
 
 
 def _spark_name(name: str) -> str:

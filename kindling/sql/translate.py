@@ -19,7 +19,8 @@ Rewrites:
   (as ``size(collect_set(...))``: Spark streams refuse distinct aggregates), and Flink's types
   inside ``CAST``/``TRY_CAST``
 * constructs Spark cannot run on a stream are refused here, with the line and the nearest
-  supported form: Top-N (``ROW_NUMBER() OVER``), OVER aggregations, temporal joins
+  supported form: ranking functions outside the Top-N form (which :mod:`kindling.sql.ranking`
+  runs), OVER aggregations, temporal joins
   (``FOR SYSTEM_TIME AS OF``), ``MATCH_RECOGNIZE``, ``LATERAL TABLE``.
 
 Everything else (``DATE_FORMAT``, ``TO_TIMESTAMP``, ``TIMESTAMPADD``, ``TIMESTAMPDIFF``,
@@ -135,10 +136,11 @@ class _Rewriter:
                            hint="an interval join: a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts")
         if word == "OVER":
             function = self._function_before_over(tokens, i)
-            if function == "ROW_NUMBER":
-                raise SqlError("Top-N (ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)) cannot run on Spark streams: Spark has no "
-                               "streaming operator for ranking", line=token.line, construct="Top-N",
-                               hint="a window aggregation (GROUP BY window_start, window_end with MAX/MIN), or run the query over a bounded source in batch")
+            if function in ("ROW_NUMBER", "RANK", "DENSE_RANK"):
+                from kindling.sql.ranking import TOP_N_FORM
+
+                raise SqlError(f"{function}() OVER is supported only in Top-N form (a subquery ranked and bounded by the outer WHERE)",
+                               line=token.line, construct="Top-N", hint=TOP_N_FORM)
             raise SqlError(f"OVER aggregations ({function or 'aggregate'} OVER ...) cannot run on Spark streams", line=token.line,
                            construct="OVER aggregation", hint="a window aggregation: GROUP BY TUMBLE(ts, INTERVAL ...) or a window TVF")
         if call is None:

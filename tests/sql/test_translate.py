@@ -5,6 +5,7 @@ import itertools
 import pytest
 
 from kindling.sql.errors import SqlError
+from kindling.sql.ranking import find_top_n, ranking_upsert_key
 from kindling.sql.translate import translate_expression, translate_query, watermark_delay
 
 
@@ -101,3 +102,57 @@ def test_watermark_forms():
 def test_count_distinct_keeps_its_filter_clause():
     out = translate_expression("count(distinct bidder) filter (where price < 10000)", 1)
     assert out == "size(collect_set(bidder) filter (where price < 10000))"
+
+
+# --- Top-N: the query split into inner query, ranking and outer query (kindling.sql.ranking) ---------
+
+
+def test_top_n_form_is_split_into_inner_ranking_and_outer():
+    text = ("SELECT id, price\nFROM (\n  SELECT A.*, B.price, ROW_NUMBER() OVER (PARTITION BY A.id ORDER BY B.price DESC, "
+            "B.`dateTime` ASC NULLS LAST) AS rownum\n  FROM auction A, bid B WHERE A.id = B.auction)\nWHERE rownum <= 1")
+    top = find_top_n(text, 5)
+    assert (top.function, top.partition, top.alias, top.limit, top.rank_selected) == ("ROW_NUMBER", ["A . id"], "rownum", 1, False)
+    assert [(o.expression, o.descending, o.nulls_first) for o in top.order] == [("B . price", True, None), ("B . `dateTime`", False, False)]
+    assert top.inner_text.startswith("\n  SELECT A.*, B.price, A . id AS __kindling_rank_p0, B . price AS __kindling_rank_o0, "
+                                      "B . `dateTime` AS __kindling_rank_o1 \nFROM auction A, bid B")
+    outer = top.outer_text("__rank_1", with_rowkind=True)
+    assert "__rank_1" in outer and outer.count("\n") == text.count("\n")  # line numbers survive
+    assert outer.splitlines()[0] == "SELECT id, price, __kindling_rowkind"
+    assert top.inner_line == 6 and top.line == 7
+    assert ranking_upsert_key(text, 1, ["id", "price"]) == ["id"]
+
+
+@pytest.mark.parametrize("condition, limit", [("rn <= 10", 10), ("rn < 3", 2), ("rn = 1", 1), ("3 >= rn", 3),
+                                              ("rn BETWEEN 1 AND 4 AND k > 2", 4)])
+def test_top_n_rank_conditions(condition, limit):
+    top = find_top_n(f"SELECT * FROM (SELECT *, RANK() OVER (PARTITION BY k ORDER BY v) AS rn FROM t) WHERE {condition}", 1)
+    assert top.limit == limit and top.rank_selected and top.function == "RANK"
+
+
+def test_top_n_upsert_key_is_partition_and_rank_when_the_rank_is_selected():
+    text = "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rank_number FROM bid) WHERE rank_number <= 10"
+    assert ranking_upsert_key(text, 1, ["auction", "price", "rank_number"]) == ["auction", "rank_number"]
+    assert ranking_upsert_key(text.replace("ROW_NUMBER", "RANK"), 1, ["auction", "price", "rank_number"]) is None
+
+
+@pytest.mark.parametrize("text, message, line", [
+    ("SELECT k,\n ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM t", "only in Top-N form", 2),
+    ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM t)", "OVER aggregation", 1),
+    ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM t)\nWHERE rn > 2", "upper bound", 2),
+    ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k) AS rn FROM t) WHERE rn <= 2", "needs ORDER BY", 1),
+    ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) FROM t) WHERE rn <= 2", "needs a name", 1),
+    ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY v ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS rn FROM t) WHERE rn <= 2",
+     "ROWS", 1),
+    ("SELECT k, COUNT(*) FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM t) WHERE rn <= 2 GROUP BY k",
+     "GROUP after a Top-N", 1),
+])
+def test_top_n_forms_kindling_cannot_run_are_refused_with_line_and_form(text, message, line):
+    with pytest.raises(SqlError) as error:
+        find_top_n(text, 1)
+    assert message in str(error.value) and error.value.line == line
+    assert str(error.value).startswith(f"SQL line {line}: Top-N: ") and "Supported form: SELECT ... FROM (SELECT" in str(error.value)
+
+
+def test_queries_without_ranking_functions_are_not_top_n():
+    assert find_top_n("SELECT a, SUM(b) OVER w FROM t", 1) is None
+    assert find_top_n("SELECT row_number FROM t", 1) is None

@@ -1,0 +1,137 @@
+"""Top-N, deduplication and window Top-N on streams, and Flink's AVG/SUM types: changelogs checked by hand.
+
+The input is a collection table read one row per micro-batch, so each row is its own update,
+as in Flink without mini-batches, and the expected changelogs below follow Flink's rank
+operators row by row.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kindling.sql import SqlError
+
+pytestmark = pytest.mark.integration
+
+# (k, v, ms): rows in arrival order; event time ms milliseconds after the epoch.
+ROWS = [("a", 10, 1000), ("a", 20, 2000), ("b", 5, 3000), ("a", 15, 4000), ("a", 5, 5000), ("a", 20, 6000)]
+
+
+def _table(rows=ROWS, name: str = "r") -> str:
+    return (f"CREATE TABLE {name} (k STRING, v BIGINT, ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3), WATERMARK FOR ts AS ts) "
+            f"WITH ('connector' = 'collection', 'rows-per-batch' = '1', 'data' = '{json.dumps([list(r) for r in rows])}')")
+
+
+@pytest.fixture
+def rank_env(env):
+    env.execute_sql(_table())
+    return env
+
+
+def _changes(result):
+    return [(kind, tuple(row)) for kind, row in result.collect_changelog(timeout=120)]
+
+
+def test_top_n_with_rank_number_is_an_upsert_changelog_by_key_and_rank(rank_env):
+    result = rank_env.execute_sql(
+        "SELECT k, v, ms, rn FROM (\n"
+        "  SELECT k, v, ms, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM r)\n"
+        "WHERE rn <= 2")
+    assert result.upsert_key == ["k", "rn"]
+    assert _changes(result) == [
+        ("+I", ("a", 10, 1000, 1)),
+        ("-U", ("a", 10, 1000, 1)), ("+U", ("a", 20, 2000, 1)), ("+I", ("a", 10, 1000, 2)),
+        ("+I", ("b", 5, 3000, 1)),
+        ("-U", ("a", 10, 1000, 2)), ("+U", ("a", 15, 4000, 2)),
+        # (a, 5) ranks third: no change; the second 20 ties with the first and ranks after it (arrival order)
+        ("-U", ("a", 15, 4000, 2)), ("+U", ("a", 20, 6000, 2)),
+    ]
+    assert sorted(tuple(r) for r in result.collect()) == [("a", 20, 2000, 1), ("a", 20, 6000, 2), ("b", 5, 3000, 1)]
+
+
+def test_top_n_without_rank_number_retracts_rows_that_leave(rank_env):
+    result = rank_env.execute_sql(
+        "SELECT k, v FROM (SELECT *, RANK() OVER (PARTITION BY k ORDER BY v ASC) AS rk FROM r) t WHERE rk < 3")
+    assert _changes(result) == [
+        ("+I", ("a", 10)), ("+I", ("a", 20)), ("+I", ("b", 5)),
+        ("-D", ("a", 20)), ("+I", ("a", 15)),
+        ("-D", ("a", 15)), ("+I", ("a", 5)),
+    ]
+    assert sorted(tuple(r) for r in result.collect()) == [("a", 5), ("a", 10), ("b", 5)]
+
+
+def test_deduplication_keeps_the_first_or_the_last_row_by_event_time(rank_env):
+    first = rank_env.execute_sql(
+        "SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ASC) AS rn FROM r) WHERE rn = 1")
+    assert _changes(first) == [("+I", ("a", 10)), ("+I", ("b", 5))]  # append-only: each key's first row, once
+    last = rank_env.execute_sql(
+        "SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn FROM r) WHERE rn <= 1")
+    assert last.upsert_key == ["k"]
+    assert _changes(last) == [
+        ("+I", ("a", 10)), ("-U", ("a", 10)), ("+U", ("a", 20)), ("+I", ("b", 5)),
+        ("-U", ("a", 20)), ("+U", ("a", 15)), ("-U", ("a", 15)), ("+U", ("a", 5)), ("-U", ("a", 5)), ("+U", ("a", 20)),
+    ]
+
+
+def test_window_top_n_emits_final_rows_once_per_window(env):
+    rows = [("a", 1, 1000), ("b", 7, 2000), ("a", 4, 3000), ("c", 2, 4000),  # window [0 s, 5 s): a=5, b=7, c=2
+            ("c", 9, 6000), ("a", 1, 7000), ("b", 3, 8000)]  # window [5 s, 10 s): c=9, b=3, a=1
+    env.execute_sql(_table(rows, "w"))
+    result = env.execute_sql(
+        "SELECT window_start, k, total, rn FROM (\n"
+        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY total DESC) AS rn FROM (\n"
+        "    SELECT window_start, window_end, k, SUM(v) AS total\n"
+        "    FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end, k))\n"
+        "WHERE rn <= 2")
+    changes = [(kind, (start.second, k, total, rn)) for kind, (start, k, total, rn) in _changes(result)]
+    assert sorted(changes) == [("+I", (0, "a", 5, 2)), ("+I", (0, "b", 7, 1)), ("+I", (5, "b", 3, 2)), ("+I", (5, "c", 9, 1))]
+    # Over the TVF's rows directly: rows are kept per window and ranked once the watermark passes its end.
+    rows_result = env.execute_sql(
+        "SELECT window_start, k, v, rn FROM (\n"
+        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v DESC) AS rn\n"
+        "  FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(ts), INTERVAL '5' SECOND)))\n"
+        "WHERE rn <= 1")
+    changes = [(kind, (start.second, k, v, rn)) for kind, (start, k, v, rn) in _changes(rows_result)]
+    assert sorted(changes) == [("+I", (0, "b", 7, 1)), ("+I", (5, "c", 9, 1))]
+
+
+def test_avg_and_sum_keep_flinks_integer_types(env):
+    env.execute_sql(_table([("a", 10, 1000), ("a", 20, 2000), ("a", 1, 3000)], "g"))
+    result = env.execute_sql("SELECT k, AVG(v) AS a, SUM(CAST(v AS INT)) AS s, AVG(CAST(v AS DOUBLE)) AS d FROM g GROUP BY k")
+    (row,) = result.collect(timeout=120)
+    assert (row.a, row.s) == (10, 31)  # 31 / 3 truncated: AVG(BIGINT) is a BIGINT
+    assert abs(row.d - 31 / 3) < 1e-9
+    planned = env.sql_query("SELECT AVG(v) AS a, SUM(CAST(v AS INT)) AS s, AVG(CAST(v AS DOUBLE)) AS d FROM g").planned
+    types = {name: t for name, t in planned.df.dtypes if name in planned.columns}
+    assert types == {"a": "bigint", "s": "int", "d": "double"}
+
+
+def test_repeated_column_names_are_numbered_as_in_flink(env):
+    env.execute_sql(_table(ROWS[:2], "x"))
+    result = env.execute_sql("SELECT k, v, k, v + 1 AS v FROM x")
+    assert result.columns == ["k", "v", "k0", "v0"]
+    assert sorted(tuple(r) for r in result.collect(timeout=120)) == [("a", 10, "a", 11), ("a", 20, "a", 21)]
+
+
+def test_top_n_errors_name_the_construct_line_and_form(rank_env):
+    with pytest.raises(SqlError, match=r"line 2: .*upper bound.*Supported form: SELECT \.\.\. FROM \(SELECT"):
+        rank_env.execute_sql("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM r)\nWHERE rn > 3")
+    with pytest.raises(SqlError, match=r"line 1: .*updating input"):
+        rank_env.execute_sql("SELECT * FROM (SELECT k, c, ROW_NUMBER() OVER (PARTITION BY k ORDER BY c) AS rn FROM "
+                             "(SELECT k, COUNT(*) AS c FROM r GROUP BY k)) WHERE rn <= 1")
+    rank_env.execute_sql("CREATE TABLE out_kafka (k STRING, v BIGINT) WITH ('connector' = 'kafka', 'topic' = 't', "
+                         "'properties.bootstrap.servers' = '127.0.0.1:9', 'format' = 'json')")
+    with pytest.raises(SqlError, match="doesn't support consuming update changes"):
+        rank_env.execute_sql("INSERT INTO out_kafka SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) "
+                             "AS rn FROM r) WHERE rn <= 1")
+
+
+def test_a_query_that_would_drop_a_top_n_changelog_is_refused(rank_env):
+    rank_env.execute_sql("CREATE VIEW best AS SELECT * FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
+                         "FROM r) WHERE rn <= 1")
+    with pytest.raises(SqlError, match="would lose its retractions"):
+        rank_env.execute_sql("SELECT k, v FROM best")
+    rows = rank_env.execute_sql("SELECT * FROM best").collect(timeout=120)
+    assert sorted(tuple(r) for r in rows) == [("a", 20, 1), ("b", 5, 1)]
