@@ -30,6 +30,8 @@ from kindling.connectors.base import (
 from kindling.connectors.collection import collection_source
 from kindling.datastream import records
 from kindling.datastream.functions import ship_by_value
+from kindling.datastream.operator import separate_exchanges
+from kindling.datastream.operator_sinks import OperatorSinks, operator_sinks
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
@@ -209,10 +211,15 @@ class StreamEnvironment:
         duplicates = {u for u in uids if uids.count(u) > 1}
         if duplicates:
             raise ValueError(f"two sinks share the uid {sorted(duplicates)[0]!r}; uids must be unique within a job")
-        sinks = {bound.get_uid(): _sink_columns(bound.stream._df) for bound in self._sinks}
+        shared = operator_sinks(self._sinks)  # sinks of one operator's main and side outputs share one query
+        alone = [b for b in self._sinks if not any(b in group.members for group in shared)]
+        sinks = {bound.get_uid(): _sink_columns(bound.stream._df) for bound in alone}
+        sinks.update({group.uid: group.tagged for group in shared})
         savepoints.restore_configured(self.config, root, sinks)  # execution.savepoint.path, if set
-        for bound in self._sinks:
+        for bound in alone:
             plans.append(self._plan(bound, name, root / bound.get_uid(), interval))
+        for group in shared:
+            plans.append(_shared_plan(group, f"{_safe_name(name)}.{group.uid}", root / group.uid, interval))
         self._sinks = []
         client = JobClient(name, plans, self.config)
         control.attach(client, root, sinks)  # the job manager's control channel, when it runs this driver
@@ -256,7 +263,7 @@ class StreamEnvironment:
                 .start()
             )
 
-        return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), start, stream.is_bounded, stream._event_time,
+        return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), separate_exchanges(start, out.sparkSession), stream.is_bounded, stream._event_time,
                          on_finished=_finish_hook(sink, checkpoint))
 
     def _collect(self, stream: DataStream, job_name: Optional[str], limit: Optional[int], timeout: float) -> list[Row]:
@@ -282,7 +289,7 @@ class StreamEnvironment:
                 .start()
             )
 
-        client = JobClient(self._job_name(job_name), [QueryPlan("collect", "Collect Sink", str(checkpoint), start, True, stream._event_time)], self.config)
+        client = JobClient(self._job_name(job_name), [QueryPlan("collect", "Collect Sink", str(checkpoint), separate_exchanges(start, out.sparkSession), True, stream._event_time)], self.config)
         try:
             status = client.wait(timeout=timeout)
             if status not in ("FINISHED",):
@@ -323,6 +330,15 @@ def _split_event_time_options(source: Source, strategy: WatermarkStrategy) -> di
     if strategy.idleness is not None:
         options["scan.watermark.idle-timeout"] = f"{to_millis(strategy.idleness)} ms"
     return {k: v for k, v in options.items() if k not in source.options}
+
+
+def _shared_plan(group: OperatorSinks, query_name: str, checkpoint: Path, interval: str) -> QueryPlan:
+    def start():
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        return group.start(str(checkpoint), query_name, interval)
+
+    return QueryPlan(group.uid, group.name, str(checkpoint), start, group.bounded, group.event_time,
+                     on_finished=group.on_finished(checkpoint))
 
 
 def _finish_hook(sink: Sink, checkpoint: Path):

@@ -164,9 +164,11 @@ class ConnectedStreams:
         full = StructType(list(out_user.fields) + [union.schema[ROWTIME]])
         run = _co_batches(function, types, out_user, arrow_schema(full))
         out = union.mapInArrow(run, full)
-        return DataStream(self.first._env, out, name=name, event_time=self.first._event_time,
-                          bounded=self.first.is_bounded and self.second.is_bounded,
-                          watermarked=self.first._watermarked and self.second._watermarked)
+        stream = DataStream(self.first._env, out, name=name, event_time=self.first._event_time,
+                            bounded=self.first.is_bounded and self.second.is_bounded,
+                            watermarked=self.first._watermarked and self.second._watermarked)
+        stream._hides_watermark = self.first._hides_watermark or self.second._hides_watermark
+        return stream
 
 
 def _co_batches(function: Any, types: List[StructType], out_user: StructType, out_arrow: pa.Schema) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:

@@ -7,32 +7,62 @@ over the key's records in arrival order, fires due timers in timestamp order and
 state back once. Spark's state store (RocksDB) keeps it, versioned with each micro-batch, so
 state and timers survive restarts exactly as the checkpoint does.
 
-Spark runs the operator in processing-time mode: input records are never dropped as late
-(the function decides, as in Flink), and Spark's watermark reaches the function through the
-timer values. Output rows carry the main output's fields or a side output's record (tagged).
+Input records are never dropped as late by Spark (the operator's input carries event time as a
+plain number, so the function decides, as in Flink), and Spark's watermark reaches the function
+through the timer values. Output rows carry the main output's fields or a side output's record
+(tagged), their event time, and whether a timer emitted them.
+
+Spark passes a watermark on only from an operator in its event-time mode that re-declares the
+event-time column of its output (``eventTimeColumnName``, here SPARK_EVENT_TIME). So an operator
+over event time runs in that mode, and the keyed operators after it see the watermark too
+(chained process functions, windows after a process function). Spark's event-time mode has no processing-time timers: an
+operator whose function registers them runs in processing-time mode and passes no watermark on.
+
+Within a micro-batch an upstream operator fires its timers at the batch's watermark W before a
+downstream operator sees W; in Flink the records those timers emit reach the downstream operator
+before W does. So a downstream operator handles the records marked ``FROM_TIMER`` first (none of
+them is late: each is stamped after the previous watermark), then fires its own timers up to W,
+then handles the other records.
 """
 
 from __future__ import annotations
 
 import pickle
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence, TypeVar
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import BinaryType, BooleanType, IntegerType, StringType, StructField, StructType, TimestampType
 
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream import records
 from kindling.datastream.context import RuntimeContext
 from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN, encode
 from kindling.datastream.state import KeyState
-from kindling.datastream.timers import MAX_WATERMARK, MIN_WATERMARK, TimeDomain, next_due, prune, wake_ups, woken
+from kindling.datastream.timers import (
+    MAX_WATERMARK,
+    MIN_WATERMARK,
+    TimeDomain,
+    next_due,
+    prune,
+    registers_processing_time_timers,
+    wake_ups,
+    woken,
+)
 from kindling.runtime.progress import END_OF_TIME_THRESHOLD
 
 TS = INTERNAL_PREFIX + "ts"
 INPUT = INTERNAL_PREFIX + "input"
 SLOT = INTERNAL_PREFIX + "slot"
+# True on records a keyed operator emitted while firing timers (they precede the batch's watermark downstream).
+FROM_TIMER = INTERNAL_PREFIX + "from_timer"
+ROWTIME = INTERNAL_PREFIX + "rowtime"  # the same name as stream.ROWTIME (stream imports this module lazily)
+# The output's event-time column for Spark (eventTimeColumnName): ROWTIME, raised to the batch's watermark
+# where it is behind it, because Spark refuses rows older than its watermark there
+# (EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED) while Flink lets operators emit late records.
+# Only Spark's watermark bookkeeping reads it; records keep their real event time in ROWTIME.
+SPARK_EVENT_TIME = INTERNAL_PREFIX + "spark_event_time"
 KEYED_SLOT = 2**31 - 1
 _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
 
@@ -78,9 +108,13 @@ class KeyedRunner(StatefulProcessor):
     """Spark's StatefulProcessor running a kindling Adapter per key with one state read and write."""
 
     def __init__(self, adapter: Adapter, name: str, out_schema: StructType, key_count: int,
-                 parallelism: int, input_names: Sequence[Sequence[str]], slots: Optional[dict] = None) -> None:
+                 parallelism: int, input_names: Sequence[Sequence[str]], slots: Optional[dict] = None,
+                 event_time_mode: bool = False, chained: bool = False) -> None:
         self._adapter = adapter
         self._name = name
+        self.operator_name = name
+        self.event_time_mode = event_time_mode  # Spark's EventTime mode: Spark timers are event-time timers
+        self._chained = chained  # an input comes from a keyed operator (its rows say whether a timer emitted them)
         self._out_names = out_schema.fieldNames()
         self._out_schema = out_schema
         self._key_count = key_count
@@ -101,13 +135,22 @@ class KeyedRunner(StatefulProcessor):
             return iter(self._broadcast_rows(list(rows)))
         self.current_key = self._user_key(key)
         self.state = self._load()
-        # The batch's watermark arrived before its records, as in Flink: timers it passes fire first.
+        after: Iterator[Row] = rows
+        if self._chained:
+            # Records an upstream operator's timers emitted reached it before the batch's watermark.
+            before, later = [], []
+            for row in rows:
+                (before if row[FROM_TIMER] else later).append(row)
+            if before:
+                watermark = self.watermark
+                stamped = [r[TS] for r in before if r[TS] is not None]
+                self.watermark = min([watermark] + [t - 1 for t in stamped])
+                self._elements(before)
+                self.watermark = watermark
+            after = iter(later)
+        # The batch's watermark arrived before its (other) records, as in Flink: timers it passes fire first.
         self._fire_due()
-        for row in rows:  # arrival order: Spark's shuffle and its stable sort by key keep it
-            index = row[INPUT]
-            self.timestamp = row[TS]
-            self.time_domain = None
-            self._emit_all(self._adapter.element(index, self._value(index, row)))
+        self._elements(after)
         self._fire_due()
         self._save()
         return iter(self._drain())
@@ -127,9 +170,16 @@ class KeyedRunner(StatefulProcessor):
         if self._opened:
             self._adapter.close()
 
+    def _elements(self, rows: Any) -> None:
+        for row in rows:  # arrival order: Spark's shuffle and its stable sort by key keep it
+            index = row[INPUT]
+            self.timestamp = row[TS]
+            self.time_domain = None
+            self._emit_all(self._adapter.element(index, self._value(index, row)))
+
     # --- what contexts read ---------------------------------------------------------------------
     def emit_side(self, tag_id: str, value: Any) -> None:
-        self._out.append(self._none + (self.timestamp, tag_id, encode(value)))
+        self._out.append(self._none + (self.timestamp, self.time_domain is not None, tag_id, encode(value)))
 
     def broadcast_state(self) -> KeyState:
         """The operator's broadcast state, read from this partition's slot once per task."""
@@ -150,7 +200,7 @@ class KeyedRunner(StatefulProcessor):
             context = TaskContext.get()
             subtask = context.partitionId() if context is not None else 0
             self._subtask = subtask
-            self._row = Row(*self._out_names, TS, TAG_COLUMN, SIDE_COLUMN)
+            self._row = Row(*self._out_names, ROWTIME, FROM_TIMER, TAG_COLUMN, SIDE_COLUMN, SPARK_EVENT_TIME)
             self._none = (None,) * len(self._out_names)
             self._factories = [Row(*names) for names in self._input_names]
             self._out: List[tuple] = []
@@ -160,6 +210,7 @@ class KeyedRunner(StatefulProcessor):
             self._opened = True
         self.processing_time = int(timer_values.getCurrentProcessingTimeInMs())
         watermark = int(timer_values.getCurrentWatermarkInMs())
+        self._spark_watermark = max(watermark, 0)
         if watermark >= _END_MS:
             watermark = MAX_WATERMARK
         elif watermark <= 0:
@@ -192,7 +243,7 @@ class KeyedRunner(StatefulProcessor):
 
     def _save(self) -> None:
         state = self.state
-        for timestamp in wake_ups(state, self.processing_time):
+        for timestamp in wake_ups(state, self.processing_time, self.event_time_mode):
             self._handle.registerTimer(timestamp)
         prune(state)
         if not state.dirty:
@@ -210,21 +261,28 @@ class KeyedRunner(StatefulProcessor):
             timestamp, domain = due
             self.time_domain = domain
             self.timestamp = timestamp if domain == TimeDomain.EVENT_TIME else None
-            self._emit_all(self._adapter.timer(timestamp))
+            self._emit_all(self._adapter.timer(timestamp), from_timer=True)
 
-    def _emit_all(self, values: List[Any]) -> None:
+    def _emit_all(self, values: List[Any], from_timer: bool = False) -> None:
         if values:
             schema = self._out_schema
             for value in values:
                 if isinstance(value, Stamped):
-                    self._out.append(records.normalise(value.value, schema) + (value.timestamp, None, None))
+                    self._out.append(records.normalise(value.value, schema) + (value.timestamp, from_timer, None, None))
                 else:
-                    self._out.append(records.normalise(value, schema) + (self.timestamp, None, None))
+                    self._out.append(records.normalise(value, schema) + (self.timestamp, from_timer, None, None))
 
     def _drain(self) -> List[Row]:
         out, self._out = self._out, []
         factory = self._row
-        return [factory(*values) for values in out]
+        at = -4  # the event time, in epoch ms here; Spark's Arrow timestamps are microseconds
+        floor = self._spark_watermark
+        rows = []
+        for values in out:
+            ts = values[at]
+            spark_time = (ts if ts is not None and ts > floor else floor) * 1000
+            rows.append(factory(*values[:at], ts * 1000 if ts is not None else None, *values[at + 1:], spark_time))
+        return rows
 
     def _broadcast_rows(self, rows: List[Row]) -> List[Row]:
         self._grouping_key = (self._slots[self._subtask],) + (None,) * self._key_count  # type: ignore[index]
@@ -242,11 +300,21 @@ class KeyedRunner(StatefulProcessor):
 
 
 def output_schema(out_user: StructType) -> StructType:
-    """The operator's output: the main output's fields, the event time, and the side-output tag and record."""
+    """The operator's output: the main output's fields, the event time, whether a timer emitted it, the side-output tag and record."""
     return StructType(
         list(out_user.fields)
-        + [StructField(TS, LongType(), True), StructField(TAG_COLUMN, StringType(), True), StructField(SIDE_COLUMN, BinaryType(), True)]
+        + [StructField(ROWTIME, TimestampType(), True), StructField(FROM_TIMER, BooleanType(), True),
+           StructField(TAG_COLUMN, StringType(), True), StructField(SIDE_COLUMN, BinaryType(), True),
+           StructField(SPARK_EVENT_TIME, TimestampType(), True)]
     )
+
+
+def needs_processing_time(adapter: Any) -> bool:
+    """Whether an adapter's function, trigger or window assigner uses processing-time timers."""
+    assigner = getattr(adapter, "assigner", None)
+    if assigner is not None and not assigner.is_event_time:
+        return True
+    return any(registers_processing_time_timers(getattr(adapter, name, None)) for name in ("_function", "trigger"))
 
 
 def operator_input(df: DataFrame, keys: Sequence[Column], index: int, inputs: int, value_fields: Sequence[str], slot: Optional[Column] = None) -> DataFrame:
@@ -262,14 +330,17 @@ def operator_input(df: DataFrame, keys: Sequence[Column], index: int, inputs: in
         if i == index:
             columns.append(F.struct(*[F.col(f) for f in value_fields]).alias(value_column(i)))
     columns.append(F.unix_millis(F.col(ROWTIME)).alias(TS))
+    columns.append((F.col(FROM_TIMER) if FROM_TIMER in df.columns else F.lit(None).cast(BooleanType())).alias(FROM_TIMER))
     return df.select(*columns)
 
 
 def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType], key_count: int, runner: KeyedRunner,
                  out_user: StructType, with_slot: bool) -> DataFrame:
-    """Union the inputs, group by key and run the runner; returns the tagged output with ROWTIME restored."""
-    from kindling.datastream.stream import ROWTIME
+    """Union the inputs, group by key and run the runner; returns the tagged output.
 
+    In Spark's event-time mode the output's ROWTIME is re-declared as the event-time column, so
+    the keyed operators after this one get the watermark.
+    """
     aligned = []
     for i, df in enumerate(inputs):
         for j, schema in enumerate(input_types):
@@ -280,14 +351,43 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     for other in aligned[1:]:
         union = union.unionByName(other)
     grouping = ([SLOT] if with_slot else []) + [key_column(i) for i in range(key_count)]
-    out = union.groupBy(*grouping).transformWithState(runner, output_schema(out_user), "Append", "ProcessingTime")
-    return out.select(
-        *[F.col(f) for f in out_user.fieldNames()],
-        F.timestamp_millis(F.col(TS)).alias(ROWTIME),
-        F.col(TAG_COLUMN),
-        F.col(SIDE_COLUMN),
-    )
+    grouped = union.groupBy(*grouping)
+    if runner.event_time_mode:
+        return grouped.transformWithState(runner, output_schema(out_user), "Append", "EventTime", eventTimeColumnName=SPARK_EVENT_TIME)
+    return grouped.transformWithState(runner, output_schema(out_user), "Append", "ProcessingTime")
+
+
+def from_keyed_operator(df: DataFrame) -> bool:
+    """Whether a stream's rows come from a keyed operator (they carry FROM_TIMER)."""
+    return FROM_TIMER in df.columns
 
 
 def _layout_columns(inputs: int, key_count: int, with_slot: bool) -> List[str]:
-    return ([SLOT] if with_slot else []) + [key_column(i) for i in range(key_count)] + [INPUT] + [value_column(i) for i in range(inputs)] + [TS]
+    return ([SLOT] if with_slot else []) + [key_column(i) for i in range(key_count)] + [INPUT] + [value_column(i) for i in range(inputs)] + [TS, FROM_TIMER]
+
+
+Started = TypeVar("Started")
+
+
+def separate_exchanges(start: Callable[[], Started], spark: SparkSession) -> Callable[[], Started]:
+    """Wrap a streaming query's start so that its plan never reuses a shuffle.
+
+    A union of a keyed operator's main and side outputs holds the operator twice; Spark would
+    reuse the shuffle below the second copy, and its watermark propagation does not look through
+    a reused shuffle, so that copy would get no watermark and decide differently from the first.
+    A query keeps the session's configuration as it was at start, so the setting is restored after.
+    """
+    key = "spark.sql.exchange.reuse"
+
+    def started() -> Started:
+        previous = spark.conf.get(key, None)
+        spark.conf.set(key, "false")
+        try:
+            return start()
+        finally:
+            if previous is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, previous)
+
+    return started

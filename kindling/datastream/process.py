@@ -177,7 +177,10 @@ def process_batches(function: ProcessFunction, in_schema: Any, out_user: Any, ou
     from kindling.datastream import records
 
     names = records.user_columns(in_schema)
-    rowtime = [n for n in records.internal_columns(in_schema) if n.endswith("rowtime")][0]
+    internal = records.internal_columns(in_schema)
+    rowtime = [n for n in internal if n.endswith("rowtime")][0]
+    # Whether a keyed operator's timer emitted the record: carried on for the keyed operators after this one.
+    from_timer = [n for n in internal if n.endswith("from_timer")]
 
     def run(batches: Any) -> Any:
         runner = _StatelessRunner()
@@ -189,13 +192,15 @@ def process_batches(function: ProcessFunction, in_schema: Any, out_user: Any, ou
         width = len(out_user.fields)
         for batch in batches:
             times = batch.column(rowtime).to_pylist()
+            flags = batch.column(from_timer[0]).to_pylist() if from_timer else [None] * batch.num_rows
             out: List[tuple] = []
-            for row, moment in zip(records.to_rows(batch, names), times):
+            for row, moment, flag in zip(records.to_rows(batch, names), times, flags):
                 runner.timestamp = int(moment.timestamp() * 1000) if moment is not None else None
+                carried = (moment, flag) if from_timer else (moment,)
                 for value in call(row, ctx):
-                    out.append(records.normalise(value, out_user) + (moment, None, None))
+                    out.append(records.normalise(value, out_user) + carried + (None, None))
                 for timestamp, tag, blob in runner.side:
-                    out.append((None,) * width + (moment, tag, blob))
+                    out.append((None,) * width + carried + (tag, blob))
                 runner.side.clear()
             columns = list(zip(*out)) if out else [() for _ in out_arrow]
             arrays = [pa.array(list(c), type=f.type) for c, f in zip(columns, out_arrow)]

@@ -19,6 +19,8 @@ ROLLING = "\x00rolling"
 class RollingAdapter:
     """Runs one rolling aggregation in the keyed operator."""
 
+    uses_watermark = False  # no timers: it runs the same whether a watermark reaches it or not
+
     def __init__(self, kind: str, field: Optional[str], fields: List[str], reduce: Optional[Callable[[Any, Any], Any]] = None) -> None:
         self._kind = kind
         self._field = field

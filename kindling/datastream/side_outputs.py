@@ -2,8 +2,8 @@
 
 A process function's operator emits one stream whose rows are tagged: the main output's fields,
 or a side output's record pickled in a binary column with the tag's id. ``get_side_output(tag)``
-selects one tag's rows and decodes them over Arrow. Each sink is one Spark query; queries over the
-same deterministic function and the same source offsets compute the same rows (see README).
+selects one tag's rows and decodes them over Arrow. Sinks of an operator's main and side outputs
+share one Spark query, so the operator runs once per micro-batch (see operator_sinks.py).
 """
 
 from __future__ import annotations

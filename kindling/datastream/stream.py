@@ -25,6 +25,7 @@ ROWTIME = INTERNAL_PREFIX + "rowtime"
 PROCTIME = INTERNAL_PREFIX + "proctime"
 WINDOW = INTERNAL_PREFIX + "window"
 KEY = "key"
+FROM_TIMER = INTERNAL_PREFIX + "from_timer"  # see operator.FROM_TIMER
 
 ColumnLike = Union[str, Column]
 
@@ -46,9 +47,14 @@ class DataStream:
         # Whether ROWTIME is Spark's event-time column (a source's watermark applies to it); after a
         # keyed operator it is a plain column and windows take the keyed-state path.
         self._watermarked = event_time if watermarked is None else watermarked
-        # How many keyed operators (transformWithState) this stream's plan contains: Spark hands the
-        # watermark to only one of them per query (see _check_single_keyed_operator).
-        self._keyed_ops = 0
+        # The keyed operator in this stream's plan that runs in Spark's processing-time mode over event
+        # time (it registers processing-time timers), so no watermark passes it (see _check_watermark_reaches).
+        self._hides_watermark: Optional[str] = None
+        # The operator whose tagged output this stream branches off (its main output, a side output, or a
+        # stateless transformation of those), and how to build this stream from it: sinks of one
+        # operator's branches share one query (see operator_sinks).
+        self._origin: Optional["SingleOutputStreamOperator"] = None
+        self._branch: Optional[Callable[[DataFrame], DataFrame]] = None
 
     # --- inspection -------------------------------------------------------------------------
     @property
@@ -80,11 +86,19 @@ class DataStream:
         """The underlying Spark DataFrame with only the record's fields (an escape hatch to Spark)."""
         return self._df.select(*records.user_columns(self._df.schema))
 
-    def _derive(self, df: DataFrame, name: str, **kwargs: Any) -> "DataStream":
+    def _derive(self, df: DataFrame, name: str, build: Optional[Callable[[DataFrame], DataFrame]] = None,
+                **kwargs: Any) -> "DataStream":
+        """A stream computed from this one; ``build`` (this stream's DataFrame -> ``df``) keeps it a branch of its operator."""
         derived = DataStream(self._env, df, name=name, event_time=kwargs.get("event_time", self._event_time), bounded=self._bounded,
                              watermarked=self._watermarked)
-        derived._keyed_ops = self._keyed_ops
+        derived._hides_watermark = self._hides_watermark
+        if build is not None and self._branch is not None:
+            branch = self._branch
+            derived._origin, derived._branch = self._origin, (lambda tagged: build(branch(tagged)))
         return derived
+
+    def _transform(self, build: Callable[[DataFrame], DataFrame], name: str) -> "DataStream":
+        return self._derive(build(self._df), name, build=build)
 
     def _internal(self) -> list[str]:
         return records.internal_columns(self._df.schema)
@@ -98,23 +112,25 @@ class DataStream:
         and ``output_type`` gives the result's fields (default: the input's).
         """
         if functions and all(_is_column_like(f) for f in functions):
-            return self._derive(self._df.select(*functions, *self._internal()), "Map")
+            internal = self._internal()
+            return self._transform(lambda df: df.select(*functions, *internal), "Map")
         if len(functions) != 1:
             raise TypeError("map takes Column expressions, or exactly one Python function")
         function = as_callable(functions[0], "map")
         out = records.as_struct(output_type) if output_type is not None else self.schema
         full = StructType(list(out.fields) + [self._df.schema[c] for c in self._internal()])
-        mapped = self._df.mapInArrow(records.map_batches(function, self._df.schema, full), full)
-        return self._derive(mapped, "Map")
+        run = records.map_batches(function, self._df.schema, full)
+        return self._transform(lambda df: df.mapInArrow(run, full), "Map")
 
     def filter(self, predicate: Any) -> "DataStream":
         """Keep records matching a Column condition (in Spark) or a Python predicate (over Arrow)."""
         if _is_column_like(predicate):
             condition = F.expr(predicate) if isinstance(predicate, str) else predicate
-            return self._derive(self._df.where(condition), "Filter")
+            return self._transform(lambda df: df.where(condition), "Filter")
         function = as_callable(predicate, "filter")
-        filtered = self._df.mapInArrow(records.filter_batches(function, self._df.schema), self._df.schema)
-        return self._derive(filtered, "Filter")
+        schema = self._df.schema
+        run = records.filter_batches(function, schema)
+        return self._transform(lambda df: df.mapInArrow(run, schema), "Filter")
 
     def flat_map(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "DataStream":
         """Zero or more records per record; a Column of type ARRAY explodes in Spark, a function yields in Python."""
@@ -126,7 +142,8 @@ class DataStream:
         call = as_callable(function, "flat_map")
         out = records.as_struct(output_type) if output_type is not None else self.schema
         full = StructType(list(out.fields) + [self._df.schema[c] for c in self._internal()])
-        return self._derive(self._df.mapInArrow(records.flat_map_batches(call, self._df.schema, full), full), "FlatMap")
+        run = records.flat_map_batches(call, self._df.schema, full)
+        return self._transform(lambda df: df.mapInArrow(run, full), "FlatMap")
 
     def process(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "SingleOutputStreamOperator":
         """Run a ProcessFunction on every record (side outputs, time); keyed state and timers need key_by first."""
@@ -138,7 +155,8 @@ class DataStream:
                             "a KeyedProcessFunction needs key_by(...) first")
         ship_by_value(function)
         out_user = records.as_struct(output_type) if output_type is not None else self.schema
-        tagged_schema = _tagged_schema(out_user, self._df.schema[ROWTIME])
+        carried = [self._df.schema[c] for c in self._df.columns if c == FROM_TIMER]
+        tagged_schema = _tagged_schema(out_user, self._df.schema[ROWTIME], carried)
         run = process_batches(function, self._df.schema, out_user, arrow_schema(tagged_schema))
         tagged = self._df.mapInArrow(run, tagged_schema)
         return SingleOutputStreamOperator(self, tagged, out_user, self.schema, "Process", watermarked=self._watermarked)
@@ -167,15 +185,18 @@ class DataStream:
             replicated = broadcast.withColumn("__kindling_bslot", F.explode(F.array(*[F.lit(v) for v in sorted(slots.values())])))
             nulls = [F.lit(None).cast(t) for t in key_types]
             frames.append(op.operator_input(replicated, nulls, len(inputs), total, broadcast_type.fieldNames(), F.col("__kindling_bslot")))
-        probe = self._derive(self._df, name)
-        probe._keyed_ops = self._keyed_ops + sum(getattr(s, "_keyed_ops", 0) for s in (upstream or [])) + 1
-        _check_single_keyed_operator(probe, name)
-        runner = op.KeyedRunner(adapter, name, out_user, key_count, parallelism, [t.fieldNames() for t in types], slots)
+        processing_time = op.needs_processing_time(adapter)
+        if getattr(adapter, "uses_watermark", True):
+            _check_watermark_reaches([self, *(upstream or [])], name, processing_time)
+        event_time_mode = self._event_time and not processing_time
+        chained = any(op.from_keyed_operator(df) for df, _, _ in inputs)
+        runner = op.KeyedRunner(adapter, name, out_user, key_count, parallelism, [t.fieldNames() for t in types], slots,
+                                event_time_mode=event_time_mode, chained=chained)
         ship_by_value(getattr(adapter, "_function", adapter))
         tagged = op.run_operator(frames, types, key_count, runner, out_user, with_slot=slots is not None)
         bounded = self._bounded if bounded is None else bounded
         result = SingleOutputStreamOperator(self, tagged, out_user, inputs[0][2], name, watermarked=False, bounded=bounded)
-        result._keyed_ops = probe._keyed_ops
+        result._hides_watermark = name if self._event_time and processing_time else None
         return result
 
     def union(self, *streams: "DataStream") -> "DataStream":
@@ -187,8 +208,7 @@ class DataStream:
             df = df.unionByName(other._df, allowMissingColumns=True)
         stream = self._derive(df, "Union")
         stream._bounded = self._bounded and all(s._bounded for s in streams)
-        stream._keyed_ops = self._keyed_ops + sum(s._keyed_ops for s in streams)
-        _check_single_keyed_operator(stream, "union")
+        stream._hides_watermark = next((s._hides_watermark for s in (self, *streams) if s._hides_watermark), None)
         return stream
 
     def connect(self, other: Any) -> Any:
@@ -285,11 +305,20 @@ class SingleOutputStreamOperator(DataStream):
                  watermarked: bool, bounded: Optional[bool] = None) -> None:
         from kindling.datastream.side_outputs import TAG_COLUMN
 
-        main = tagged.where(F.col(TAG_COLUMN).isNull()).select(*[F.col(f) for f in out_user.fieldNames()], F.col(ROWTIME))
+        from kindling.datastream.operator import FROM_TIMER
+
+        internal = [F.col(c) for c in (ROWTIME, FROM_TIMER) if c in tagged.columns]
+        fields = [F.col(f) for f in out_user.fieldNames()]
+
+        def main_output(df: DataFrame) -> DataFrame:
+            return df.where(F.col(TAG_COLUMN).isNull()).select(*fields, *internal)
+
+        main = main_output(tagged)
         super().__init__(parent._env, main, name=name, event_time=parent._event_time,
                          bounded=parent._bounded if bounded is None else bounded, watermarked=watermarked)
         self._tagged = tagged
         self._input_type = input_type
+        self._origin, self._branch = self, main_output
 
     def get_side_output(self, output_tag: Any) -> DataStream:
         """The records the function sent to ``output_tag`` (of the tag's type, else of the operator's input type)."""
@@ -299,37 +328,51 @@ class SingleOutputStreamOperator(DataStream):
         if not isinstance(output_tag, OutputTag):
             raise TypeError(f"get_side_output takes an OutputTag, got {type(output_tag).__name__}")
         schema = records.as_struct(output_tag.type_info) if output_tag.type_info is not None else self._input_type
-        side = self._tagged.where(F.col(TAG_COLUMN) == F.lit(output_tag.tag_id)).select(F.col(SIDE_COLUMN), F.col(ROWTIME))
-        full = StructType(list(schema.fields) + [self._tagged.schema[ROWTIME]])
-        decoded = side.mapInArrow(decode_batches(schema, [ROWTIME], arrow_schema(full)), full)
-        side_stream = DataStream(self._env, decoded, name=f"SideOutput({output_tag.tag_id})", event_time=self._event_time,
+        from kindling.datastream.operator import FROM_TIMER
+
+        internal = [c for c in (ROWTIME, FROM_TIMER) if c in self._tagged.columns]
+        full = StructType(list(schema.fields) + [self._tagged.schema[c] for c in internal])
+        decode = decode_batches(schema, internal, arrow_schema(full))
+        tag = output_tag.tag_id
+
+        def side_output(df: DataFrame) -> DataFrame:
+            return df.where(F.col(TAG_COLUMN) == F.lit(tag)).select(F.col(SIDE_COLUMN), *internal).mapInArrow(decode, full)
+
+        side_stream = DataStream(self._env, side_output(self._tagged), name=f"SideOutput({tag})", event_time=self._event_time,
                                  bounded=self._bounded, watermarked=self._watermarked)
-        side_stream._keyed_ops = self._keyed_ops
+        side_stream._hides_watermark = self._hides_watermark
+        side_stream._origin, side_stream._branch = self, side_output
         return side_stream
 
 
-def _check_single_keyed_operator(stream: DataStream, operation: str) -> None:
-    """Refuse plans where Spark would hide the watermark from a keyed operator.
+def _check_watermark_reaches(streams: Sequence[DataStream], operation: str, processing_time: bool) -> None:
+    """Refuse a keyed operator over event time that Spark would give no watermark.
 
-    Spark 4.3 gives the event-time watermark to only one transformWithState operator of a query: a
-    second one (chained after it, or in a union with it) sees no watermark, so its event-time
-    timers and windows would never fire before the end. Streams without event time are unaffected.
+    Spark passes the watermark through a keyed operator (transformWithState) only in its event-time
+    mode; an operator whose function registers processing-time timers runs in processing-time mode,
+    and every keyed operator after it sees no watermark: its event-time timers and windows would
+    never fire, not even at the end of input. Operators using processing time only are unaffected.
     """
-    if stream._event_time and stream._keyed_ops > 1:
-        raise ValueError(
-            f"{operation}: this query would contain {stream._keyed_ops} keyed operators (process functions, rolling "
-            "aggregations, windows with triggers/lateness/window functions, joins) over event time, and Spark "
-            "passes the watermark to only one of them per query. Send each keyed operator's output (and each side "
-            "output) to its own sink, or drop the watermark strategy if no event time is needed."
-        )
+    if processing_time:
+        return
+    for stream in streams:
+        if stream._event_time and stream._hides_watermark:
+            raise ValueError(
+                f"{operation}: its input comes from the keyed operator '{stream._hides_watermark}', which registers "
+                "processing-time timers and so runs in Spark's processing-time mode, where Spark passes no event-time "
+                f"watermark on; '{operation}' would never see event time advance. Send '{stream._hides_watermark}''s "
+                "output to a sink and read it back in another job, use event-time timers in it, or make this "
+                "operator use processing time only."
+            )
 
 
-def _tagged_schema(out_user: StructType, rowtime: Any) -> StructType:
+def _tagged_schema(out_user: StructType, rowtime: Any, carried: Sequence[Any] = ()) -> StructType:
     from pyspark.sql.types import BinaryType, StructField
 
     from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN
 
-    return StructType(list(out_user.fields) + [rowtime, StructField(TAG_COLUMN, StringType(), True), StructField(SIDE_COLUMN, BinaryType(), True)])
+    return StructType(list(out_user.fields) + [rowtime, *carried, StructField(TAG_COLUMN, StringType(), True),
+                                               StructField(SIDE_COLUMN, BinaryType(), True)])
 
 
 def _broadcast_slots(spark: Any, partitions: int, keys: Sequence[Column], df: DataFrame) -> dict:
@@ -389,7 +432,8 @@ class KeyedStream(DataStream):
     def __init__(self, stream: DataStream, keys: Sequence[str]) -> None:
         super().__init__(stream._env, stream._df, name=stream._name, event_time=stream._event_time, bounded=stream._bounded,
                          watermarked=stream._watermarked)
-        self._keyed_ops = stream._keyed_ops
+        self._hides_watermark = stream._hides_watermark
+        self._origin, self._branch = stream._origin, stream._branch
         self.keys = list(keys)
 
     def window(self, assigner: WindowAssigner) -> "WindowedStream":

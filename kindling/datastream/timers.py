@@ -1,15 +1,18 @@
 """Timers with Flink's semantics: per key, one timer per timestamp and time domain, fired once in time order.
 
 Timers live in the key's state record (so they survive restarts with it). Spark's
-transformWithState wakes a key up: processing-time timers are registered with Spark as they are;
-a key with pending event-time timers asks to be woken at the next micro-batch, where its timers
-up to Spark's watermark fire.
+transformWithState wakes a key up. In Spark's processing-time mode, processing-time timers are
+registered with Spark as they are and a key with pending event-time timers asks to be woken at
+the next micro-batch, where its timers up to Spark's watermark fire. In Spark's event-time mode
+(an operator that passes the watermark on, see operator.py) the earliest event-time timer is
+registered with Spark, and processing-time timers are not available.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Optional
+import types
+from typing import Any, Optional
 
 from kindling.datastream.state import KeyState
 
@@ -42,6 +45,13 @@ class TimerService:
         self._runner.state.touch()  # type: ignore[attr-defined]
 
     def register_processing_time_timer(self, timestamp: int) -> None:
+        if getattr(self._runner, "event_time_mode", False):
+            raise RuntimeError(
+                f"register_processing_time_timer in '{self._runner.operator_name}': this keyed operator runs in Spark's "  # type: ignore[attr-defined]
+                "event-time mode (it passes the watermark on to the operators after it), which has no processing-time "
+                "timers. Call register_processing_time_timer directly in the function's own methods (kindling looks "
+                "for it there to choose the mode), or use an event-time timer."
+            )
         _timers(self._runner.state)["proc"].add(int(timestamp))  # type: ignore[attr-defined]
         self._runner.state.touch()  # type: ignore[attr-defined]
 
@@ -81,12 +91,23 @@ def next_due(state: KeyState, watermark: int, processing_time: int) -> Optional[
     return timestamp, TimeDomain.PROCESSING_TIME
 
 
-def wake_ups(state: KeyState, processing_time: int) -> list[int]:
-    """The Spark processing-time timers to register so that every pending timer gets its key woken."""
+def wake_ups(state: KeyState, processing_time: int, event_time_mode: bool = False) -> list[int]:
+    """The Spark timers to register so that every pending timer gets its key woken.
+
+    In Spark's event-time mode they are event-time timers: the earliest pending one is enough,
+    since its firing fires every timer up to the watermark and registers the next.
+    """
     timers = state.data.get(TIMERS)
     if not timers:
         return []
     wake: set = timers["wake"]
+    if event_time_mode:
+        earliest = min(timers["event"], default=None)
+        if earliest is None or earliest in wake:
+            return []
+        wake.add(earliest)
+        state.touch()
+        return [earliest]
     needed = set(t for t in timers["proc"] if t not in wake)
     if timers["event"] and not any(w <= processing_time + 1 for w in wake | needed):
         needed.add(processing_time + 1)
@@ -109,3 +130,40 @@ def prune(state: KeyState) -> None:
     timers = state.data.get(TIMERS)
     if timers is not None and not timers["event"] and not timers["proc"] and not timers["wake"]:
         del state.data[TIMERS]
+
+
+_PROCESSING_TIMER_CALLS = frozenset({"register_processing_time_timer"})
+
+
+def registers_processing_time_timers(function: Any) -> bool:
+    """Whether a user function (or trigger) calls ``register_processing_time_timer`` in its code.
+
+    Its class's methods, and the objects it holds (a nested trigger, a wrapped function), are
+    searched; a keyed operator needs Spark's processing-time mode exactly when this is true.
+    """
+    seen: set = set()
+
+    def code_calls(code: types.CodeType) -> bool:
+        if _PROCESSING_TIMER_CALLS & set(code.co_names):
+            return True
+        return any(isinstance(c, types.CodeType) and code_calls(c) for c in code.co_consts)
+
+    def search(obj: Any, depth: int) -> bool:
+        if obj is None or id(obj) in seen or depth > 3 or isinstance(obj, (str, bytes, int, float, bool)):
+            return False
+        seen.add(id(obj))
+        code = getattr(obj, "__code__", None)
+        if isinstance(code, types.CodeType):
+            return code_calls(code)
+        for cls in type(obj).__mro__:
+            if cls.__module__ == "builtins":
+                continue
+            for member in vars(cls).values():
+                member = getattr(member, "__func__", member)
+                code = getattr(member, "__code__", None)
+                if isinstance(code, types.CodeType) and code_calls(code):
+                    return True
+        held = vars(obj).values() if hasattr(obj, "__dict__") else ()
+        return any(search(value, depth + 1) for value in held)
+
+    return search(function, 0)

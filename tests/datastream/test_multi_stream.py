@@ -77,7 +77,7 @@ def test_interval_join_bounds_and_cleanup():
         (ms(20), [("k", 1, ms(12.5), {"id": "late"}), ("k", 0, ms(21), {"id": "L21"}), ("k", 1, ms(22), {"id": "R22"})]),
     ]
     rows = run(adapter, out, [["id"], ["id"]], batches)
-    got = [(r.l, r.r, r.at, r["__kindling_ts"] - T0_MS) for r in rows]
+    got = [(r.l, r.r, r.at, r["__kindling_rowtime"] // 1000 - T0_MS) for r in rows]
     assert got == [
         ("L10", "R9", 10000, 10000), ("L10", "R12", 12000, 12000),
         ("L10", "R11.5", 11500, 11500), ("L12", "R11.5", 12000, 12000), ("L12", "R12", 12000, 12000), ("L12", "R13", 13000, 13000),

@@ -182,15 +182,6 @@ class Splitter(ProcessFunction):
 ODD = OutputTag("odd", "k STRING, hundreds INT")
 
 
-def test_two_keyed_operators_over_event_time_in_one_query_are_refused(env):
-    stream = env.from_collection([("a", ts(1), 1)], SCHEMA, strategy())
-    keyed = stream.key_by("k")
-    with pytest.raises(ValueError, match="passes the watermark to only one"):
-        keyed.sum("n").union(keyed.max("n"))
-    with pytest.raises(ValueError, match="passes the watermark to only one"):
-        keyed.process(CountWithTimers(), "k STRING, c INT, what STRING, wm BIGINT").key_by("k").sum("c")
-
-
 def test_process_function_on_a_non_keyed_stream_with_side_output(env):
     data = [("a", ts(1), 1), ("b", ts(2), 2), ("a", ts(3), 4), ("c", ts(4), 5)]
     stream = env.from_collection(data, SCHEMA, strategy(), rows_per_batch=2)
