@@ -17,11 +17,16 @@ def _local(args: argparse.Namespace) -> int:
         info = kafka.start_background(port=args.port, state_dir=state_dir)
         print(f"Kafka broker running on {info['bootstrap_servers']} (pid {info['pid']})")
         return 0
-    if args.action == "stop":
-        stopped = kafka.stop_background(state_dir)
-        print("Kafka broker stopped" if stopped else "no Kafka broker started by kindling is running")
+    return _stop_or_status(kafka, "Kafka broker", args.action, state_dir)
+
+
+def _stop_or_status(service, label: str, action: str, state_dir: Path) -> int:
+    """``stop`` or ``status`` of a local service module (``stop_background``/``status``); exit 3 if not running."""
+    if action == "stop":
+        stopped = service.stop_background(state_dir)
+        print(f"{label} stopped" if stopped else f"no {label} started by kindling is running")
         return 0
-    info = kafka.status(state_dir)
+    info = service.status(state_dir)
     print(json.dumps(info, indent=2))
     return 0 if info.get("running") else 3
 
@@ -35,13 +40,7 @@ def _local_s3(args: argparse.Namespace) -> int:
         print(f"S3 server running on {info['endpoint']} (pid {info['pid']}); access key {info['access_key']!r}, "
               f"secret key in {state_dir / 'identities.json'}")
         return 0
-    if args.action == "stop":
-        stopped = s3.stop_background(state_dir)
-        print("S3 server stopped" if stopped else "no S3 server started by kindling is running")
-        return 0
-    info = s3.status(state_dir)
-    print(json.dumps(info, indent=2))
-    return 0 if info.get("running") else 3
+    return _stop_or_status(s3, "S3 server", args.action, state_dir)
 
 
 def _local_schema_registry(args: argparse.Namespace) -> int:
@@ -61,13 +60,7 @@ def _local_schema_registry(args: argparse.Namespace) -> int:
         print(f"schema registry running on {info['url']} (pid {info['pid']})"
               + ("; basic auth on" if info["basic_auth"] else ""))
         return 0
-    if args.action == "stop":
-        stopped = schema_registry.stop_background(state_dir)
-        print("schema registry stopped" if stopped else "no schema registry started by kindling is running")
-        return 0
-    info = schema_registry.status(state_dir)
-    print(json.dumps(info, indent=2))
-    return 0 if info.get("running") else 3
+    return _stop_or_status(schema_registry, "schema registry", args.action, state_dir)
 
 
 def _demo(args: argparse.Namespace) -> int:

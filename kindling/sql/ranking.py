@@ -32,7 +32,7 @@ from pyspark.sql.types import BinaryType, LongType, StringType, StructField, Str
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import NUMBER, QUOTED, SYMBOL, WORD, Token, matching_paren, significant, split_top_level, tokenize
+from kindling.sql.tokens import NUMBER, QUOTED, SYMBOL, WORD, Token, matching_paren, significant, split_top_level, tokenize, with_depth
 
 RANK_FUNCTIONS = ("ROW_NUMBER", "RANK", "DENSE_RANK")
 TOP_N_FORM = ("SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY x DESC) AS rn FROM t) "
@@ -274,13 +274,8 @@ def _window_spec(tokens: list[Token], refuse: Any) -> tuple[list[str], list[Orde
 
 def _split_and(tokens: list[Token]) -> list[list[Token]]:
     parts: list[list[Token]] = [[]]
-    depth = 0
     between = False
-    for t in tokens:
-        if t.is_symbol("(", "["):
-            depth += 1
-        elif t.is_symbol(")", "]"):
-            depth -= 1
+    for t, depth in with_depth(tokens):
         if depth == 0 and t.is_word("BETWEEN"):
             between = True
         elif depth == 0 and t.is_word("AND"):
@@ -322,14 +317,8 @@ def _rank_limit(conjunct: list[Token], alias: str, refuse: Any) -> int:
 
 
 def _insert_before_outer_from(text: str, addition: str) -> str:
-    tokens = tokenize(text)
-    depth = 0
-    for t in tokens:
-        if t.is_symbol("(", "["):
-            depth += 1
-        elif t.is_symbol(")", "]"):
-            depth -= 1
-        elif depth == 0 and t.is_word("FROM"):
+    for t, depth in with_depth(tokenize(text)):
+        if depth == 0 and t.is_word("FROM"):
             head = text[: t.start]
             kept = head.rstrip()
             return kept + addition.rstrip() + head[len(kept):] + text[t.start:]

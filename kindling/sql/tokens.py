@@ -8,7 +8,7 @@ knows its line (errors name the user's line, not a position in rewritten text).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from kindling.sql.errors import SqlError
 
@@ -151,15 +151,22 @@ def matching_paren(tokens: list[Token], open_index: int) -> int:
     raise SqlError("unbalanced parentheses: this '(' is never closed", line=opener.line, construct="parentheses")
 
 
-def split_top_level(tokens: list[Token], separator: str = ",") -> list[list[Token]]:
-    """Split tokens at separators outside parentheses/brackets."""
-    parts: list[list[Token]] = [[]]
+def with_depth(tokens: Iterable[Token]) -> Iterator[tuple[Token, int]]:
+    """Each token with its bracket nesting depth (0: outside every parenthesis/bracket; an opening bracket
+    counts as inside, a closing one as outside)."""
     depth = 0
     for t in tokens:
         if t.kind == SYMBOL and t.text in ("(", "["):
             depth += 1
         elif t.kind == SYMBOL and t.text in (")", "]"):
             depth -= 1
+        yield t, depth
+
+
+def split_top_level(tokens: list[Token], separator: str = ",") -> list[list[Token]]:
+    """Split tokens at separators outside parentheses/brackets."""
+    parts: list[list[Token]] = [[]]
+    for t, depth in with_depth(tokens):
         if depth == 0 and t.kind == SYMBOL and t.text == separator:
             parts.append([])
             continue

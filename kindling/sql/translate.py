@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import NUMBER, QUOTED, STRING, WORD, Token, matching_paren, next_significant, previous_significant, significant, split_top_level, strip_trivia, tokenize
+from kindling.sql.tokens import NUMBER, QUOTED, STRING, WORD, Token, matching_paren, next_significant, previous_significant, significant, split_top_level, strip_trivia, tokenize, with_depth
 from kindling.sql.types import parse_type, spark_sql_type
 
 GROUP_WINDOWS = ("TUMBLE", "HOP", "SESSION")
@@ -307,14 +307,9 @@ class _Rewriter:
     # --- functions ----------------------------------------------------------------------------
     def _floor_ceil(self, tokens: list[Token], word: str, open_index: int, close_index: int) -> Optional[tuple[str, int]]:
         inner = tokens[open_index + 1:close_index]
-        depth = 0
         to_index = None
-        for k, t in enumerate(inner):
-            if t.is_symbol("(", "["):
-                depth += 1
-            elif t.is_symbol(")", "]"):
-                depth -= 1
-            elif depth == 0 and t.is_word("TO"):
+        for k, (t, depth) in enumerate(with_depth(inner)):
+            if depth == 0 and t.is_word("TO"):
                 to_index = k
         if to_index is None:
             return None
