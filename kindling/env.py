@@ -30,13 +30,12 @@ from kindling.connectors.base import (
 from kindling.connectors.collection import collection_source
 from kindling.datastream import records
 from kindling.datastream.functions import ship_by_value
-from kindling.datastream.operator import separate_exchanges
 from kindling.datastream.operator_sinks import OperatorSinks, operator_sinks
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
 from kindling.runtime import control, savepoints
-from kindling.runtime.job import JobClient, QueryPlan
+from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
 from kindling.runtime.session import get_or_create_session
 

@@ -28,9 +28,9 @@ then handles the other records.
 from __future__ import annotations
 
 import pickle
-from typing import Any, Callable, Iterator, List, Optional, Sequence, TypeVar
+from typing import Any, Iterator, List, Optional, Sequence
 
-from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, BooleanType, IntegerType, StringType, StructField, StructType, TimestampType
@@ -364,30 +364,3 @@ def from_keyed_operator(df: DataFrame) -> bool:
 
 def _layout_columns(inputs: int, key_count: int, with_slot: bool) -> List[str]:
     return ([SLOT] if with_slot else []) + [key_column(i) for i in range(key_count)] + [INPUT] + [value_column(i) for i in range(inputs)] + [TS, FROM_TIMER]
-
-
-Started = TypeVar("Started")
-
-
-def separate_exchanges(start: Callable[[], Started], spark: SparkSession) -> Callable[[], Started]:
-    """Wrap a streaming query's start so that its plan never reuses a shuffle.
-
-    A union of a keyed operator's main and side outputs holds the operator twice; Spark would
-    reuse the shuffle below the second copy, and its watermark propagation does not look through
-    a reused shuffle, so that copy would get no watermark and decide differently from the first.
-    A query keeps the session's configuration as it was at start, so the setting is restored after.
-    """
-    key = "spark.sql.exchange.reuse"
-
-    def started() -> Started:
-        previous = spark.conf.get(key, None)
-        spark.conf.set(key, "false")
-        try:
-            return start()
-        finally:
-            if previous is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, previous)
-
-    return started

@@ -57,7 +57,7 @@ class OperatorSinks:
             finally:
                 batch.unpersist()
 
-        from kindling.datastream.operator import separate_exchanges
+        from kindling.runtime.job import separate_exchanges
 
         def start() -> StreamingQuery:
             return (

@@ -9,7 +9,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from pyspark.sql.streaming import StreamingQuery
 
@@ -235,3 +235,31 @@ class JobClient:
             if progress:
                 result[uid] = QueryMetrics.from_progress(progress)
         return result
+
+
+Started = TypeVar("Started")
+
+
+def separate_exchanges(start: Callable[[], Started], spark: Any) -> Callable[[], Started]:
+    """Wrap a streaming query's start so that its plan never reuses a shuffle.
+
+    A plan can hold one subplan twice -- a union of a keyed operator's main and side outputs, a SQL
+    join of two aggregations over one view (Nexmark q5). Spark would reuse the shuffle below the
+    second copy, and its watermark propagation does not look through a reused shuffle, so that copy
+    gets no watermark: its windows never fire, its timers decide differently from the first's.
+    A query keeps the session's configuration as it was at start, so the setting is restored after.
+    """
+    key = "spark.sql.exchange.reuse"
+
+    def started() -> Started:
+        previous = spark.conf.get(key, None)
+        spark.conf.set(key, "false")
+        try:
+            return start()
+        finally:
+            if previous is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, previous)
+
+    return started
