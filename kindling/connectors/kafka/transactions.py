@@ -135,8 +135,6 @@ def publish_shard(config: SinkConfig, shard: int, messages: Sequence, batch_id: 
     producer = _producer(config, shard)  # fences (and finishes) the transaction of a previous driver first
     try:
         if not fenced and _check_fence(config, batch_id, read_marker(config, shard)[0]):
-            if before_commit is not None:
-                before_commit()
             return False  # a replay of the last batch after the driver crashed while committing it
         producer.begin_transaction()
         for message in messages:
