@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from kindling.sql.tokens import WORD, Token, matching_paren, next_significant, previous_significant, tokenize
+from kindling.sql.tokens import WORD, Token, matching_paren, next_significant, previous_significant, render, tokenize
 
 _MARKER_BASE = 918_273_645_000
 _INTEGERS = ("tinyint", "smallint", "int", "bigint")
@@ -49,25 +49,22 @@ def _argument_start(tokens: list[Token], open_index: int) -> int:
     return open_index + 1
 
 
-def _text(tokens: list[Token]) -> str:
-    return "".join(t.text for t in tokens)
-
 
 def _marked(tokens: list[Token], calls: list[tuple[int, int, int, int]]) -> str:
     out: list[str] = []
     position = 0
     for n, (_, open_index, close, _) in enumerate(calls):
         start = _argument_start(tokens, open_index)
-        if start > close - 1 or (start < close and _text(tokens[start:close]).strip() == "*"):
+        if start > close - 1 or (start < close and render(tokens[start:close]).strip() == "*"):
             continue
         marker = _MARKER_BASE + n
-        out.append(_text(tokens[position:start]))
+        out.append(render(tokens[position:start]))
         out.append(f"CASE WHEN {marker} = {marker} THEN (")
         position = start
-        out.append(_text(tokens[position:close]))
+        out.append(render(tokens[position:close]))
         out.append(") END")
         position = close
-    out.append(_text(tokens[position:]))
+    out.append(render(tokens[position:]))
     return "".join(out)
 
 
@@ -129,11 +126,11 @@ def with_flink_aggregate_types(spark: Any, text: str) -> Optional[str]:
         data_type = types.get(n)
         if data_type is None or data_type not in _CAST_BACK[tokens[name].upper]:
             continue
-        out.append(_text(tokens[position:name]))
-        out.append(f"CAST({_text(tokens[name:end + 1])} AS {data_type.upper()})")
+        out.append(render(tokens[position:name]))
+        out.append(f"CAST({render(tokens[name:end + 1])} AS {data_type.upper()})")
         position = end + 1
         changed = True
     if not changed:
         return None
-    out.append(_text(tokens[position:]))
+    out.append(render(tokens[position:]))
     return "".join(out)

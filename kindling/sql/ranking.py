@@ -32,7 +32,7 @@ from pyspark.sql.types import BinaryType, LongType, StringType, StructField, Str
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import NUMBER, QUOTED, SYMBOL, WORD, Token, matching_paren, significant, split_top_level, tokenize, with_depth
+from kindling.sql.tokens import NUMBER, QUOTED, SYMBOL, WORD, Token, matching_paren, render, significant, split_top_level, tokenize, with_depth
 
 RANK_FUNCTIONS = ("ROW_NUMBER", "RANK", "DENSE_RANK")
 TOP_N_FORM = ("SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY x DESC) AS rn FROM t) "
@@ -184,7 +184,7 @@ def find_top_n(text: str, line: int) -> Optional[TopN]:
         replacement = " " + ", ".join(hidden) + ("," if len(items) > 1 else "")
         if len(items) > 1:
             b = items[1][0]
-    inner_text = _text(inner_tokens[:prefix_end]) + _keep_newlines(replacement, _text(inner_tokens[prefix_end:b])) + _text(inner_tokens[b:])
+    inner_text = render(inner_tokens[:prefix_end]) + _keep_newlines(replacement, render(inner_tokens[prefix_end:b])) + render(inner_tokens[b:])
     inner_line = tokens[open_index].line
     outer_before = text[: tokens[open_index].start]
     inner_original = text[tokens[open_index].start: tokens[close_index].end]
@@ -329,9 +329,6 @@ def _plain_name(expression: str) -> Optional[str]:
     parts = [p.strip().strip("`") for p in expression.split(".")]
     return parts[-1] if parts and all(parts) else None
 
-
-def _text(tokens: list[Token]) -> str:
-    return "".join(t.text for t in tokens)
 
 
 def _keep_newlines(replacement: str, original: str) -> str:
