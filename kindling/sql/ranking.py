@@ -361,6 +361,7 @@ class RankPlan:
     kind: str  # "top-n" | "first-row" | "last-row" | "window" | "window-rows"
     updating: bool
     output: StructType  # visible columns, rank column, row kind
+    retracting: bool = False  # the input is a changelog: every row is kept, so a retracted top row can be replaced
 
 
 def _time_attribute(df: DataFrame, column: str) -> bool:
@@ -368,11 +369,18 @@ def _time_attribute(df: DataFrame, column: str) -> bool:
     return isinstance(f.dataType, TimestampType) and "spark.watermarkDelayMs" in (f.metadata or {})
 
 
-def plan_ranking(df: DataFrame, top_n: TopN, window_input: bool) -> RankPlan:
-    """Choose Flink's operator for a Top-N over ``df`` (the inner query with its hidden columns)."""
+def plan_ranking(df: DataFrame, top_n: TopN, window_input: bool, updating_input: bool = False) -> RankPlan:
+    """Choose Flink's operator for a Top-N over ``df`` (the inner query with its hidden columns, and the row kind of an
+    updating input)."""
     visible = [StructField(f.name, f.dataType, True) for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
     output = StructType(visible + [StructField(top_n.alias, LongType(), True), StructField(ROWKIND_COLUMN, StringType(), True)])
     names = [n for n in (top_n.partition_names or [])]
+    if updating_input:
+        if "window_start" in names and "window_end" in names:
+            raise SqlError("window Top-N over an updating input is not supported (Flink's window Top-N reads append-only rows)",
+                           line=top_n.line, construct="window Top-N", hint="a window aggregation (GROUP BY window_start, window_end) "
+                           "or a window TVF as the Top-N's input")
+        return RankPlan("top-n", True, output, retracting=True)
     if "window_start" in names and "window_end" in names:
         # over a window aggregation a window's rows arrive together; over the TVF's rows they are kept until it ends
         return RankPlan("window" if window_input else "window-rows", False, output)
@@ -450,6 +458,9 @@ class RankProcessor(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
         arrival_at, visible, order_at = self.arrival_at, self.visible, self.order_at
         first, last = visible
+        if self.retracting:
+            yield from self._retracting(sorted(rows, key=lambda r: r[arrival_at]))
+            return
         batch = sorted(((r[arrival_at], tuple(r[first:last]), tuple(r[k] for k in order_at)) for r in rows), key=lambda e: e[0])
         # sorted() is stable: rows of one input partition keep their order
         if self.kind == "window":
@@ -476,11 +487,40 @@ class RankProcessor(StatefulProcessor):
         for _, row, order_values in batch:
             entries.append((self._sort_key(order_values, next_seq), next_seq, order_values, row))
             next_seq += 1
-        old = {(s, r if self.rank_selected else 0): (r, v) for r, s, v in self._ranked([(self._sort_key(o, s), s, o, v) for s, o, v in top])}
+        old = self._positions(self._ranked([(self._sort_key(o, s), s, o, v) for s, o, v in top]))
         ranked = self._ranked(entries)
-        new = {(s, r if self.rank_selected else 0): (r, v) for r, s, v in ranked}
         by_seq = {s: o for _, s, o, _ in entries}
         self._state.update((pickle.dumps((next_seq, [(s, by_seq[s], v) for _, s, v in ranked]), protocol=5),))
+        yield from self._changes(old, self._positions(ranked))
+
+    def _positions(self, ranked: list[tuple[int, int, tuple]]) -> dict[tuple[int, int], tuple[int, tuple]]:
+        return {(s, r if self.rank_selected else 0): (r, v) for r, s, v in ranked}
+
+    def _retracting(self, rows: list[Row]) -> Iterator[Row]:
+        """Flink's retractable Top-N: every row of the key is kept, a retraction removes an equal row, and the top rows
+        before and after the micro-batch are compared."""
+        first, last = self.visible
+        stored = self._state.get() if self._state.exists() else None
+        next_seq, kept = pickle.loads(stored[0]) if stored else (0, [])
+        entries = [(self._sort_key(o, s), s, o, v) for s, o, v in kept]
+        old = self._positions(self._ranked(list(entries)))
+        for r in rows:
+            row, order_values = tuple(r[first:last]), tuple(r[k] for k in self.order_at)
+            if r[self.kind_at] in ("-U", "-D"):
+                at = next((n for n, e in enumerate(entries) if e[3] == row and e[2] == order_values), None)
+                if at is not None:  # a retraction of a row never seen (expired state) is ignored, as in Flink
+                    del entries[at]
+            else:
+                entries.append((self._sort_key(order_values, next_seq), next_seq, order_values, row))
+                next_seq += 1
+        if entries:
+            self._state.update((pickle.dumps((next_seq, [(s, o, v) for _, s, o, v in entries]), protocol=5),))
+        else:
+            self._state.clear()
+        yield from self._changes(old, self._positions(self._ranked(entries)))
+
+    def _changes(self, old: dict, new: dict) -> Iterator[Row]:
+        """The changelog from the top rows ``old`` to ``new`` (both by (seq, rank))."""
         removed = [k for k in old if k not in new]
         added = [k for k in new if k not in old]
         # A position that changes hands is an update (-U/+U) of its key; a row that only leaves or enters is -D/+I.
@@ -527,12 +567,15 @@ def rank_frame(df: DataFrame, top_n: TopN, plan: RankPlan) -> DataFrame:
         groups = [g if k == window_end_at else g.alias(partition[k], metadata={}) for k, g in enumerate(groups)]
     else:
         groups = [g.alias(partition[k], metadata={}) for k, g in enumerate(groups)] if partition else groups
-    keyed = df.select(*groups, *plain, F.spark_partition_id().alias(ARRIVAL))
+    kinds = [F.col(_quote(ROWKIND_COLUMN)) if ROWKIND_COLUMN in df.columns else F.lit("+I").alias(ROWKIND_COLUMN)] if plan.retracting else []
+    keyed = df.select(*groups, *plain, F.spark_partition_id().alias(ARRIVAL), *kinds)
     offset = len(groups)
     processor = RankProcessor(plan.kind, top_n.function, top_n.limit, top_n.order, (offset, offset + len(visible)),
                               [offset + len(visible) + k for k in range(len(order))], offset + len(visible) + len(order),
                               top_n.rank_selected, plan.output.fieldNames())
     processor.window_end_at = window_end_at
+    processor.retracting = plan.retracting
+    processor.kind_at = offset + len(visible) + len(order) + 1
     names = partition or [PARTITION_PREFIX]
     time_mode = "EventTime" if plan.kind == "window-rows" else "None"
     return keyed.groupBy(*names).transformWithState(processor, plan.output, "Append", time_mode)

@@ -28,7 +28,7 @@ from kindling import config as cfg
 from kindling.connectors.base import ROWKIND_COLUMN, Sink, Source
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy
-from kindling.durations import spark_interval
+from kindling.durations import parse_duration, spark_interval
 from kindling.options import OptionError, nearest
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.sql import ddl
@@ -39,6 +39,8 @@ from kindling.sql.result import ChangelogCollector, TableResult
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import QUOTED, WORD, Token, significant, split_top_level, tokenize
 from kindling.sql.aggregates import with_flink_aggregate_types
+from kindling.sql.group_aggregate import SUPPORTED_FORM as GROUP_AGGREGATION_FORM
+from kindling.sql.group_aggregate import GroupAggregation, Projection, aggregate_frame, find_group_aggregation, find_projection, output_name
 from kindling.sql.ranking import TOP_N_FORM, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
 
@@ -75,6 +77,18 @@ def _quiet_spark_error_logs() -> None:
             PySparkLogger.getLogger(name).disabled = True
     except Exception:  # older PySpark without the logger: nothing to silence
         pass
+
+
+@dataclass
+class _Source:
+    """A query's single FROM subquery or view, planned: its frame and the text it was planned from."""
+
+    df: DataFrame
+    flags: tuple[bool, bool]  # bounded, event time
+    text: str
+    line: int
+    column_names: list[str] = field(default_factory=list)  # a view's declared column names
+    stack: tuple[str, ...] = ()  # the views being expanded, for planning the text again
 
 
 @dataclass
@@ -391,9 +405,11 @@ class SqlSession:
         columns = _unique_names(list(df.columns))
         if columns != list(df.columns):
             df = df.toDF(*columns)
-        if ROWKIND_COLUMN in columns:  # a Top-N's changelog
+        if ROWKIND_COLUMN in columns:  # a Top-N's or a retracting aggregation's changelog
             columns.remove(ROWKIND_COLUMN)
-            return PlannedQuery(df, mode, ranking_upsert_key(text, line, columns), bounded, event_time, columns, changelog=True)
+            aggregation = find_group_aggregation(text, line) if find_top_n(text, line) is None else None
+            key = aggregation.upsert_key(columns) if aggregation is not None else ranking_upsert_key(text, line, columns)
+            return PlannedQuery(df, mode, key, bounded, event_time, columns, changelog=True)
         if mode == "append":
             return PlannedQuery(df, mode, None, bounded, event_time, columns)
         # Spark's update mode emits a group's new value without saying whether the group is new
@@ -407,6 +423,18 @@ class SqlSession:
         top_n = find_top_n(text, line)
         if top_n is not None:
             return self._ranking_frame(top_n, construct, registered, stack)
+        aggregation = find_group_aggregation(text, line)
+        if aggregation is not None:
+            source = self._single_source(aggregation, construct, registered, stack)
+            if self._updating(source, construct):
+                return self._aggregation_frame(aggregation, source, construct, registered, stack)
+        else:
+            projection = find_projection(text, line)
+            source = self._single_source(projection, construct, registered, stack) if projection is not None else None
+            if projection is not None and source is not None and ROWKIND_COLUMN in source.df.columns:
+                # over a Top-N's or a retracting aggregation's changelog: applied row by row, keeping the row kinds
+                return self._frame(projection.over(self._changelog_view(source, construct, registered)), line, construct,
+                                   registered, stack)[0], source.flags
         translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}")
         # A view's own name inside its text is a column or qualifier (Nexmark's `SELECT person.id ...`).
         used = [n for n in translation.names if n in self.catalog.objects and n not in stack]
@@ -436,13 +464,12 @@ class SqlSession:
                        stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
         """A Top-N query: its inner query ranked by the keyed ranking operator, under the outer query."""
         inner, flags = self._frame(top_n.inner_text, top_n.inner_line, construct, registered, stack)
-        if self._output_mode(inner, top_n.inner_line, construct) != "append":
-            raise SqlError("Top-N over an updating input (an unbounded GROUP BY or DISTINCT) is not supported", line=top_n.line,
-                           construct="Top-N", hint="Top-N over an append-only input: a table, a join, or a window aggregation "
-                           "(GROUP BY window_start, window_end)")
+        updating_input = ROWKIND_COLUMN in inner.columns or self._output_mode(inner, top_n.inner_line, construct) != "append"
+        if updating_input:  # ranked as Flink's retractable Top-N, over the input's changelog
+            inner = self._changelog(inner, top_n.inner_text, top_n.inner_line, construct, registered, stack)
         plan_text = inner._jdf.queryExecution().analyzed().toString()
         window_input = "Aggregate [" in plan_text or "\nAggregate " in plan_text or plan_text.startswith("Aggregate")
-        plan = plan_ranking(inner, top_n, window_input)
+        plan = plan_ranking(inner, top_n, window_input, updating_input)
         try:
             ranked = rank_frame(inner, top_n, plan)
         except Exception as exc:
@@ -458,6 +485,88 @@ class SqlSession:
             raise SqlError("an updating Top-N must be the outermost query here (its changelog would be lost)", line=top_n.line,
                            construct="Top-N", hint=TOP_N_FORM)
         return df, flags
+
+    def _single_source(self, query: Union[GroupAggregation, Projection], construct: str, registered: dict[str, tuple[bool, bool]],
+                       stack: tuple[str, ...]) -> Optional[_Source]:
+        """A query's single FROM subquery or SQL view, planned; None for tables, API views and joins."""
+        if query.source_query is not None:
+            df, flags = self._frame(query.source_query, query.source_line, construct, registered, stack)
+            return _Source(df, flags, query.source_query, query.source_line)
+        name = query.source_name
+        view = self.catalog.objects.get(name) if name is not None else None
+        if not isinstance(view, CatalogView) or view.frame is not None or name in stack:
+            return None
+        self._register(name, registered, query.source_line, stack)  # planned once per statement, as for any view
+        return _Source(self.spark.table(_spark_name(name)), registered[name], view.query, view.query_line, view.column_names,
+                       stack + (name,))
+
+    def _updating(self, source: Optional[_Source], construct: str) -> bool:
+        return source is not None and (ROWKIND_COLUMN in source.df.columns or self._output_mode(source.df, source.line, construct) != "append")
+
+    def _changelog(self, df: DataFrame, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
+                   stack: tuple[str, ...]) -> DataFrame:
+        """``df`` (planned from ``text``) as a changelog with retractions: appends as '+I', an unbounded GROUP BY re-planned
+        as kindling's retracting aggregation (Spark's update mode says only the new value, not the one to retract), and a
+        projection over an updating input applied to its changelog."""
+        if ROWKIND_COLUMN in df.columns:
+            return df
+        if self._output_mode(df, line, construct) == "append":
+            return df.withColumn(ROWKIND_COLUMN, F.lit("+I"))
+        aggregation = find_group_aggregation(text, line)
+        if aggregation is not None:
+            source = self._single_source(aggregation, construct, registered, stack)
+            return self._aggregation_frame(aggregation, source if self._updating(source, construct) else None, construct,
+                                           registered, stack)[0]
+        projection = find_projection(text, line)
+        source = self._single_source(projection, construct, registered, stack) if projection is not None else None
+        if projection is None or source is None:
+            raise SqlError("reading this updating query as a changelog is not supported (a join of updating inputs, or a set "
+                           "operation over one)", line=line, construct=construct,
+                           hint="a projection, filter or GROUP BY over one updating subquery or view: " + GROUP_AGGREGATION_FORM)
+        return self._frame(projection.over(self._changelog_view(source, construct, registered)), line, construct, registered, stack)[0]
+
+    def _changelog_view(self, source: _Source, construct: str, registered: dict[str, tuple[bool, bool]]) -> str:
+        """A temporary view of ``source``'s changelog, under the source view's column names."""
+        df = self._changelog(source.df, source.text, source.line, construct, registered, source.stack)
+        if source.column_names:
+            df = df.toDF(*source.column_names, *([ROWKIND_COLUMN] if ROWKIND_COLUMN in df.columns else []))
+        view = f"__kindling_changelog_{next(_VIEW_IDS)}"
+        df.createOrReplaceTempView(view)
+        return view
+
+    def _aggregation_frame(self, aggregation: GroupAggregation, source: Optional[_Source], construct: str,
+                           registered: dict[str, tuple[bool, bool]], stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
+        """The GROUP BY as kindling's retracting aggregation, over its updating source's changelog (None: its append-only FROM)."""
+        line = aggregation.line
+        aggregation.check_supported()
+        if source is not None:
+            projected, _ = self._frame(aggregation.projection_text(self._changelog_view(source, construct, registered)), line,
+                                       construct, registered, stack)
+            flags = source.flags
+        else:
+            projected, flags = self._frame(aggregation.projection_text(None), line, construct, registered, stack)
+        try:
+            aggregated = aggregate_frame(projected, aggregation, self._state_ttl_ms())
+        except SqlError as error:
+            raise SqlError(error.reason, line=line, construct=error.construct, hint=error.hint) from None
+        except Exception as exc:
+            raise _spark_error(exc, line, construct) from None
+        view = f"__kindling_aggregate_{next(_VIEW_IDS)}"
+        aggregated.createOrReplaceTempView(view)
+        names = [alias or output_name(expression) or f"EXPR${n}" for n, (expression, alias) in enumerate(aggregation.select)]
+        df, _ = self._frame(aggregation.result_text(view, names), line, construct, registered, stack)
+        return df, flags
+
+    def _state_ttl_ms(self) -> Optional[int]:
+        """``table.exec.state.ttl`` in milliseconds; None (state kept forever) when it is 0, Flink's default."""
+        text = self.session_options.get("table.exec.state.ttl", SESSION_OPTIONS["table.exec.state.ttl"])
+        try:
+            ttl = parse_duration(text)
+        except (ValueError, OptionError) as exc:
+            raise SqlError(f"option 'table.exec.state.ttl' = '{text}' is not a duration: {exc}", construct="SET",
+                           hint="a duration such as '0', '1 h', '30 min' or '86400000 ms'") from None
+        ms = int(ttl.total_seconds() * 1000)
+        return ms or None
 
     def _output_mode(self, df: DataFrame, line: int, construct: str) -> str:
         if not df.isStreaming:
@@ -694,8 +803,6 @@ def _safe_uid(uid: str) -> str:
 
 
 def _micros(duration: Optional[str], line: int) -> int:
-    from kindling.durations import parse_duration
-
     if duration is None:
         raise SqlError("a window size is missing", line=line, construct="window TVF")
     return int(parse_duration(duration).total_seconds() * 1_000_000)

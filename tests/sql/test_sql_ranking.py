@@ -118,9 +118,9 @@ def test_repeated_column_names_are_numbered_as_in_flink(env):
 def test_top_n_errors_name_the_construct_line_and_form(rank_env):
     with pytest.raises(SqlError, match=r"line 2: .*upper bound.*Supported form: SELECT \.\.\. FROM \(SELECT"):
         rank_env.execute_sql("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM r)\nWHERE rn > 3")
-    with pytest.raises(SqlError, match=r"line 1: .*updating input"):
-        rank_env.execute_sql("SELECT * FROM (SELECT k, c, ROW_NUMBER() OVER (PARTITION BY k ORDER BY c) AS rn FROM "
-                             "(SELECT k, COUNT(*) AS c FROM r GROUP BY k)) WHERE rn <= 1")
+    with pytest.raises(SqlError, match=r"line 1: window Top-N over an updating input is not supported"):
+        rank_env.execute_sql("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY c) AS rn "
+                             "FROM (SELECT k AS window_start, k AS window_end, COUNT(*) AS c FROM r GROUP BY k)) WHERE rn <= 1")
     rank_env.execute_sql("CREATE TABLE out_kafka (k STRING, v BIGINT) WITH ('connector' = 'kafka', 'topic' = 't', "
                          "'properties.bootstrap.servers' = '127.0.0.1:9', 'format' = 'json')")
     with pytest.raises(SqlError, match="doesn't support consuming update changes"):
@@ -128,10 +128,33 @@ def test_top_n_errors_name_the_construct_line_and_form(rank_env):
                              "AS rn FROM r) WHERE rn <= 1")
 
 
-def test_a_query_that_would_drop_a_top_n_changelog_is_refused(rank_env):
+def test_queries_over_a_top_n_view_keep_its_changelog(rank_env):
     rank_env.execute_sql("CREATE VIEW best AS SELECT * FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
                          "FROM r) WHERE rn <= 1")
-    with pytest.raises(SqlError, match="would lose its retractions"):
-        rank_env.execute_sql("SELECT k, v FROM best")
     rows = rank_env.execute_sql("SELECT * FROM best").collect(timeout=120)
     assert sorted(tuple(r) for r in rows) == [("a", 20, 1), ("b", 5, 1)]
+    # a projection and filter apply to each change: the retracted best rows leave the result
+    projected = rank_env.execute_sql("SELECT k, v * 2 AS doubled FROM best WHERE v > 5")
+    assert _changes(projected) == [("+I", ("a", 20)), ("-U", ("a", 20)), ("+U", ("a", 40))]
+    assert [tuple(r) for r in projected.collect()] == [("a", 40)]
+    with pytest.raises(SqlError, match="would lose its retractions"):
+        rank_env.execute_sql("SELECT b.k, r.v FROM best b JOIN r ON b.k = r.k")
+
+
+def test_top_n_over_an_updating_input_replaces_retracted_top_rows(rank_env):
+    # the two keys with the largest sums; a key's sum is updated (-U old, +U new) as its rows arrive
+    result = rank_env.execute_sql("SELECT k, total, rn FROM (SELECT k, total, ROW_NUMBER() OVER (ORDER BY total DESC) AS rn\n"
+                                  "FROM (SELECT k, SUM(v) AS total FROM r GROUP BY k)) WHERE rn <= 1")
+    # sums: a 10, a 30, b 5, a 45, a 50, a 70: a stays first, each new sum replaces the old one at rank 1
+    assert result.upsert_key == ["rn"]
+    assert _changes(result) == [
+        ("+I", ("a", 10, 1)),
+        ("-U", ("a", 10, 1)), ("+U", ("a", 30, 1)),
+        ("-U", ("a", 30, 1)), ("+U", ("a", 45, 1)),
+        ("-U", ("a", 45, 1)), ("+U", ("a", 50, 1)),
+        ("-U", ("a", 50, 1)), ("+U", ("a", 70, 1)),
+    ]
+    lowest = rank_env.execute_sql("SELECT k, low FROM (SELECT k, low, ROW_NUMBER() OVER (ORDER BY low ASC) AS rn\n"
+                                  "FROM (SELECT k, MIN(v) AS low FROM r GROUP BY k)) WHERE rn <= 1")
+    # a's minimum falls from 10 to 5 after b's 5 arrived: b keeps the place (ties go to the earlier row)
+    assert _changes(lowest) == [("+I", ("a", 10)), ("-U", ("a", 10)), ("+U", ("b", 5))]

@@ -1,0 +1,609 @@
+"""Flink's unbounded GROUP BY over an updating input: a retracting aggregation on ``transformWithState``.
+
+Spark's streaming aggregations read only appends: an aggregation over another unbounded GROUP BY
+(Nexmark q4: the average of each auction's running maximum) or over an updating Top-N is refused,
+and turning the check off would count an auction's old maximum along with its new one. Flink
+consumes the inner changelog instead: ``+I``/``+U`` rows are accumulated, ``-U``/``-D`` rows are
+retracted. That is what this operator does. A query of the form::
+
+    SELECT k.., AGG(x).. FROM <updating subquery or view> [alias] [WHERE ..] GROUP BY k.. [HAVING ..]
+
+is split in three: Spark projects each changelog row to its grouping keys and aggregate arguments
+(and applies WHERE), the keyed operator keeps per key the row count and one accumulator per call
+(MIN/MAX and DISTINCT keep value counts, so a retraction can remove a value), and Spark evaluates
+the SELECT list and HAVING over the operator's results. As Flink's ``GroupAggFunction`` does, a
+key's first result is ``+I``, a changed result is ``-U`` (old) and ``+U`` (new), a key whose rows were
+all retracted is ``-D``, and a retraction for a key with no state is ignored. The inner unbounded
+GROUP BY is planned the same way (over its append-only input), so its changelog carries the
+``-U`` rows the outer aggregation needs. Results are emitted once per key per micro-batch (Flink's
+mini-batch), which leaves the same final rows as Flink's per-record updates.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from decimal import ROUND_DOWN, Decimal
+from typing import Any, Callable, Iterator, Optional
+
+from pyspark.sql import DataFrame, Row
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.types import (BinaryType, ByteType, DataType, DecimalType, DoubleType, FloatType, IntegerType, LongType, ShortType,
+                               StringType, StructField, StructType)
+
+from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+from kindling.sql.errors import SqlError
+from kindling.sql.tokens import QUOTED, SYMBOL, WORD, Token, matching_paren, render, split_top_level, tokenize, with_depth
+
+AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX")
+# Aggregates Flink or Spark know that the retracting aggregation does not implement.
+OTHER_AGGREGATES = ("FIRST_VALUE", "LAST_VALUE", "LISTAGG", "COLLECT", "STDDEV", "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_POP",
+                    "VAR_SAMP", "ARRAY_AGG", "JSON_ARRAYAGG", "JSON_OBJECTAGG", "BIT_AND", "BIT_OR", "BIT_XOR", "BOOL_AND",
+                    "BOOL_OR", "EVERY", "ANY_VALUE", "SINGLE_VALUE", "APPROX_COUNT_DISTINCT", "PERCENTILE", "MEDIAN", "MODE")
+SUPPORTED_FORM = ("SELECT k, COUNT/SUM/AVG/MIN/MAX([DISTINCT] x) [FILTER (WHERE ..)] FROM <updating subquery or view> "
+                  "[WHERE ..] GROUP BY k [HAVING ..]")
+KEY_PREFIX = INTERNAL_PREFIX + "agg_k"
+ARGUMENT_PREFIX = INTERNAL_PREFIX + "agg_a"
+RESULT_PREFIX = INTERNAL_PREFIX + "agg_r"
+ARRIVAL = INTERNAL_PREFIX + "agg_arrival"
+_WINDOW_WORDS = ("TUMBLE", "HOP", "SESSION", "CUMULATE", "WINDOW_START", "WINDOW_END")
+_CLAUSES = ("WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")
+_RETRACTIONS = ("-U", "-D")
+
+
+@dataclass
+class AggregateCall:
+    """One aggregate call of the query: its function, DISTINCT, and argument text (None for COUNT(*))."""
+
+    function: str
+    distinct: bool
+    argument: Optional[str]
+
+
+@dataclass
+class GroupAggregation:
+    """A GROUP BY query split around its aggregation: source, keys, calls, and the SELECT list and HAVING over them."""
+
+    from_text: str  # the FROM clause as written
+    source_query: Optional[str]  # a single FROM item's parenthesised subquery
+    source_name: Optional[str]  # a single FROM item's table or view name
+    source_line: int
+    alias: Optional[str]  # a single FROM item's alias
+    where: Optional[str]
+    keys: list[str]  # grouping expressions
+    key_names: list[str]  # the operator's column for each key: the column's own name for a plain column
+    calls: list[AggregateCall]
+    select: list[tuple[str, Optional[str]]]  # SELECT items over the operator's columns, with their aliases
+    having: Optional[str]
+    line: int
+    unsupported: list[tuple[str, int]]  # (function, line) of aggregate calls this operator cannot retract
+
+    def check_supported(self) -> None:
+        """Refuse aggregate functions the retracting aggregation does not implement, naming the function and line."""
+        if self.unsupported:
+            function, line = self.unsupported[0]
+            raise SqlError(f"{function} over an updating input (an unbounded GROUP BY, DISTINCT or Top-N) is not supported; "
+                           f"retracting aggregations are {', '.join(AGGREGATE_FUNCTIONS)}", line=line, construct=function,
+                           hint=SUPPORTED_FORM)
+
+    def upsert_key(self, names: list[str]) -> Optional[list[str]]:
+        """The output columns (named ``names``) holding every grouping key; None when a key is not output as it is."""
+        output = {expression.strip("`"): name for (expression, _), name in zip(self.select, names)}
+        if not self.key_names or any(k not in output for k in self.key_names):
+            return None
+        return [output[k] for k in self.key_names]
+
+    def projection_text(self, changelog_view: Optional[str]) -> str:
+        """SQL projecting each input row to keys and aggregate arguments: the rows of ``changelog_view`` in place of the
+        single FROM item, or (None) the append-only rows of the FROM clause as written, each an insertion."""
+        items = [f"{key} AS `{name}`" for key, name in zip(self.keys, self.key_names)]
+        items += [f"{call.argument if call.argument is not None else '1'} AS `{ARGUMENT_PREFIX}{n}`" for n, call in enumerate(self.calls)]
+        if changelog_view is None:
+            items.append(f"'+I' AS `{ROWKIND_COLUMN}`")
+            source = self.from_text
+        else:
+            items.append(f"`{ROWKIND_COLUMN}`")
+            source = changelog_view + (f" AS {self.alias}" if self.alias else f" AS {self.source_name}" if self.source_name else "")
+        return f"SELECT {', '.join(items)} FROM {source}" + (f" WHERE {self.where}" if self.where else "")
+
+    def result_text(self, view: str, names: list[str]) -> str:
+        """Spark SQL evaluating the SELECT list (named ``names``) and HAVING over the operator's results."""
+        items = [f"{expression} AS `{name.replace('`', '``')}`" for (expression, _), name in zip(self.select, names)]
+        items.append(f"`{ROWKIND_COLUMN}`")
+        text = f"SELECT {', '.join(items)} FROM {view}" + (f" AS {self.alias}" if self.alias else "")
+        return text + (f" WHERE {self.having}" if self.having else "")
+
+
+@dataclass
+class _Select:
+    """The clauses of a query's outermost SELECT."""
+
+    select_tokens: list[Token]
+    distinct: bool
+    items: list[tuple[str, Optional[str]]]
+    from_tokens: list[Token]
+    from_line: int
+    where: Optional[list[Token]]
+    group: Optional[list[Token]]
+    having: Optional[list[Token]]
+
+    @property
+    def source(self) -> tuple[Optional[str], Optional[str], Optional[str]]:
+        return _source(self.from_tokens) or (None, None, None)
+
+    @property
+    def where_text(self) -> Optional[str]:
+        return render(self.where).strip() if self.where is not None else None
+
+
+def _outer_select(text: str, line: int) -> Optional[_Select]:
+    """The outermost SELECT's clauses; None for a query with ORDER BY, LIMIT or a set operation, or no FROM."""
+    tokens = tokenize(text, line)
+    top = [(i, t) for i, (t, depth) in enumerate(with_depth(tokens)) if not t.trivia and depth == 0]
+    if not top or not top[0][1].is_word("SELECT"):
+        return None
+    positions = {}
+    for i, t in top:
+        if t.kind == WORD and t.upper in ("FROM",) + _CLAUSES and t.upper not in positions:
+            positions[t.upper] = i
+    if "FROM" not in positions or any(c in positions for c in ("ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")):
+        return None
+    select_tokens = tokens[top[0][0] + 1:positions["FROM"]]
+    first = _next(select_tokens, -1)
+    distinct = first is not None and select_tokens[first].is_word("DISTINCT")
+    if first is not None and select_tokens[first].is_word("DISTINCT", "ALL"):
+        select_tokens = select_tokens[first + 1:]
+    items = [_split_alias(part) for part in split_top_level(select_tokens) if render(part).strip()]
+    if not items:
+        return None
+    clause_at = sorted(i for c, i in positions.items() if c != "FROM")
+
+    def clause(name: str) -> Optional[list[Token]]:
+        if name not in positions:
+            return None
+        start = positions[name] + 1
+        if name == "GROUP":
+            by = _next(tokens, positions[name])
+            if by is None or not tokens[by].is_word("BY"):
+                raise SqlError("GROUP needs BY: GROUP BY k", line=tokens[positions[name]].line, construct="GROUP BY")
+            start = by + 1
+        end = next((i for i in clause_at if i > positions[name]), len(tokens))
+        return tokens[start:end]
+
+    from_end = next((i for i in clause_at if i > positions["FROM"]), len(tokens))
+    return _Select(select_tokens, distinct, items, tokens[positions["FROM"] + 1:from_end], tokens[positions["FROM"]].line,
+                   clause("WHERE"), clause("GROUP"), clause("HAVING"))
+
+
+def find_group_aggregation(text: str, line: int) -> Optional[GroupAggregation]:
+    """``text`` split as a GROUP BY (or global) aggregation over one FROM item; None for any other query shape."""
+    parts = _outer_select(text, line)
+    if parts is None:
+        return None
+    group, having, select, distinct = parts.group, parts.having, parts.items, parts.distinct
+    group_parts = [part for part in split_top_level(group)] if group is not None else []
+    if any(t.kind == WORD and t.upper in _WINDOW_WORDS for part in group_parts for t in part):
+        return None  # a window aggregation: append-only, Spark's own operator
+    has_call = any(_calls(tokenize(expression)) for expression, _ in select)
+    if distinct and (group is not None or has_call):
+        return None  # SELECT DISTINCT over grouped rows: left to Spark
+    if group is None and not has_call and not distinct:
+        return None
+    keys = [render(part).strip() for part in group_parts if render(part).strip()]
+    if distinct:  # SELECT DISTINCT a, b is GROUP BY a, b
+        keys = [expression for expression, _ in select]
+    key_names = [_plain_name(tokenize(k)) or f"{KEY_PREFIX}{n}" for n, k in enumerate(keys)]
+    if len(set(key_names)) != len(key_names):
+        key_names = [f"{KEY_PREFIX}{n}" for n in range(len(keys))]
+    calls: list[AggregateCall] = []
+    rewritten = [(_over_results(expression, keys, key_names, calls, line), alias) for expression, alias in select]
+    having_text = _over_results(render(having), keys, key_names, calls, line) if having is not None else None
+    query, name, alias = parts.source
+    outside_from = parts.select_tokens + (having or [])
+    unsupported = [(t.upper, t.line) for i, t in enumerate(outside_from) if t.kind == WORD and t.upper in OTHER_AGGREGATES
+                   and (j := _next(outside_from, i)) is not None and outside_from[j].is_symbol("(")]
+    return GroupAggregation(render(parts.from_tokens), query, name, parts.from_line, alias, parts.where_text, keys, key_names, calls,
+                            rewritten, having_text, line, unsupported)
+
+
+@dataclass
+class Projection:
+    """A projection and filter over one FROM item (no aggregation): stateless, so it applies row by row to a changelog."""
+
+    source_query: Optional[str]
+    source_name: Optional[str]
+    source_line: int
+    alias: Optional[str]
+    select_text: str
+    where: Optional[str]
+
+    def over(self, changelog_view: str) -> str:
+        """The projection over ``changelog_view``'s rows in place of its FROM item, keeping each row's kind."""
+        source = changelog_view + (f" AS {self.alias}" if self.alias else f" AS {self.source_name}" if self.source_name else "")
+        items = self.select_text if self.select_text == "*" else f"{self.select_text}, `{ROWKIND_COLUMN}`"
+        return f"SELECT {items} FROM {source}" + (f" WHERE {self.where}" if self.where else "")
+
+
+def find_projection(text: str, line: int) -> Optional[Projection]:
+    """``text`` as a projection over a single FROM subquery or view; None for aggregations, joins and anything else."""
+    parts = _outer_select(text, line)
+    if parts is None or parts.distinct or parts.group is not None or parts.having is not None:
+        return None
+    if any(_calls(tokenize(expression)) for expression, _ in parts.items):
+        return None
+    query, name, alias = parts.source
+    if query is None and name is None:
+        return None
+    return Projection(query, name, parts.from_line, alias, render(parts.select_tokens).strip(), parts.where_text)
+
+
+def _split_alias(part: list[Token]) -> tuple[str, Optional[str]]:
+    sig = [t for t in part if not t.trivia]
+    if len(sig) >= 3 and sig[-2].is_word("AS") and sig[-1].kind in (WORD, QUOTED):
+        end = part.index(sig[-2])
+        return render(part[:end]).strip(), sig[-1].identifier
+    if len(sig) >= 2 and sig[-1].kind in (WORD, QUOTED) and (sig[-2].kind in (WORD, QUOTED) or sig[-2].is_symbol(")")) \
+            and not sig[-2].is_symbol(".") and not sig[-1].is_word("END"):
+        end = part.index(sig[-1])
+        return render(part[:end]).strip(), sig[-1].identifier
+    return render(part).strip(), None
+
+
+def _source(tokens: list[Token]) -> Optional[tuple[Optional[str], Optional[str], Optional[str]]]:
+    """(subquery text, name, alias) of a single FROM item; None for a join, a list, or a table function."""
+    sig = [t for t in tokens if not t.trivia]
+    if not sig:
+        return None
+    if sig[0].is_symbol("("):
+        open_index = tokens.index(sig[0])
+        close = matching_paren(tokens, open_index)
+        rest = [t for t in tokens[close + 1:] if not t.trivia]
+        alias = _alias(rest)
+        if alias is False:
+            return None
+        inner = tokens[open_index + 1:close]
+        if not any(t.is_word("SELECT") for t in inner[:5] if not t.trivia):
+            return None
+        return render(inner), None, alias or None
+    if sig[0].kind not in (WORD, QUOTED) or sig[0].is_word("TABLE", "LATERAL", "UNNEST"):
+        return None
+    rest = sig[1:]
+    alias = _alias(rest)
+    if alias is False:
+        return None
+    return None, sig[0].identifier, alias or None
+
+
+def _alias(rest: list[Token]) -> Any:
+    """The alias in the tokens after a FROM item ('' for none), or False when more follows (a join)."""
+    if not rest:
+        return ""
+    if len(rest) == 2 and rest[0].is_word("AS") and rest[1].kind in (WORD, QUOTED):
+        return rest[1].identifier
+    if len(rest) == 1 and rest[0].kind in (WORD, QUOTED) and not rest[0].is_word("JOIN"):
+        return rest[0].identifier
+    return False
+
+
+def _plain_name(tokens: list[Token]) -> Optional[str]:
+    """The column name of a plain (optionally qualified) column reference."""
+    sig = [t for t in tokens if not t.trivia]
+    if len(sig) == 1 and sig[0].kind in (WORD, QUOTED):
+        return sig[0].identifier
+    if len(sig) == 3 and sig[0].kind in (WORD, QUOTED) and sig[1].is_symbol(".") and sig[2].kind in (WORD, QUOTED):
+        return sig[2].identifier
+    return None
+
+
+def output_name(expression: str) -> Optional[str]:
+    """The column name Flink gives an unaliased SELECT item: a plain column's own name (None for any other expression)."""
+    name = _plain_name(tokenize(expression))
+    return None if name is None or name.startswith(INTERNAL_PREFIX) else name
+
+
+def _calls(tokens: list[Token]) -> list[tuple[int, int, int]]:
+    """(name index, '(' index, end index incl. an optional FILTER (...)) of each outermost aggregate call."""
+    out: list[tuple[int, int, int]] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        j = _next(tokens, i)
+        if t.kind == WORD and t.upper in AGGREGATE_FUNCTIONS and j is not None and tokens[j].is_symbol("(") \
+                and not (_previous(tokens, i) is not None and tokens[_previous(tokens, i)].is_symbol(".")):
+            close = matching_paren(tokens, j)
+            end = close
+            k = _next(tokens, close)
+            if k is not None and tokens[k].is_word("FILTER"):
+                m = _next(tokens, k)
+                if m is not None and tokens[m].is_symbol("("):
+                    end = matching_paren(tokens, m)
+            k = _next(tokens, end)
+            if k is not None and tokens[k].is_word("OVER"):
+                raise SqlError(f"{t.upper}(...) OVER (...) is an OVER aggregation, which Spark cannot run on streams", line=t.line,
+                               construct="OVER aggregation", hint="a GROUP BY aggregation")
+            out.append((i, j, end))
+            i = end + 1
+            continue
+        i += 1
+    return out
+
+
+def _next(tokens: list[Token], index: int) -> Optional[int]:
+    return next((j for j in range(index + 1, len(tokens)) if not tokens[j].trivia), None)
+
+
+def _previous(tokens: list[Token], index: int) -> Optional[int]:
+    return next((j for j in range(index - 1, -1, -1) if not tokens[j].trivia), None)
+
+
+def _call(tokens: list[Token], name: int, open_index: int, end: int) -> AggregateCall:
+    """The aggregate call at ``name``: DISTINCT, its argument, and a FILTER folded into the argument."""
+    close = matching_paren(tokens, open_index)
+    function = tokens[name].upper
+    inner = tokens[open_index + 1:close]
+    sig = [t for t in inner if not t.trivia]
+    distinct = bool(sig) and sig[0].is_word("DISTINCT")
+    if sig and sig[0].is_word("DISTINCT", "ALL"):
+        inner = inner[inner.index(sig[0]) + 1:]
+        sig = sig[1:]
+    if len(split_top_level(inner)) > 1:
+        raise SqlError(f"{function} takes one argument", line=tokens[name].line, construct=function, hint=SUPPORTED_FORM)
+    argument: Optional[str] = render(inner).strip()
+    if len(sig) == 1 and sig[0].is_symbol("*"):
+        if function != "COUNT":
+            raise SqlError(f"{function}(*) is not an aggregate; only COUNT(*) is", line=tokens[name].line, construct=function)
+        argument = None
+    elif not sig:
+        raise SqlError(f"{function}() needs an argument", line=tokens[name].line, construct=function, hint=SUPPORTED_FORM)
+    if end != close:  # FILTER (WHERE condition): rows failing it do not reach the accumulator
+        filter_open = _next(tokens, _next(tokens, close))
+        condition = [t for t in tokens[filter_open + 1:end]]
+        csig = [t for t in condition if not t.trivia]
+        if not csig or not csig[0].is_word("WHERE"):
+            raise SqlError("FILTER needs a WHERE condition: FILTER (WHERE ...)", line=tokens[name].line, construct=function)
+        condition = condition[condition.index(csig[0]) + 1:]
+        argument = f"CASE WHEN {render(condition).strip()} THEN {argument if argument is not None else '1'} END"
+    return AggregateCall(function, distinct, argument)
+
+
+def _over_results(text: str, keys: list[str], key_names: list[str], calls: list[AggregateCall], line: int) -> str:
+    """``text`` with each aggregate call replaced by its result column and each grouping expression by its key column."""
+    tokens = tokenize(text, line)
+    out: list[str] = []
+    position = 0
+    for name, open_index, end in _calls(tokens):
+        call = _call(tokens, name, open_index, end)
+        if call not in calls:
+            calls.append(call)
+        out.append(_keys_replaced(tokens[position:name], keys, key_names))
+        out.append(f"`{RESULT_PREFIX}{calls.index(call)}`")
+        position = end + 1
+    out.append(_keys_replaced(tokens[position:], keys, key_names))
+    return "".join(out)
+
+
+def _keys_replaced(tokens: list[Token], keys: list[str], key_names: list[str]) -> str:
+    """Each grouping expression replaced by its key column; qualifiers dropped, the operator's columns have unique names."""
+    tokens = _unqualified(tokens, key_names)
+    patterns = [([t for t in _unqualified(tokenize(key), key_names) if not t.trivia], name) for key, name in zip(keys, key_names)]
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        previous = _previous(tokens, i)
+        if tokens[i].trivia or (previous is not None and tokens[previous].is_symbol(".")):
+            out.append(tokens[i].text)  # a field of a ROW column
+            i += 1
+            continue
+        for pattern, name in patterns:
+            matched = _match(tokens, i, pattern)
+            if matched is not None:
+                out.append(f"`{name}`")
+                i = matched
+                break
+        else:
+            out.append(tokens[i].text)
+            i += 1
+    return "".join(out)
+
+
+def _unqualified(tokens: list[Token], key_names: list[str]) -> list[Token]:
+    """``tokens`` without table qualifiers (``Q.`` in ``Q.category``); a key column's own name is kept (``row_key.field``)."""
+    out: list[Token] = []
+    skip = set()
+    for i, t in enumerate(tokens):
+        if i in skip:
+            continue
+        j = _next(tokens, i)
+        previous = _previous(tokens, i)
+        if t.kind in (WORD, QUOTED) and j is not None and tokens[j].is_symbol(".") and t.identifier not in key_names \
+                and not (previous is not None and tokens[previous].is_symbol(".")):
+            k = _next(tokens, j)
+            if k is not None and tokens[k].kind in (WORD, QUOTED):
+                skip.update(range(i + 1, k))
+                continue
+        out.append(t)
+    return out
+
+
+def _match(tokens: list[Token], start: int, pattern: list[Optional[Token]]) -> Optional[int]:
+    """The index after a run of ``tokens`` from ``start`` equal to ``pattern`` (trivia skipped; None: any name), or None."""
+    i = start
+    for p in pattern:
+        while i < len(tokens) and tokens[i].trivia:
+            i += 1
+        if i >= len(tokens) or not (tokens[i].kind in (WORD, QUOTED) if p is None else _same(tokens[i], p)):
+            return None
+        i += 1
+    after = i if i < len(tokens) and not tokens[i].trivia else _next(tokens, i)
+    if after is not None and after < len(tokens) and tokens[after].is_symbol(".", "("):
+        return None  # a longer qualified name, or a function call of that name
+    return i
+
+
+def _same(a: Token, b: Token) -> bool:
+    if a.kind in (WORD, QUOTED) and b.kind in (WORD, QUOTED):
+        return a.identifier.lower() == b.identifier.lower()
+    return a.kind == b.kind and (a.upper if a.kind == WORD else a.text) == (b.upper if b.kind == WORD else b.text)
+
+
+# --- result types ---------------------------------------------------------------------------------
+
+_INTEGERS = (ByteType, ShortType, IntegerType, LongType)
+
+
+def result_type(call: AggregateCall, argument: DataType) -> DataType:
+    """Flink's result type of ``call`` over an argument of type ``argument``."""
+    if call.function == "COUNT":
+        return LongType()
+    if call.function in ("MIN", "MAX"):
+        return argument
+    if isinstance(argument, DecimalType):
+        return DecimalType(38, max(6, argument.scale) if call.function == "AVG" else argument.scale)
+    if isinstance(argument, _INTEGERS + (FloatType, DoubleType)):
+        return argument  # SUM and AVG keep the input type (AVG over integers truncates)
+    raise SqlError(f"{call.function} over a {argument.simpleString().upper()} argument is not supported", construct=call.function,
+                   hint="a numeric argument: TINYINT..BIGINT, FLOAT, DOUBLE or DECIMAL")
+
+
+def _finisher(call: AggregateCall, output: DataType) -> Callable[[Any], Any]:
+    """The function from an accumulator to the call's result."""
+    integral = isinstance(output, _INTEGERS)
+    scale = output.scale if isinstance(output, DecimalType) else None
+
+    def average(total: Any, count: int) -> Any:
+        if count == 0:
+            return None
+        if integral:
+            quotient = abs(total) // count  # Java's integer division truncates toward zero
+            return quotient if total >= 0 else -quotient
+        if scale is not None:
+            return (Decimal(total) / count).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_DOWN)
+        return total / count
+
+    if call.distinct and call.function in ("COUNT", "SUM", "AVG"):
+        if call.function == "COUNT":
+            return lambda values: len(values)
+        if call.function == "SUM":
+            return lambda values: sum(values) if values else None
+        return lambda values: average(sum(values), len(values)) if values else None
+    if call.function == "COUNT":
+        return lambda n: n
+    if call.function == "SUM":
+        return lambda acc: acc[0] if acc[1] else None
+    if call.function == "AVG":
+        return lambda acc: average(acc[0], acc[1])
+    if call.function == "MIN":
+        return lambda values: min(values) if values else None
+    return lambda values: max(values) if values else None
+
+
+def _empty(call: AggregateCall) -> Any:
+    if call.distinct or call.function in ("MIN", "MAX"):
+        return {}
+    if call.function == "COUNT":
+        return 0
+    return [0, 0]
+
+
+def _update(call: AggregateCall, acc: Any, value: Any, sign: int) -> Any:
+    """Accumulate (sign 1) or retract (sign -1) ``value``; nulls are ignored as by every SQL aggregate."""
+    if value is None:
+        return acc
+    if isinstance(acc, dict):  # value counts: MIN, MAX and DISTINCT
+        count = acc.get(value, 0) + sign
+        if count:
+            acc[value] = count
+        else:
+            del acc[value]
+        return acc
+    if isinstance(acc, int):
+        return acc + sign
+    acc[0] += value * sign
+    acc[1] += sign
+    return acc
+
+
+# --- the operator ---------------------------------------------------------------------------------
+
+class GroupAggregateProcessor(StatefulProcessor):
+    """Per grouping key: the row count, one accumulator per aggregate call, and the result last emitted."""
+
+    def __init__(self, calls: list[AggregateCall], output_types: list[DataType], key_count: int, output_names: list[str],
+                 ttl_ms: Optional[int]) -> None:
+        self.calls = calls
+        self.output_types = output_types
+        self.key_count = key_count
+        self.output_names = output_names
+        self.ttl_ms = ttl_ms
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self._factory = Row(*self.output_names)
+        self._finish = [_finisher(c, t) for c, t in zip(self.calls, self.output_types)]
+        self._distinct_values = [c.distinct and c.function in ("COUNT", "SUM", "AVG") for c in self.calls]
+        self._state = handle.getValueState("aggregate", StructType([StructField("blob", BinaryType(), True)]), self.ttl_ms)
+
+    def _results(self, accumulators: list[Any]) -> tuple:
+        return tuple(finish(list(acc) if distinct else acc) for finish, distinct, acc in zip(self._finish, self._distinct_values, accumulators))
+
+    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+        k, calls = self.key_count, self.calls
+        stored = self._state.get() if self._state.exists() else None
+        count, accumulators, emitted = pickle.loads(stored[0]) if stored else (0, None, None)
+        # sorted() is stable: the rows of one input partition keep their order (a -U before its +U)
+        for row in sorted(rows, key=lambda r: r[-1]):
+            sign = -1 if row[-2] in _RETRACTIONS else 1
+            if accumulators is None:
+                if sign < 0:
+                    continue  # Flink ignores a retraction for a key without state
+                accumulators = [_empty(c) for c in calls]
+            count += sign
+            for n, call in enumerate(calls):
+                accumulators[n] = _update(call, accumulators[n], row[k + n], sign)
+        if accumulators is None:
+            return
+        keys = tuple(key)
+        if count <= 0:
+            self._state.clear()
+            if emitted is not None:
+                yield self._factory(*keys, *emitted, "-D")
+            return
+        results = self._results(accumulators)
+        self._state.update((pickle.dumps((count, accumulators, results), protocol=5),))
+        if emitted is None:
+            yield self._factory(*keys, *results, "+I")
+        elif results != emitted:
+            yield self._factory(*keys, *emitted, "-U")
+            yield self._factory(*keys, *results, "+U")
+
+    def close(self) -> None:
+        pass
+
+
+def aggregate_frame(projected: DataFrame, aggregation: GroupAggregation, ttl_ms: Optional[int]) -> DataFrame:
+    """Run the retracting aggregation over ``projected`` (keys, arguments, row kind); keys, results and row kind out."""
+    fields = {f.name: f for f in projected.schema.fields}
+    key_fields = [StructField(name, fields[name].dataType, True) for name in aggregation.key_names]
+    types = [result_type(call, fields[f"{ARGUMENT_PREFIX}{n}"].dataType) for n, call in enumerate(aggregation.calls)]
+    output = StructType(key_fields + [StructField(f"{RESULT_PREFIX}{n}", t, True) for n, t in enumerate(types)]
+                        + [StructField(ROWKIND_COLUMN, StringType(), True)])
+    columns = [F.col(f"`{name}`").alias(name, metadata={}) for name in aggregation.key_names]
+    columns += [F.col(f"`{ARGUMENT_PREFIX}{n}`").alias(f"{ARGUMENT_PREFIX}{n}", metadata={}) for n in range(len(aggregation.calls))]
+    columns += [F.col(f"`{ROWKIND_COLUMN}`"), F.spark_partition_id().alias(ARRIVAL)]
+    groups = list(aggregation.key_names)
+    if not groups:  # a global aggregation: one key for all rows
+        columns.insert(0, F.lit(0).alias(KEY_PREFIX))
+        groups = [KEY_PREFIX]
+    keyed = projected.select(*columns)
+    processor = GroupAggregateProcessor(aggregation.calls, types, len(aggregation.key_names), output.fieldNames(), ttl_ms)
+    if not aggregation.key_names:
+        processor = _GlobalAggregateProcessor(aggregation.calls, types, 0, output.fieldNames(), ttl_ms)
+    # Spark expires state by processing time only in ProcessingTime mode (Flink's state TTL is processing time too)
+    return keyed.groupBy(*groups).transformWithState(processor, output, "Append", "ProcessingTime" if ttl_ms else "None")
+
+
+class _GlobalAggregateProcessor(GroupAggregateProcessor):
+    """A global aggregation: the constant grouping key is not an output column, and every argument sits one further."""
+
+    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+        return super().handleInputRows((), (r[1:] for r in rows), timerValues)

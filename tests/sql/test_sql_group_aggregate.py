@@ -1,0 +1,88 @@
+"""Aggregations over updating inputs (the shape of Nexmark q4): changelogs checked by hand.
+
+The input is a collection table read one row per micro-batch. Each expected changelog follows
+Flink's GroupAggFunction with one result per key and micro-batch: a key's first result is +I, a
+changed one -U (old) then +U (new), and a key whose rows were all retracted is -D.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kindling.sql import SqlError
+
+pytestmark = pytest.mark.integration
+
+# (k, cat, v): an auction k of category cat and a bid v on it
+ROWS = [("a", "x", 10), ("b", "x", 5), ("a", "x", 20), ("c", "y", 7), ("b", "x", 3), ("d", "z", 9), ("d", "z", 30)]
+INNER = "SELECT k, cat, MAX(v) AS m FROM r GROUP BY k, cat"
+
+
+@pytest.fixture
+def agg_env(env):
+    env.execute_sql(f"CREATE TABLE r (k STRING, cat STRING, v BIGINT) WITH ('connector' = 'collection', 'rows-per-batch' = '1', "
+                    f"'data' = '{json.dumps([list(r) for r in ROWS])}')")
+    return env
+
+
+def _changes(result):
+    return [(kind, tuple(row)) for kind, row in result.collect_changelog(timeout=120)]
+
+
+def test_an_aggregation_over_an_unbounded_group_by_retracts_the_old_values(agg_env):
+    result = agg_env.execute_sql(f"SELECT cat, SUM(m) AS s, AVG(m) AS a, MIN(m) AS low, COUNT(*) AS n\nFROM ({INNER}) Q\nGROUP BY Q.cat")
+    assert result.columns == ["cat", "s", "a", "low", "n"]
+    assert result.upsert_key == ["cat"]
+    assert _changes(result) == [
+        ("+I", ("x", 10, 10, 10, 1)),
+        ("-U", ("x", 10, 10, 10, 1)), ("+U", ("x", 15, 7, 5, 2)),  # AVG over BIGINT truncates: 7.5 -> 7
+        # a's maximum rises from 10 to 20: its 10 is retracted, not counted beside the 20
+        ("-U", ("x", 15, 7, 5, 2)), ("+U", ("x", 25, 12, 5, 2)),
+        ("+I", ("y", 7, 7, 7, 1)),
+        # b's 3 leaves its maximum at 5: nothing changes
+        ("+I", ("z", 9, 9, 9, 1)),
+        ("-U", ("z", 9, 9, 9, 1)), ("+U", ("z", 30, 30, 30, 1)),
+    ]
+    assert sorted(tuple(r) for r in result.collect()) == [("x", 25, 12, 5, 2), ("y", 7, 7, 7, 1), ("z", 30, 30, 30, 1)]
+
+
+def test_a_key_whose_rows_are_all_retracted_is_deleted_and_global_aggregates_follow(agg_env):
+    # d's maximum rises above 15 and leaves the filter: z has no row left
+    filtered = agg_env.execute_sql(f"SELECT cat, COUNT(*) AS n FROM ({INNER}) WHERE m < 15 GROUP BY cat")
+    assert _changes(filtered) == [
+        ("+I", ("x", 1)), ("-U", ("x", 1)), ("+U", ("x", 2)),
+        ("-U", ("x", 2)), ("+U", ("x", 1)),  # a's 10 is retracted, its 20 filtered out
+        ("+I", ("y", 1)),
+        ("+I", ("z", 1)), ("-D", ("z", 1)),
+    ]
+    overall = agg_env.execute_sql(f"SELECT COUNT(*) AS keys, SUM(m) AS total, MAX(m) AS top FROM ({INNER})")
+    assert overall.upsert_key is None
+    assert [tuple(r) for r in overall.collect(timeout=120)] == [(4, 20 + 5 + 7 + 30, 30)]
+
+
+def test_aggregating_a_view_of_a_top_n_retracts_rows_that_leave_it(agg_env):
+    agg_env.execute_sql("CREATE VIEW best2 AS SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY cat ORDER BY v DESC) "
+                        "AS rn FROM r) WHERE rn <= 2")
+    result = agg_env.execute_sql("SELECT COUNT(DISTINCT k) AS auctions, MIN(v) AS low, MAX(v) AS high FROM best2 HAVING COUNT(*) > 1")
+    # Top-2 per category over time: x {10}, {10,5}, {20,10}, +y {7}, x unchanged, +z {9}, z {30,9}
+    assert sorted(tuple(r) for r in result.collect(timeout=120)) == [(3, 7, 30)]  # rows a 20, a 10, c 7, d 30, d 9
+    distinct = agg_env.execute_sql(f"SELECT DISTINCT cat FROM ({INNER}) WHERE m > 8")
+    assert sorted(tuple(r) for r in distinct.collect(timeout=120)) == [("x",), ("z",)]
+
+
+def test_state_ttl_forgets_idle_keys_as_flink_does(agg_env):
+    agg_env.execute_sql("SET 'table.exec.state.ttl' = '1 ms'")
+    result = agg_env.execute_sql(f"SELECT cat, COUNT(*) AS n FROM ({INNER}) GROUP BY cat")
+    # every micro-batch finds the state of the one before expired, in both aggregations: each row starts its
+    # key afresh (+I), and the outer aggregation never sees a retraction
+    assert _changes(result) == [("+I", (cat, 1)) for _, cat, _ in ROWS]
+    with pytest.raises(SqlError, match="'table.exec.state.ttl' = 'soon' is not a duration"):
+        agg_env.execute_sql("SET 'table.exec.state.ttl' = 'soon'")
+        agg_env.execute_sql(f"SELECT cat, COUNT(*) FROM ({INNER}) GROUP BY cat")
+
+
+def test_unsupported_aggregates_over_an_updating_input_are_refused_with_the_line(agg_env):
+    with pytest.raises(SqlError, match=r"line 2: LISTAGG over an updating input .* not supported.*COUNT, SUM, AVG, MIN, MAX"):
+        agg_env.execute_sql(f"SELECT cat,\n LISTAGG(k) FROM ({INNER}) GROUP BY cat")
