@@ -423,7 +423,7 @@ class RankProcessor(StatefulProcessor):
         self._factory = Row(*self.output_names)
         self._handle = handle
         if self.kind != "window":
-            self._state = handle.getValueState("top", StructType([StructField("blob", BinaryType(), True)]))
+            self._state = handle.getValueState("top", StructType([StructField("blob", BinaryType(), True)]), self.ttl_ms)
 
     def _sort_key(self, values: tuple, seq: int) -> tuple:
         key = []
@@ -550,8 +550,12 @@ class RankProcessor(StatefulProcessor):
         pass
 
 
-def rank_frame(df: DataFrame, top_n: TopN, plan: RankPlan) -> DataFrame:
-    """Rank ``df`` (the inner query with hidden partition/order columns) per partition key; the changelog of the top rows."""
+def rank_frame(df: DataFrame, top_n: TopN, plan: RankPlan, ttl_ms: Optional[int] = None) -> DataFrame:
+    """Rank ``df`` (the inner query with hidden partition/order columns) per partition key; the changelog of the top rows.
+
+    ``ttl_ms`` (``table.exec.state.ttl``) expires a partition key's rows after that long without a change; a window
+    Top-N's state ends with its window instead, as in Flink.
+    """
     visible = [f.name for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
     partition = [f"{PARTITION_PREFIX}{k}" for k in range(len(top_n.partition))]
     order = [f"{ORDER_PREFIX}{k}" for k in range(len(top_n.order))]
@@ -577,7 +581,9 @@ def rank_frame(df: DataFrame, top_n: TopN, plan: RankPlan) -> DataFrame:
     processor.retracting = plan.retracting
     processor.kind_at = offset + len(visible) + len(order) + 1
     names = partition or [PARTITION_PREFIX]
-    time_mode = "EventTime" if plan.kind == "window-rows" else "None"
+    processor.ttl_ms = ttl_ms if plan.kind not in ("window", "window-rows") else None
+    # Spark expires state by processing time only in ProcessingTime mode
+    time_mode = "EventTime" if plan.kind == "window-rows" else "ProcessingTime" if processor.ttl_ms else "None"
     return keyed.groupBy(*names).transformWithState(processor, plan.output, "Append", time_mode)
 
 

@@ -471,7 +471,7 @@ class SqlSession:
         window_input = "Aggregate [" in plan_text or "\nAggregate " in plan_text or plan_text.startswith("Aggregate")
         plan = plan_ranking(inner, top_n, window_input, updating_input)
         try:
-            ranked = rank_frame(inner, top_n, plan)
+            ranked = rank_frame(inner, top_n, plan, self._state_ttl_ms())
         except Exception as exc:
             raise _spark_error(exc, top_n.line, "Top-N") from None
         if not plan.updating:

@@ -158,3 +158,11 @@ def test_top_n_over_an_updating_input_replaces_retracted_top_rows(rank_env):
                                   "FROM (SELECT k, MIN(v) AS low FROM r GROUP BY k)) WHERE rn <= 1")
     # a's minimum falls from 10 to 5 after b's 5 arrived: b keeps the place (ties go to the earlier row)
     assert _changes(lowest) == [("+I", ("a", 10)), ("-U", ("a", 10)), ("+U", ("b", 5))]
+
+
+def test_state_ttl_forgets_a_partitions_top_rows(rank_env):
+    rank_env.execute_sql("SET 'table.exec.state.ttl' = '1 ms'")
+    result = rank_env.execute_sql("SELECT k, v, rn FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
+                                  "FROM r) WHERE rn <= 2")
+    # each micro-batch finds the rows of the one before expired: every row is its key's first, at rank 1
+    assert _changes(result) == [("+I", (k, v, 1)) for k, v, _ in ROWS]
