@@ -176,14 +176,23 @@ def _outer_select(text: str, line: int) -> Optional[_Select]:
                    clause("WHERE"), clause("GROUP"), clause("HAVING"))
 
 
-def find_group_aggregation(text: str, line: int) -> Optional[GroupAggregation]:
-    """``text`` split as a GROUP BY (or global) aggregation over one FROM item; None for any other query shape."""
+def find_group_aggregation(text: str, line: int, window: bool = False) -> Optional[GroupAggregation]:
+    """``text`` split as a GROUP BY (or global) aggregation over one FROM item; None for any other query shape.
+
+    With ``window``, only a window TVF aggregation (``GROUP BY window_start, window_end, ...``) is split.
+    """
     parts = _outer_select(text, line)
     if parts is None:
         return None
     group, having, select, distinct = parts.group, parts.having, parts.items, parts.distinct
     group_parts = [part for part in split_top_level(group)] if group is not None else []
-    if any(t.kind == WORD and t.upper in _WINDOW_WORDS for part in group_parts for t in part):
+    windowed = any(t.kind == WORD and t.upper in _WINDOW_WORDS for part in group_parts for t in part)
+    if window:
+        names = {_plain_name(part) for part in group_parts}
+        if not {"window_start", "window_end"} <= {n.lower() for n in names if n} \
+                or any(t.kind == WORD and t.upper in _WINDOW_WORDS[:4] for part in group_parts for t in part):
+            return None
+    elif windowed:
         return None  # a window aggregation: append-only, Spark's own operator
     has_call = any(_calls(tokenize(expression)) for expression, _ in select)
     if distinct and (group is not None or has_call):
@@ -530,17 +539,20 @@ class GroupAggregateProcessor(StatefulProcessor):
     """Per grouping key: the row count, one accumulator per aggregate call, and the result last emitted."""
 
     def __init__(self, calls: list[AggregateCall], output_types: list[DataType], key_count: int, output_names: list[str],
-                 ttl_ms: Optional[int]) -> None:
+                 ttl_ms: Optional[int], window_end_at: Optional[int] = None) -> None:
         self.calls = calls
         self.output_types = output_types
         self.key_count = key_count
         self.output_names = output_names
         self.ttl_ms = ttl_ms
+        # a processing-time window aggregation: the key's window_end, when its one final result is emitted
+        self.window_end_at = window_end_at
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self._factory = Row(*self.output_names)
         self._finish = [_finisher(c, t) for c, t in zip(self.calls, self.output_types)]
         self._distinct_values = [c.distinct and c.function in ("COUNT", "SUM", "AVG") for c in self.calls]
+        self._handle = handle
         self._state = handle.getValueState("aggregate", StructType([StructField("blob", BinaryType(), True)]), self.ttl_ms)
 
     def _results(self, accumulators: list[Any]) -> tuple:
@@ -563,6 +575,12 @@ class GroupAggregateProcessor(StatefulProcessor):
         if accumulators is None:
             return
         keys = tuple(key)
+        if self.window_end_at is not None:  # append-only rows: the result waits for the window's end
+            if not stored:
+                end = keys[self.window_end_at]
+                self._handle.registerTimer(int(end.timestamp() * 1000) if hasattr(end, "timestamp") else int(end) // 1000)
+            self._state.update((pickle.dumps((count, accumulators, None), protocol=5),))
+            return
         if count <= 0:
             self._state.clear()
             if emitted is not None:
@@ -576,12 +594,24 @@ class GroupAggregateProcessor(StatefulProcessor):
             yield self._factory(*keys, *emitted, "-U")
             yield self._factory(*keys, *results, "+U")
 
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Row]:
+        """A processing-time window ended: its result, once, and its state is dropped."""
+        stored = self._state.get() if self._state.exists() else None
+        self._state.clear()
+        if stored:
+            _, accumulators, _ = pickle.loads(stored[0])
+            yield self._factory(*tuple(key), *self._results(accumulators), "+I")
+
     def close(self) -> None:
         pass
 
 
-def aggregate_frame(projected: DataFrame, aggregation: GroupAggregation, ttl_ms: Optional[int]) -> DataFrame:
-    """Run the retracting aggregation over ``projected`` (keys, arguments, row kind); keys, results and row kind out."""
+def aggregate_frame(projected: DataFrame, aggregation: GroupAggregation, ttl_ms: Optional[int], processing_time_window: bool = False) -> DataFrame:
+    """Run the retracting aggregation over ``projected`` (keys, arguments, row kind); keys, results and row kind out.
+
+    With ``processing_time_window`` the keys include a processing-time window's ``window_end``: each window's result
+    is emitted once, when the wall clock passes its end (Flink's processing-time window operator).
+    """
     fields = {f.name: f for f in projected.schema.fields}
     key_fields = [StructField(name, fields[name].dataType, True) for name in aggregation.key_names]
     types = [result_type(call, fields[f"{ARGUMENT_PREFIX}{n}"].dataType) for n, call in enumerate(aggregation.calls)]
@@ -595,11 +625,15 @@ def aggregate_frame(projected: DataFrame, aggregation: GroupAggregation, ttl_ms:
         columns.insert(0, F.lit(0).alias(KEY_PREFIX))
         groups = [KEY_PREFIX]
     keyed = projected.select(*columns)
-    processor = GroupAggregateProcessor(aggregation.calls, types, len(aggregation.key_names), output.fieldNames(), ttl_ms)
+    window_end_at = [n.lower() for n in aggregation.key_names].index("window_end") if processing_time_window else None
+    processor = GroupAggregateProcessor(aggregation.calls, types, len(aggregation.key_names), output.fieldNames(),
+                                        None if processing_time_window else ttl_ms, window_end_at)
     if not aggregation.key_names:
         processor = _GlobalAggregateProcessor(aggregation.calls, types, 0, output.fieldNames(), ttl_ms)
-    # Spark expires state by processing time only in ProcessingTime mode (Flink's state TTL is processing time too)
-    return keyed.groupBy(*groups).transformWithState(processor, output, "Append", "ProcessingTime" if ttl_ms else "None")
+    # Spark fires processing-time timers and expires state by processing time only in ProcessingTime mode
+    # (Flink's state TTL is processing time too)
+    time_mode = "ProcessingTime" if ttl_ms or processing_time_window else "None"
+    return keyed.groupBy(*groups).transformWithState(processor, output, "Append", time_mode)
 
 
 class _GlobalAggregateProcessor(GroupAggregateProcessor):

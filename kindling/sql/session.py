@@ -424,6 +424,11 @@ class SqlSession:
         if top_n is not None:
             return self._ranking_frame(top_n, construct, registered, stack)
         aggregation = find_group_aggregation(text, line)
+        window = find_group_aggregation(text, line, window=True) if aggregation is None else None
+        if window is not None:
+            framed = self._processing_time_window_frame(window, construct, registered, stack)
+            if framed is not None:
+                return framed
         if aggregation is not None:
             source = self._single_source(aggregation, construct, registered, stack)
             if self._updating(source, construct):
@@ -551,11 +556,33 @@ class SqlSession:
             raise SqlError(error.reason, line=line, construct=error.construct, hint=error.hint) from None
         except Exception as exc:
             raise _spark_error(exc, line, construct) from None
+        return self._aggregation_result(aggregation, aggregated, construct, registered, stack), flags
+
+    def _processing_time_window_frame(self, window: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
+                                      stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
+        """A window TVF aggregation over a processing-time attribute: each window's result once the wall clock passes its
+        end, on processing-time timers (Spark's window aggregation needs a watermark); None for event-time windows."""
+        projected, flags = self._frame(window.projection_text(None), window.line, construct, registered, stack)
+        end = next((f for f in projected.schema.fields if f.name.lower() == "window_end"), None)
+        if end is None or "spark.watermarkDelayMs" in (end.metadata or {}):
+            return None
+        window.check_supported()
+        try:
+            aggregated = aggregate_frame(projected, window, None, processing_time_window=True)
+        except SqlError as error:
+            raise SqlError(error.reason, line=window.line, construct=error.construct, hint=error.hint) from None
+        except Exception as exc:
+            raise _spark_error(exc, window.line, construct) from None
+        df = self._aggregation_result(window, aggregated, construct, registered, stack)
+        return df.drop(ROWKIND_COLUMN), flags  # append-only: one final row per window
+
+    def _aggregation_result(self, aggregation: GroupAggregation, aggregated: DataFrame, construct: str,
+                            registered: dict[str, tuple[bool, bool]], stack: tuple[str, ...]) -> DataFrame:
+        """The SELECT list and HAVING of ``aggregation`` over the operator's keys and results."""
         view = f"__kindling_aggregate_{next(_VIEW_IDS)}"
         aggregated.createOrReplaceTempView(view)
         names = [alias or output_name(expression) or f"EXPR${n}" for n, (expression, alias) in enumerate(aggregation.select)]
-        df, _ = self._frame(aggregation.result_text(view, names), line, construct, registered, stack)
-        return df, flags
+        return self._frame(aggregation.result_text(view, names), aggregation.line, construct, registered, stack)[0]
 
     def _state_ttl_ms(self) -> Optional[int]:
         """``table.exec.state.ttl`` in milliseconds; None (state kept forever) when it is 0, Flink's default."""
@@ -685,12 +712,9 @@ class SqlSession:
             raise SqlError(f"window TVF {tvf.kind}: DESCRIPTOR({time_column}) must be a time attribute (TIMESTAMP with a WATERMARK), "
                            f"not {data_type.simpleString()}", line=tvf.line, construct=f"window TVF {tvf.kind}")
         delay_ms = (df.schema[time_column].metadata or {}).get("spark.watermarkDelayMs")
-        if delay_ms is None:
-            # A processing-time attribute (PROCTIME()): windows close as the wall clock passes their end,
-            # as the DataStream API's processing-time windows do. They do not fire at the end of a bounded input.
-            df = df.withWatermark(time_column, "0 seconds")
-            delay_ms = 0
-        marker = {"spark.watermarkDelayMs": int(delay_ms)}
+        # A processing-time attribute (PROCTIME()) gets no watermark (Spark refuses a second one over a watermarked
+        # input): its window aggregation runs on processing-time timers (``_processing_time_window_frame``).
+        marker = {"spark.watermarkDelayMs": int(delay_ms)} if delay_ms is not None else {}
         ts = F.col(_quote(time_column))
         columns = [F.col(_quote(c)) for c in df.columns]
         if tvf.kind == "CUMULATE":

@@ -86,3 +86,24 @@ def test_state_ttl_forgets_idle_keys_as_flink_does(agg_env):
 def test_unsupported_aggregates_over_an_updating_input_are_refused_with_the_line(agg_env):
     with pytest.raises(SqlError, match=r"line 2: LISTAGG over an updating input .* not supported.*COUNT, SUM, AVG, MIN, MAX"):
         agg_env.execute_sql(f"SELECT cat,\n LISTAGG(k) FROM ({INNER}) GROUP BY cat")
+
+
+def test_processing_time_windows_over_a_watermarked_table_emit_each_window_once(env):
+    # 24 rows, one per micro-batch: the query runs for seconds, so 1-second processing-time windows end while it runs
+    rows = [("a" if n % 3 else "b", n, 1000 * n) for n in range(24)]
+    env.execute_sql(f"CREATE TABLE p (k STRING, v BIGINT, ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3), pt AS PROCTIME(), "
+                    f"WATERMARK FOR ts AS ts) WITH ('connector' = 'collection', 'rows-per-batch' = '1', "
+                    f"'data' = '{json.dumps([list(r) for r in rows])}')")
+    query = ("SELECT k, COUNT(*) AS n, SUM(v) AS total, window_start, window_end\n"
+             "FROM TABLE(TUMBLE(TABLE p, DESCRIPTOR(pt), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end")
+    assert "changelog mode: [+I]" in env.execute_sql("EXPLAIN " + query).collect()[0][0]
+    result = env.execute_sql(query)
+    changes = _changes(result)
+    assert changes and {kind for kind, _ in changes} == {"+I"}  # one final row per window, no updates
+    windows = [(k, start, end) for _, (k, _, _, start, end) in changes]
+    assert len(set(windows)) == len(windows)
+    for k, start, end in windows:
+        assert (end - start).total_seconds() == 1 and start.microsecond == 0
+    # every row counted at most once; a window still open when the input ends does not fire (as in Flink)
+    assert sum(n for _, (_, n, _, _, _) in changes) <= len(rows)
+    assert all(total <= sum(v for key, v, _ in rows if key == k) for _, (k, _, total, _, _) in changes)
