@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from kindling.sql.tokens import WORD, Token, matching_paren, next_significant, previous_significant, render, tokenize
+from kindling.sql.tokens import Token, function_calls, next_significant, render, tokenize
 
 _MARKER_BASE = 918_273_645_000
 _INTEGERS = ("tinyint", "smallint", "int", "bigint")
@@ -20,25 +20,7 @@ _CAST_BACK = {"AVG": _INTEGERS, "SUM": ("tinyint", "smallint", "int")}
 
 def _calls(tokens: list[Token]) -> list[tuple[int, int, int, int]]:
     """(name index, '(' index, ')' index, end index after an optional FILTER (...)) of each AVG/SUM call."""
-    calls: list[tuple[int, int, int, int]] = []
-    for i, token in enumerate(tokens):
-        if token.kind != WORD or token.upper not in _CAST_BACK or (calls and i <= calls[-1][3]):
-            continue
-        prev = previous_significant(tokens, i)
-        if prev is not None and tokens[prev].is_symbol("."):
-            continue
-        j = next_significant(tokens, i)
-        if j is None or not tokens[j].is_symbol("("):
-            continue
-        close = matching_paren(tokens, j)
-        end = close
-        k = next_significant(tokens, close)
-        if k is not None and tokens[k].is_word("FILTER"):
-            m = next_significant(tokens, k)
-            if m is not None and tokens[m].is_symbol("("):
-                end = matching_paren(tokens, m)
-        calls.append((i, j, close, end))
-    return calls
+    return function_calls(tokens, tuple(_CAST_BACK))
 
 
 def _argument_start(tokens: list[Token], open_index: int) -> int:

@@ -34,7 +34,8 @@ from pyspark.sql.types import (BinaryType, ByteType, DataType, DecimalType, Doub
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import QUOTED, SYMBOL, WORD, Token, matching_paren, render, split_top_level, tokenize, with_depth
+from kindling.sql.tokens import (QUOTED, WORD, Token, function_calls, matching_paren, next_significant, previous_significant, render,
+                                 split_top_level, tokenize, with_depth)
 
 AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX")
 # Aggregates Flink or Spark know that the retracting aggregation does not implement.
@@ -150,7 +151,7 @@ def _outer_select(text: str, line: int) -> Optional[_Select]:
     if "FROM" not in positions or any(c in positions for c in ("ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")):
         return None
     select_tokens = tokens[top[0][0] + 1:positions["FROM"]]
-    first = _next(select_tokens, -1)
+    first = next_significant(select_tokens, -1)
     distinct = first is not None and select_tokens[first].is_word("DISTINCT")
     if first is not None and select_tokens[first].is_word("DISTINCT", "ALL"):
         select_tokens = select_tokens[first + 1:]
@@ -164,7 +165,7 @@ def _outer_select(text: str, line: int) -> Optional[_Select]:
             return None
         start = positions[name] + 1
         if name == "GROUP":
-            by = _next(tokens, positions[name])
+            by = next_significant(tokens, positions[name])
             if by is None or not tokens[by].is_word("BY"):
                 raise SqlError("GROUP needs BY: GROUP BY k", line=tokens[positions[name]].line, construct="GROUP BY")
             start = by + 1
@@ -211,7 +212,7 @@ def find_group_aggregation(text: str, line: int, window: bool = False) -> Option
     query, name, alias = parts.source
     outside_from = parts.select_tokens + (having or [])
     unsupported = [(t.upper, t.line) for i, t in enumerate(outside_from) if t.kind == WORD and t.upper in OTHER_AGGREGATES
-                   and (j := _next(outside_from, i)) is not None and outside_from[j].is_symbol("(")]
+                   and (j := next_significant(outside_from, i)) is not None and outside_from[j].is_symbol("(")]
     return GroupAggregation(render(parts.from_tokens), query, name, parts.from_line, alias, parts.where_text, keys, key_names, calls,
                             rewritten, having_text, line, unsupported)
 
@@ -313,37 +314,7 @@ def output_name(expression: str) -> Optional[str]:
 
 def _calls(tokens: list[Token]) -> list[tuple[int, int, int]]:
     """(name index, '(' index, end index incl. an optional FILTER (...)) of each outermost aggregate call."""
-    out: list[tuple[int, int, int]] = []
-    i = 0
-    while i < len(tokens):
-        t = tokens[i]
-        j = _next(tokens, i)
-        if t.kind == WORD and t.upper in AGGREGATE_FUNCTIONS and j is not None and tokens[j].is_symbol("(") \
-                and not (_previous(tokens, i) is not None and tokens[_previous(tokens, i)].is_symbol(".")):
-            close = matching_paren(tokens, j)
-            end = close
-            k = _next(tokens, close)
-            if k is not None and tokens[k].is_word("FILTER"):
-                m = _next(tokens, k)
-                if m is not None and tokens[m].is_symbol("("):
-                    end = matching_paren(tokens, m)
-            k = _next(tokens, end)
-            if k is not None and tokens[k].is_word("OVER"):
-                raise SqlError(f"{t.upper}(...) OVER (...) is an OVER aggregation, which Spark cannot run on streams", line=t.line,
-                               construct="OVER aggregation", hint="a GROUP BY aggregation")
-            out.append((i, j, end))
-            i = end + 1
-            continue
-        i += 1
-    return out
-
-
-def _next(tokens: list[Token], index: int) -> Optional[int]:
-    return next((j for j in range(index + 1, len(tokens)) if not tokens[j].trivia), None)
-
-
-def _previous(tokens: list[Token], index: int) -> Optional[int]:
-    return next((j for j in range(index - 1, -1, -1) if not tokens[j].trivia), None)
+    return [(name, open_index, end) for name, open_index, _, end in function_calls(tokens, AGGREGATE_FUNCTIONS)]
 
 
 def _call(tokens: list[Token], name: int, open_index: int, end: int) -> AggregateCall:
@@ -366,7 +337,7 @@ def _call(tokens: list[Token], name: int, open_index: int, end: int) -> Aggregat
     elif not sig:
         raise SqlError(f"{function}() needs an argument", line=tokens[name].line, construct=function, hint=SUPPORTED_FORM)
     if end != close:  # FILTER (WHERE condition): rows failing it do not reach the accumulator
-        filter_open = _next(tokens, _next(tokens, close))
+        filter_open = next_significant(tokens, next_significant(tokens, close))
         condition = [t for t in tokens[filter_open + 1:end]]
         csig = [t for t in condition if not t.trivia]
         if not csig or not csig[0].is_word("WHERE"):
@@ -399,7 +370,7 @@ def _keys_replaced(tokens: list[Token], keys: list[str], key_names: list[str]) -
     out: list[str] = []
     i = 0
     while i < len(tokens):
-        previous = _previous(tokens, i)
+        previous = previous_significant(tokens, i)
         if tokens[i].trivia or (previous is not None and tokens[previous].is_symbol(".")):
             out.append(tokens[i].text)  # a field of a ROW column
             i += 1
@@ -423,11 +394,11 @@ def _unqualified(tokens: list[Token], key_names: list[str]) -> list[Token]:
     for i, t in enumerate(tokens):
         if i in skip:
             continue
-        j = _next(tokens, i)
-        previous = _previous(tokens, i)
+        j = next_significant(tokens, i)
+        previous = previous_significant(tokens, i)
         if t.kind in (WORD, QUOTED) and j is not None and tokens[j].is_symbol(".") and t.identifier not in key_names \
                 and not (previous is not None and tokens[previous].is_symbol(".")):
-            k = _next(tokens, j)
+            k = next_significant(tokens, j)
             if k is not None and tokens[k].kind in (WORD, QUOTED):
                 skip.update(range(i + 1, k))
                 continue
@@ -444,7 +415,7 @@ def _match(tokens: list[Token], start: int, pattern: list[Optional[Token]]) -> O
         if i >= len(tokens) or not (tokens[i].kind in (WORD, QUOTED) if p is None else _same(tokens[i], p)):
             return None
         i += 1
-    after = i if i < len(tokens) and not tokens[i].trivia else _next(tokens, i)
+    after = i if i < len(tokens) and not tokens[i].trivia else next_significant(tokens, i)
     if after is not None and after < len(tokens) and tokens[after].is_symbol(".", "("):
         return None  # a longer qualified name, or a function call of that name
     return i

@@ -204,3 +204,27 @@ def previous_significant(tokens: list[Token], index: int) -> Optional[int]:
         if not tokens[j].trivia:
             return j
     return None
+
+
+def function_calls(tokens: list[Token], names: tuple[str, ...]) -> list[tuple[int, int, int, int]]:
+    """(name, '(', ')', end) indexes of each outermost call of a function in ``names`` (upper case); ``end`` is the
+    closing parenthesis of an aggregate's ``FILTER (WHERE ...)`` when one follows, else the call's own ')'."""
+    calls: list[tuple[int, int, int, int]] = []
+    for i, token in enumerate(tokens):
+        if token.kind != WORD or token.upper not in names or (calls and i <= calls[-1][3]):
+            continue
+        prev = previous_significant(tokens, i)
+        if prev is not None and tokens[prev].is_symbol("."):
+            continue
+        j = next_significant(tokens, i)
+        if j is None or not tokens[j].is_symbol("("):
+            continue
+        close = matching_paren(tokens, j)
+        end = close
+        k = next_significant(tokens, close)
+        if k is not None and tokens[k].is_word("FILTER"):
+            m = next_significant(tokens, k)
+            if m is not None and tokens[m].is_symbol("("):
+                end = matching_paren(tokens, m)
+        calls.append((i, j, close, end))
+    return calls
