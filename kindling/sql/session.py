@@ -429,10 +429,12 @@ class SqlSession:
             framed = self._processing_time_window_frame(window, construct, registered, stack)
             if framed is not None:
                 return framed
+        chained: Optional[_Source] = None  # an aggregation's append-only source, if Spark refuses the aggregation over it
         if aggregation is not None:
             source = self._single_source(aggregation, construct, registered, stack)
             if self._updating(source, construct):
                 return self._aggregation_frame(aggregation, source, construct, registered, stack)
+            chained = source
         else:
             projection = find_projection(text, line)
             source = self._single_source(projection, construct, registered, stack) if projection is not None else None
@@ -463,6 +465,16 @@ class SqlSession:
         flags = [registered[n] for n in used if n in registered]
         bounded = all(f[0] for f in flags) if flags else True
         event_time = any(f[1] for f in flags)
+        if chained is not None and aggregation is not None and df.isStreaming:
+            try:
+                self._output_mode(df, line, construct)
+            except SqlError as refused:
+                # An unbounded GROUP BY over a stateful append-only input (a window aggregation, a join): Spark runs
+                # one aggregation per query only in append mode, Flink aggregates the input's rows as they come.
+                try:
+                    return self._aggregation_frame(aggregation, chained, construct, registered, stack)
+                except SqlError:
+                    raise refused from None
         return df, (bounded, event_time)
 
     def _ranking_frame(self, top_n: TopN, construct: str, registered: dict[str, tuple[bool, bool]],

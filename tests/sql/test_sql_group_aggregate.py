@@ -107,3 +107,17 @@ def test_processing_time_windows_over_a_watermarked_table_emit_each_window_once(
     # every row counted at most once; a window still open when the input ends does not fire (as in Flink)
     assert sum(n for _, (_, n, _, _, _) in changes) <= len(rows)
     assert all(total <= sum(v for key, v, _ in rows if key == k) for _, (k, _, total, _, _) in changes)
+
+
+def test_an_unbounded_group_by_over_a_window_aggregation_totals_the_windows(env):
+    # (k, ms): 2-second windows [0, 2) a=2 b=1, [2, 4) a=1, [4, 6) b=1, [6, 8) a=1
+    rows = [("a", 0), ("a", 500), ("b", 1000), ("a", 2500), ("b", 4000), ("a", 6000)]
+    env.execute_sql(f"CREATE TABLE w (k STRING, ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3), WATERMARK FOR ts AS ts) "
+                    f"WITH ('connector' = 'collection', 'rows-per-batch' = '1', 'data' = '{json.dumps([list(r) for r in rows])}')")
+    result = env.execute_sql(
+        "SELECT k, SUM(n) AS total, MAX(n) AS busiest, COUNT(*) AS windows FROM (\n"
+        "  SELECT k, window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(ts), INTERVAL '2' SECOND))\n"
+        "  GROUP BY k, window_start, window_end)\n"
+        "GROUP BY k")
+    assert result.upsert_key == ["k"]
+    assert sorted(tuple(r) for r in result.collect(timeout=120)) == [("a", 4, 2, 3), ("b", 2, 1, 2)]
