@@ -531,7 +531,7 @@ class GroupAggregateProcessor(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
         k, calls = self.key_count, self.calls
-        stored = self._state.get() if self._state.exists() else None
+        stored = self._state.get()  # None when the key has no state: one round trip, not two
         count, accumulators, emitted = pickle.loads(stored[0]) if stored else (0, None, None)
         # sorted() is stable: the rows of one input partition keep their order (a -U before its +U)
         for row in sorted(rows, key=lambda r: r[-1]):
@@ -567,7 +567,7 @@ class GroupAggregateProcessor(StatefulProcessor):
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Row]:
         """A processing-time window ended: its result, once, and its state is dropped."""
-        stored = self._state.get() if self._state.exists() else None
+        stored = self._state.get()
         self._state.clear()
         if stored:
             _, accumulators, _ = pickle.loads(stored[0])

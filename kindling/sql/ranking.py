@@ -25,10 +25,11 @@ import pickle
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
-from pyspark.sql import DataFrame, Row
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import (BinaryType, BooleanType, ByteType, DateType, DecimalType, DoubleType, FloatType, IntegerType, LongType,
+                               ShortType, StringType, StructField, StructType, TimestampNTZType, TimestampType)
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.sql.errors import SqlError
@@ -468,7 +469,7 @@ class RankProcessor(StatefulProcessor):
             for rank, _, row in self._ranked(entries):
                 yield self._row(row, rank, "+I")
             return
-        stored = self._state.get() if self._state.exists() else None
+        stored = self._state.get()  # None when the key has no state: one round trip, not two
         next_seq, top = pickle.loads(stored[0]) if stored else (0, [])
         if self.kind == "window-rows":
             if not stored:
@@ -500,7 +501,7 @@ class RankProcessor(StatefulProcessor):
         """Flink's retractable Top-N: every row of the key is kept, a retraction removes an equal row, and the top rows
         before and after the micro-batch are compared."""
         first, last = self.visible
-        stored = self._state.get() if self._state.exists() else None
+        stored = self._state.get()
         next_seq, kept = pickle.loads(stored[0]) if stored else (0, [])
         entries = [(self._sort_key(o, s), s, o, v) for s, o, v in kept]
         old = self._positions(self._ranked(list(entries)))
@@ -538,7 +539,7 @@ class RankProcessor(StatefulProcessor):
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Row]:
         """Window Top-N over the TVF's rows: the watermark passed the window's end, emit its top rows once."""
-        stored = self._state.get() if self._state.exists() else None
+        stored = self._state.get()
         self._state.clear()
         if not stored:
             return
@@ -585,6 +586,54 @@ def rank_frame(df: DataFrame, top_n: TopN, plan: RankPlan, ttl_ms: Optional[int]
     # Spark expires state by processing time only in ProcessingTime mode
     time_mode = "EventTime" if plan.kind == "window-rows" else "ProcessingTime" if processor.ttl_ms else "None"
     return keyed.groupBy(*names).transformWithState(processor, plan.output, "Append", time_mode)
+
+
+_ORDERABLE = (ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType, DecimalType)
+BEST = INTERNAL_PREFIX + "rank_best"
+
+
+def top_one_aggregate(df: DataFrame, top_n: TopN, plan: RankPlan) -> Optional[DataFrame]:
+    """A Top-1 over an append-only input (``ROW_NUMBER() ... <= 1``, last-row deduplication) as Spark's own aggregation:
+    GROUP BY the partition keys keeping the best row (``max_by``), an upsert result by those keys, in the JVM.
+
+    Ties go to the earlier micro-batch for a Top-1 and to the later one for a last-row deduplication, as Flink's
+    arrival order does; None when an order key is not a number, time or boolean (the keyed ranking operator ranks it).
+    """
+    if plan.kind not in ("top-n", "last-row") or plan.retracting or top_n.function != "ROW_NUMBER" or top_n.limit != 1 \
+            or not top_n.partition:
+        return None
+    visible = [f.name for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
+    better: list[Column] = []  # greater is better, compared field by field
+    for k, key in enumerate(top_n.order):
+        column = F.col(_quote(f"{ORDER_PREFIX}{k}"))
+        data_type = df.schema[f"{ORDER_PREFIX}{k}"].dataType
+        if isinstance(data_type, _ORDERABLE):
+            value = column
+        elif isinstance(data_type, (TimestampType, TimestampNTZType)):
+            value = F.unix_micros(column.cast(TimestampType()))
+        elif isinstance(data_type, DateType):
+            value = F.unix_date(column)
+        elif isinstance(data_type, BooleanType):
+            value = column.cast(IntegerType())
+        else:
+            return None
+        nulls_first = key.nulls_low != key.descending
+        better.append(F.when(column.isNull(), F.lit(int(nulls_first))).otherwise(F.lit(int(not nulls_first))))
+        better.append(F.coalesce(value if key.descending else -value, F.lit(0).cast(_value_type(data_type))))
+    arrival = F.unix_micros(F.current_timestamp())  # the micro-batch's time, the same for all its rows
+    better.append(arrival if plan.kind == "last-row" else -arrival)
+    partition = [f"{PARTITION_PREFIX}{k}" for k in range(len(top_n.partition))]
+    rows = df.select(*[F.col(_quote(c)).alias(c, metadata={}) for c in partition],
+                     F.struct(*[F.col(_quote(c)).alias(c, metadata={}) for c in visible]).alias(BEST),
+                     F.struct(*[b.alias(f"b{n}") for n, b in enumerate(better)]).alias(ARRIVAL))
+    best = rows.groupBy(*[_quote(c) for c in partition]).agg(F.max_by(BEST, ARRIVAL).alias(BEST))
+    # the rank column is 1 for every row kept (the outer query's rank condition reads it)
+    return best.select(*[F.col(f"{BEST}.{_quote(c)}").alias(c) for c in visible], F.lit(1).cast(LongType()).alias(top_n.alias))
+
+
+def _value_type(data_type: Any) -> Any:
+    """The type a directed order value has: the column's own for numbers, BIGINT for times, dates and booleans."""
+    return data_type if isinstance(data_type, _ORDERABLE) else LongType()
 
 
 def _quote(name: str) -> str:

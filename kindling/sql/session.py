@@ -41,7 +41,7 @@ from kindling.sql.tokens import QUOTED, WORD, Token, significant, split_top_leve
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.group_aggregate import SUPPORTED_FORM as GROUP_AGGREGATION_FORM
 from kindling.sql.group_aggregate import GroupAggregation, Projection, aggregate_frame, find_group_aggregation, find_projection, output_name
-from kindling.sql.ranking import TOP_N_FORM, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key
+from kindling.sql.ranking import TOP_N_FORM, RankPlan, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key, top_one_aggregate
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
 
 if TYPE_CHECKING:
@@ -397,7 +397,7 @@ class SqlSession:
         if not significant(tokenize(text)):
             raise SqlError("the query is empty", line=line, construct=construct)
         registered: dict[str, tuple[bool, bool]] = {}
-        df, (bounded, event_time) = self._frame(text, line, construct, registered)
+        df, (bounded, event_time) = self._frame(text, line, construct, registered, outermost=True)
         if _UPDATING_TOP_N in registered and ROWKIND_COLUMN not in df.columns:
             raise SqlError("a query over an updating Top-N (in a view or subquery) would lose its retractions: not supported",
                            line=line, construct="Top-N", hint=TOP_N_FORM + "; or SELECT * FROM a view holding the Top-N")
@@ -414,15 +414,16 @@ class SqlSession:
             return PlannedQuery(df, mode, None, bounded, event_time, columns)
         # Spark's update mode emits a group's new value without saying whether the group is new
         # (and refuses a batch timestamp inside an aggregate), so every update is an upsert '+U'.
-        upsert_key = self._upsert_key(text, line, columns)
+        top_n = find_top_n(text, line)
+        upsert_key = ranking_upsert_key(text, line, columns) if top_n is not None else self._upsert_key(text, line, columns)
         df = df.select(*[F.col(_quote(c)) for c in columns], F.lit("+U").alias(ROWKIND_COLUMN))
         return PlannedQuery(df, mode, upsert_key, bounded, event_time, columns)
 
     def _frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
-               stack: tuple[str, ...] = ()) -> tuple[DataFrame, tuple[bool, bool]]:
+               stack: tuple[str, ...] = (), outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
         top_n = find_top_n(text, line)
         if top_n is not None:
-            return self._ranking_frame(top_n, construct, registered, stack)
+            return self._ranking_frame(top_n, construct, registered, stack, outermost)
         aggregation = find_group_aggregation(text, line)
         window = find_group_aggregation(text, line, window=True) if aggregation is None else None
         if window is not None:
@@ -478,8 +479,13 @@ class SqlSession:
         return df, (bounded, event_time)
 
     def _ranking_frame(self, top_n: TopN, construct: str, registered: dict[str, tuple[bool, bool]],
-                       stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
-        """A Top-N query: its inner query ranked by the keyed ranking operator, under the outer query."""
+                       stack: tuple[str, ...], outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
+        """A Top-N query: its inner query ranked by the keyed ranking operator, under the outer query.
+
+        The outermost query's Top-1 over an append-only input runs as Spark's own aggregation when Spark can run it
+        (an upsert result by the partition keys, as Flink's); a Top-N read by another query keeps the operator's
+        changelog, which the reader needs to retract rows.
+        """
         inner, flags = self._frame(top_n.inner_text, top_n.inner_line, construct, registered, stack)
         updating_input = ROWKIND_COLUMN in inner.columns or self._output_mode(inner, top_n.inner_line, construct) != "append"
         if updating_input:  # ranked as Flink's retractable Top-N, over the input's changelog
@@ -487,6 +493,10 @@ class SqlSession:
         plan_text = inner._jdf.queryExecution().analyzed().toString()
         window_input = "Aggregate [" in plan_text or "\nAggregate " in plan_text or plan_text.startswith("Aggregate")
         plan = plan_ranking(inner, top_n, window_input, updating_input)
+        if outermost and self._state_ttl_ms() is None:  # Spark's aggregation state has no TTL
+            native = self._top_one_frame(inner, top_n, plan, construct, registered, stack)
+            if native is not None:
+                return native, flags
         try:
             ranked = rank_frame(inner, top_n, plan, self._state_ttl_ms())
         except Exception as exc:
@@ -502,6 +512,29 @@ class SqlSession:
             raise SqlError("an updating Top-N must be the outermost query here (its changelog would be lost)", line=top_n.line,
                            construct="Top-N", hint=TOP_N_FORM)
         return df, flags
+
+    def _top_one_frame(self, inner: DataFrame, top_n: TopN, plan: RankPlan, construct: str, registered: dict[str, tuple[bool, bool]],
+                       stack: tuple[str, ...]) -> Optional[DataFrame]:
+        """The Top-1 as Spark's aggregation under the outer query, or None when Spark cannot run it so (after a join:
+        one aggregation per query in update mode) or the outer query drops a partition key (the upserts' key)."""
+        try:
+            best = top_one_aggregate(inner, top_n, plan)
+        except Exception:  # an order expression Spark cannot aggregate by: the keyed operator ranks it
+            return None
+        if best is None:
+            return None
+        view = f"__kindling_rank_{next(_VIEW_IDS)}"
+        best.createOrReplaceTempView(view)
+        df, _ = self._frame(top_n.outer_text(view, False), top_n.start_line, construct, registered, stack)
+        key = list(top_n.partition_names) + ([top_n.alias] if top_n.rank_selected else [])
+        if any(k is None or k not in df.columns for k in key):
+            return None
+        try:
+            if self._output_mode(df, top_n.line, construct) != "update":
+                return None
+        except SqlError:
+            return None
+        return df
 
     def _single_source(self, query: Union[GroupAggregation, Projection], construct: str, registered: dict[str, tuple[bool, bool]],
                        stack: tuple[str, ...]) -> Optional[_Source]:

@@ -66,10 +66,16 @@ def test_deduplication_keeps_the_first_or_the_last_row_by_event_time(rank_env):
     first = rank_env.execute_sql(
         "SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ASC) AS rn FROM r) WHERE rn = 1")
     assert _changes(first) == [("+I", ("a", 10)), ("+I", ("b", 5))]  # append-only: each key's first row, once
-    last = rank_env.execute_sql(
-        "SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn FROM r) WHERE rn <= 1")
+    last_query = "SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn FROM r) WHERE rn <= 1"
+    last = rank_env.execute_sql(last_query)
     assert last.upsert_key == ["k"]
-    assert _changes(last) == [
+    # the outermost Top-1 over an append-only input runs as Spark's own aggregation: an upsert per key and batch
+    assert _changes(last) == [("+U", ("a", 10)), ("+U", ("a", 20)), ("+U", ("b", 5)), ("+U", ("a", 15)), ("+U", ("a", 5)),
+                              ("+U", ("a", 20))]
+    assert sorted(tuple(r) for r in last.collect()) == [("a", 20), ("b", 5)]
+    # read by another query, it is the keyed operator's changelog with Flink's retractions
+    rank_env.execute_sql(f"CREATE VIEW latest AS {last_query}")
+    assert _changes(rank_env.execute_sql("SELECT k, v FROM latest")) == [
         ("+I", ("a", 10)), ("-U", ("a", 10)), ("+U", ("a", 20)), ("+I", ("b", 5)),
         ("-U", ("a", 20)), ("+U", ("a", 15)), ("-U", ("a", 15)), ("+U", ("a", 5)), ("-U", ("a", 5)), ("+U", ("a", 20)),
     ]
@@ -166,3 +172,16 @@ def test_state_ttl_forgets_a_partitions_top_rows(rank_env):
                                   "FROM r) WHERE rn <= 2")
     # each micro-batch finds the rows of the one before expired: every row is its key's first, at rank 1
     assert _changes(result) == [("+I", (k, v, 1)) for k, v, _ in ROWS]
+
+
+def test_an_outermost_top_one_keeps_the_earlier_of_tied_rows(rank_env):
+    result = rank_env.execute_sql("SELECT k, v, ms FROM (SELECT k, v, ms, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC, ms DESC) "
+                                  "AS rn FROM r) WHERE rn = 1")
+    plan = rank_env.execute_sql("EXPLAIN SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
+                                "FROM r) WHERE rn = 1").collect()[0][0]
+    assert "upsert key ['k']" in plan and "max_by" in plan  # Spark's aggregation, not the keyed Python operator
+    assert sorted(tuple(r) for r in result.collect(timeout=120)) == [("a", 20, 6000), ("b", 5, 3000)]
+    tied = rank_env.execute_sql("SELECT k, v, ms FROM (SELECT k, v, ms, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
+                                "FROM r) WHERE rn = 1")
+    # (a, 20) arrives twice; the first keeps the place, as in Flink
+    assert sorted(tuple(r) for r in tied.collect(timeout=120)) == [("a", 20, 2000), ("b", 5, 3000)]
