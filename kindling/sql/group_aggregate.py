@@ -155,7 +155,7 @@ def _outer_select(text: str, line: int) -> Optional[_Select]:
     distinct = first is not None and select_tokens[first].is_word("DISTINCT")
     if first is not None and select_tokens[first].is_word("DISTINCT", "ALL"):
         select_tokens = select_tokens[first + 1:]
-    items = [_split_alias(part) for part in split_top_level(select_tokens) if render(part).strip()]
+    items = [split_alias(part) for part in split_top_level(select_tokens) if render(part).strip()]
     if not items:
         return None
     clause_at = sorted(i for c, i in positions.items() if c != "FROM")
@@ -248,7 +248,8 @@ def find_projection(text: str, line: int) -> Optional[Projection]:
     return Projection(query, name, parts.from_line, alias, render(parts.select_tokens).strip(), parts.where_text)
 
 
-def _split_alias(part: list[Token]) -> tuple[str, Optional[str]]:
+def split_alias(part: list[Token]) -> tuple[str, Optional[str]]:
+    """A SELECT item's expression text and its alias (``expr AS a``, ``expr a``), or None when it has none."""
     sig = [t for t in part if not t.trivia]
     if len(sig) >= 3 and sig[-2].is_word("AS") and sig[-1].kind in (WORD, QUOTED):
         end = part.index(sig[-2])
@@ -597,10 +598,9 @@ def aggregate_frame(projected: DataFrame, aggregation: GroupAggregation, ttl_ms:
         groups = [KEY_PREFIX]
     keyed = projected.select(*columns)
     window_end_at = [n.lower() for n in aggregation.key_names].index("window_end") if processing_time_window else None
-    processor = GroupAggregateProcessor(aggregation.calls, types, len(aggregation.key_names), output.fieldNames(),
-                                        None if processing_time_window else ttl_ms, window_end_at)
-    if not aggregation.key_names:
-        processor = _GlobalAggregateProcessor(aggregation.calls, types, 0, output.fieldNames(), ttl_ms)
+    operator = GroupAggregateProcessor if aggregation.key_names else _GlobalAggregateProcessor
+    processor = operator(aggregation.calls, types, len(aggregation.key_names), output.fieldNames(),
+                         None if processing_time_window else ttl_ms, window_end_at)
     # Spark fires processing-time timers and expires state by processing time only in ProcessingTime mode
     # (Flink's state TTL is processing time too)
     time_mode = "ProcessingTime" if ttl_ms or processing_time_window else "None"

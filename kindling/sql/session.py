@@ -37,10 +37,11 @@ from kindling.sql.errors import SqlError, from_spark
 from kindling.sql.functions import UserDefinedScalarFunction
 from kindling.sql.result import ChangelogCollector, TableResult
 from kindling.sql.statements import Statement, split_statements
-from kindling.sql.tokens import QUOTED, WORD, Token, significant, split_top_level, tokenize
+from kindling.sql.tokens import Token, significant, split_top_level, tokenize
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.group_aggregate import SUPPORTED_FORM as GROUP_AGGREGATION_FORM
-from kindling.sql.group_aggregate import GroupAggregation, Projection, aggregate_frame, find_group_aggregation, find_projection, output_name
+from kindling.sql.group_aggregate import (GroupAggregation, Projection, aggregate_frame, find_group_aggregation, find_projection, output_name,
+                                          split_alias)
 from kindling.sql.ranking import TOP_N_FORM, RankPlan, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key, top_one_aggregate
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
 
@@ -595,13 +596,7 @@ class SqlSession:
             flags = source.flags
         else:
             projected, flags = self._frame(aggregation.projection_text(None), line, construct, registered, stack)
-        try:
-            aggregated = aggregate_frame(projected, aggregation, self._state_ttl_ms())
-        except SqlError as error:
-            raise SqlError(error.reason, line=line, construct=error.construct, hint=error.hint) from None
-        except Exception as exc:
-            raise _spark_error(exc, line, construct) from None
-        return self._aggregation_result(aggregation, aggregated, construct, registered, stack), flags
+        return self._aggregated(projected, aggregation, construct, registered, stack), flags
 
     def _processing_time_window_frame(self, window: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
                                       stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
@@ -612,18 +607,19 @@ class SqlSession:
         if end is None or "spark.watermarkDelayMs" in (end.metadata or {}):
             return None
         window.check_supported()
-        try:
-            aggregated = aggregate_frame(projected, window, None, processing_time_window=True)
-        except SqlError as error:
-            raise SqlError(error.reason, line=window.line, construct=error.construct, hint=error.hint) from None
-        except Exception as exc:
-            raise _spark_error(exc, window.line, construct) from None
-        df = self._aggregation_result(window, aggregated, construct, registered, stack)
+        df = self._aggregated(projected, window, construct, registered, stack, processing_time_window=True)
         return df.drop(ROWKIND_COLUMN), flags  # append-only: one final row per window
 
-    def _aggregation_result(self, aggregation: GroupAggregation, aggregated: DataFrame, construct: str,
-                            registered: dict[str, tuple[bool, bool]], stack: tuple[str, ...]) -> DataFrame:
-        """The SELECT list and HAVING of ``aggregation`` over the operator's keys and results."""
+    def _aggregated(self, projected: DataFrame, aggregation: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
+                    stack: tuple[str, ...], processing_time_window: bool = False) -> DataFrame:
+        """The aggregation operator over ``projected`` (keys, arguments, row kind), then the SELECT list and HAVING over
+        its keys and results."""
+        try:
+            aggregated = aggregate_frame(projected, aggregation, self._state_ttl_ms(), processing_time_window)
+        except SqlError as error:
+            raise SqlError(error.reason, line=aggregation.line, construct=error.construct, hint=error.hint) from None
+        except Exception as exc:
+            raise _spark_error(exc, aggregation.line, construct) from None
         view = f"__kindling_aggregate_{next(_VIEW_IDS)}"
         aggregated.createOrReplaceTempView(view)
         names = [alias or output_name(expression) or f"EXPR${n}" for n, (expression, alias) in enumerate(aggregation.select)]
@@ -904,16 +900,7 @@ def _outer_select_and_group(text: str) -> tuple[list[tuple[str, Optional[str]]],
     select_tokens = [t for t, _ in tokens[select_at + 1:from_at]]
     if select_tokens and select_tokens[0].is_word("DISTINCT", "ALL"):
         select_tokens = select_tokens[1:]
-    items = []
-    for part in split_top_level(select_tokens):
-        if not part:
-            continue
-        alias = None
-        if len(part) >= 3 and part[-2].is_word("AS") and part[-1].kind in (WORD, QUOTED):
-            alias, part = part[-1].identifier, part[:-2]
-        elif len(part) >= 2 and part[-1].kind in (WORD, QUOTED) and (part[-2].kind in (WORD, QUOTED) or part[-2].is_symbol(")")):
-            alias, part = part[-1].identifier, part[:-1]
-        items.append((" ".join(t.text for t in part), alias))
+    items = [split_alias(part) for part in split_top_level(select_tokens) if part]
     groups: list[str] = []
     if group_at is not None:
         end = next((k for k, (t, d) in enumerate(tokens) if k > group_at + 1 and d == 0 and t.upper in _CLAUSE_END), len(tokens))
