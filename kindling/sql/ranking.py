@@ -503,22 +503,26 @@ class RankProcessor(StatefulProcessor):
         first, last = self.visible
         stored = self._state.get()
         next_seq, kept = pickle.loads(stored[0]) if stored else (0, [])
-        entries = [(self._sort_key(o, s), s, o, v) for s, o, v in kept]
-        old = self._positions(self._ranked(list(entries)))
+        old = self._positions(self._ranked([(self._sort_key(o, s), s, o, v) for s, o, v in kept]))
+        alive = {s: (o, v) for s, o, v in kept}  # seq -> (order values, row)
+        seqs: dict[tuple, list[int]] = {}  # (order values, row) -> the seqs of its equal copies, oldest first
+        for s, o, v in kept:
+            seqs.setdefault((o, v), []).append(s)
         for r in rows:
-            row, order_values = tuple(r[first:last]), tuple(r[k] for k in self.order_at)
+            entry = (tuple(r[k] for k in self.order_at), tuple(r[first:last]))
             if r[self.kind_at] in ("-U", "-D"):
-                at = next((n for n, e in enumerate(entries) if e[3] == row and e[2] == order_values), None)
-                if at is not None:  # a retraction of a row never seen (expired state) is ignored, as in Flink
-                    del entries[at]
+                copies = seqs.get(entry)
+                if copies:  # a retraction of a row never seen (expired state) is ignored, as in Flink
+                    del alive[copies.pop(0)]
             else:
-                entries.append((self._sort_key(order_values, next_seq), next_seq, order_values, row))
+                alive[next_seq] = entry
+                seqs.setdefault(entry, []).append(next_seq)
                 next_seq += 1
-        if entries:
-            self._state.update((pickle.dumps((next_seq, [(s, o, v) for _, s, o, v in entries]), protocol=5),))
+        if alive:
+            self._state.update((pickle.dumps((next_seq, [(s, o, v) for s, (o, v) in alive.items()]), protocol=5),))
         else:
             self._state.clear()
-        yield from self._changes(old, self._positions(self._ranked(entries)))
+        yield from self._changes(old, self._positions(self._ranked([(self._sort_key(o, s), s, o, v) for s, (o, v) in alive.items()])))
 
     def _changes(self, old: dict, new: dict) -> Iterator[Row]:
         """The changelog from the top rows ``old`` to ``new`` (both by (seq, rank))."""
@@ -590,6 +594,7 @@ def rank_frame(df: DataFrame, top_n: TopN, plan: RankPlan, ttl_ms: Optional[int]
 
 _ORDERABLE = (ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType, DecimalType)
 BEST = INTERNAL_PREFIX + "rank_best"
+BETTER = INTERNAL_PREFIX + "rank_better"
 
 
 def top_one_aggregate(df: DataFrame, top_n: TopN, plan: RankPlan) -> Optional[DataFrame]:
@@ -625,8 +630,8 @@ def top_one_aggregate(df: DataFrame, top_n: TopN, plan: RankPlan) -> Optional[Da
     partition = [f"{PARTITION_PREFIX}{k}" for k in range(len(top_n.partition))]
     rows = df.select(*[F.col(_quote(c)).alias(c, metadata={}) for c in partition],
                      F.struct(*[F.col(_quote(c)).alias(c, metadata={}) for c in visible]).alias(BEST),
-                     F.struct(*[b.alias(f"b{n}") for n, b in enumerate(better)]).alias(ARRIVAL))
-    best = rows.groupBy(*[_quote(c) for c in partition]).agg(F.max_by(BEST, ARRIVAL).alias(BEST))
+                     F.struct(*[b.alias(f"b{n}") for n, b in enumerate(better)]).alias(BETTER))
+    best = rows.groupBy(*[_quote(c) for c in partition]).agg(F.max_by(BEST, BETTER).alias(BEST))
     # the rank column is 1 for every row kept (the outer query's rank condition reads it)
     return best.select(*[F.col(f"{BEST}.{_quote(c)}").alias(c) for c in visible], F.lit(1).cast(LongType()).alias(top_n.alias))
 
