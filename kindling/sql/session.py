@@ -726,6 +726,8 @@ class SqlSession:
                     raise _spark_error(exc, column.line, f"computed column '{column.name}'") from None
             else:
                 projection.append(_with_precision(F.col(_quote(column.name)), column.type.flink).alias(column.name))
+        if source.changelog:  # a CDC format: the table is updating, each row keeps its kind
+            projection.append(F.col(ROWKIND_COLUMN))
         try:
             df = df.select(*projection)
         except Exception as exc:
