@@ -63,6 +63,19 @@ def _local_schema_registry(args: argparse.Namespace) -> int:
     return _stop_or_status(schema_registry, "schema registry", args.action, state_dir)
 
 
+def _local_search(args: argparse.Namespace) -> int:
+    """``kindling local elasticsearch|opensearch start|stop|status``; ``start`` prints ``url=...`` for scripts."""
+    import importlib
+
+    service = importlib.import_module(f"kindling.local.{args.service}")
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = service.start_background(port=args.port, state_dir=state_dir)
+        print(f"url={info['url']}")
+        return 0
+    return _stop_or_status(service, f"{service.SERVICE.label} server", args.action, state_dir)
+
+
 def _demo(args: argparse.Namespace) -> int:
     from kindling.playground.demo import run_click_count_demo
 
@@ -123,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     registry.add_argument("--basic-auth", action="store_true",
                           help="require the credentials in $KINDLING_SCHEMA_REGISTRY_USER_INFO ('user:password')")
     registry.set_defaults(handler=_local_schema_registry)
+    for name, label, port in (("elasticsearch", "an Elasticsearch 8 REST API (noida-db)", 9200),
+                              ("opensearch", "an OpenSearch REST API (osmem-server)", 9201)):
+        search = services.add_parser(name, help=f"{label} on 127.0.0.1")
+        search.add_argument("action", choices=["start", "stop", "status"])
+        search.add_argument("--port", type=int, default=port)
+        search.add_argument("--state-dir", default=f".kindling/local/{name}")
+        search.set_defaults(handler=_local_search)
 
     from kindling.server.cli import add_commands
 

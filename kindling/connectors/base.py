@@ -73,6 +73,12 @@ class Connector:
         return cls.sink_options.validate(options)
 
     @classmethod
+    def prepare_sink(cls, options: Mapping[str, Any], schema: StructType, updating: bool) -> None:
+        """Checks a sink can make only once its input is known, on the driver before the job starts: Flink's
+        planning checks against the columns and the changelog (``updating``: the input carries updates or
+        deletes), and a first request to the external system. Nothing by default."""
+
+    @classmethod
     def is_bounded(cls, options: ParsedOptions) -> bool:
         """Whether a source with these options ends by itself (Flink's Boundedness.BOUNDED)."""
         return False

@@ -27,6 +27,7 @@ from pyspark.sql.types import StructType, TimestampType
 from kindling import config as cfg
 from kindling.connectors import get_connector
 from kindling.connectors.base import ROWKIND_COLUMN, Sink, Source
+from kindling.connectors import get_connector
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy
 from kindling.durations import parse_duration, spark_interval
@@ -309,6 +310,7 @@ class SqlSession:
                                     bounded=planned.bounded)
                 try:
                     sink = Sink(table.connector, table.connector_options())
+                    get_connector(table.connector).prepare_sink(sink.options, planned.df.schema, planned.updating)
                 except (OptionError, ValueError) as exc:
                     raise SqlError(f"INSERT INTO {table.name}: {exc}", line=insert.line, construct="WITH options of the sink table") from None
                 bound = self.env._add_sink(stream, sink)
