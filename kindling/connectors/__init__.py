@@ -20,6 +20,7 @@ _MODULES = {
     "collection": "kindling.connectors.collection",
     "filesystem": "kindling.connectors.filesystem",
     "nexmark": "kindling.connectors.nexmark",
+    "jdbc": "kindling.connectors.jdbc",
 }
 
 
