@@ -25,6 +25,7 @@ _MODULES = {
     "elasticsearch-7": "kindling.connectors.elasticsearch:ELASTICSEARCH_7",
     "elasticsearch-8": "kindling.connectors.elasticsearch:ELASTICSEARCH_8",
     "opensearch": "kindling.connectors.elasticsearch:OPENSEARCH",
+    "jdbc": "kindling.connectors.jdbc",
 }
 
 

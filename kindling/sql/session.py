@@ -390,6 +390,10 @@ class SqlSession:
                 raise SqlError(f"table sink '{table.name}' (connector '{table.connector}') doesn't support consuming update changes, "
                                "which this query produces (an unbounded GROUP BY, DISTINCT or Top-N)", line=insert.line, construct="INSERT",
                                hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
+            if table.connector == "jdbc" and not table.primary_key:
+                raise SqlError("please declare primary key for sink table when query contains update/delete record",
+                               line=insert.line, construct="INSERT",
+                               hint=f"PRIMARY KEY (...) NOT ENFORCED on table '{table.name}' makes the jdbc sink upsert")
         df = planned.df.select(*projected)
         return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names,
                             planned.changelog), table
