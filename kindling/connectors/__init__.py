@@ -20,6 +20,8 @@ _MODULES = {
     "collection": "kindling.connectors.collection",
     "filesystem": "kindling.connectors.filesystem",
     "nexmark": "kindling.connectors.nexmark",
+    "kinesis": "kindling.connectors.kinesis",
+    "kinesis-legacy": "kindling.connectors.kinesis.legacy",
 }
 
 
