@@ -56,6 +56,17 @@ def _local_database(args: argparse.Namespace) -> int:
     return _stop_or_status(service, label, args.action, state_dir)
 
 
+def _local_kinesis(args: argparse.Namespace) -> int:
+    from kindling.local import kinesis
+
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = kinesis.start_background(port=args.port, state_dir=state_dir)
+        print(f"url={info['url']}")  # exactly one line, for scripts
+        return 0
+    return _stop_or_status(kinesis, "Kinesis server", args.action, state_dir)
+
+
 def _local_schema_registry(args: argparse.Namespace) -> int:
     import os
 
@@ -149,6 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
         server.add_argument("--port", type=int, default=port)
         server.add_argument("--state-dir", default=f".kindling/local/{name}")
         server.set_defaults(handler=_local_database)
+    kinesis = services.add_parser("kinesis", help="a local Kinesis Data Streams API server (kinesis-local) on 127.0.0.1")
+    kinesis.add_argument("action", choices=["start", "stop", "status"])
+    kinesis.add_argument("--port", type=int, default=4568)
+    kinesis.add_argument("--state-dir", default=".kindling/local/kinesis")
+    kinesis.set_defaults(handler=_local_kinesis)
     registry = services.add_parser("schema-registry", help="a local Confluent-compatible schema registry on 127.0.0.1")
     registry.add_argument("action", choices=["start", "stop", "status"])
     registry.add_argument("--port", type=int, default=8081)

@@ -52,6 +52,17 @@ def s3(tmp_path_factory) -> Iterator[object]:
 
 
 @pytest.fixture(scope="session")
+def kinesis(tmp_path_factory) -> Iterator[object]:
+    """A local Kinesis API server (kinesis-local) on a free loopback port, stopped at the end of the run."""
+    from kindling.local.kinesis import LocalKinesis
+
+    server = LocalKinesis(data_dir=tmp_path_factory.mktemp("kinesis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def schema_registry(tmp_path_factory) -> Iterator[object]:
     """A local Confluent-compatible schema registry on a free loopback port (no auth), stopped at the end of the run."""
     from kindling.local.schema_registry import LocalSchemaRegistry

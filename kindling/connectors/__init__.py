@@ -26,6 +26,8 @@ _MODULES = {
     "elasticsearch-8": "kindling.connectors.elasticsearch:ELASTICSEARCH_8",
     "opensearch": "kindling.connectors.elasticsearch:OPENSEARCH",
     "jdbc": "kindling.connectors.jdbc",
+    "kinesis": "kindling.connectors.kinesis",
+    "kinesis-legacy": "kindling.connectors.kinesis.legacy",
 }
 
 
