@@ -27,7 +27,6 @@ from pyspark.sql.types import StructType, TimestampType
 from kindling import config as cfg
 from kindling.connectors import get_connector
 from kindling.connectors.base import ROWKIND_COLUMN, Sink, Source
-from kindling.connectors import get_connector
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy
 from kindling.durations import parse_duration, spark_interval
@@ -390,10 +389,6 @@ class SqlSession:
                 raise SqlError(f"table sink '{table.name}' (connector '{table.connector}') doesn't support consuming update changes, "
                                "which this query produces (an unbounded GROUP BY, DISTINCT or Top-N)", line=insert.line, construct="INSERT",
                                hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
-            if table.connector == "jdbc" and not table.primary_key:
-                raise SqlError("please declare primary key for sink table when query contains update/delete record",
-                               line=insert.line, construct="INSERT",
-                               hint=f"PRIMARY KEY (...) NOT ENFORCED on table '{table.name}' makes the jdbc sink upsert")
         df = planned.df.select(*projected)
         return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names,
                             planned.changelog), table
