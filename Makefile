@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DURATION ?= 60
 
 .PHONY: demo test setup java chromium databases kinesis-local benchmark clean
-.PHONY: nexmark-check nexmark-bench
+.PHONY: nexmark-check nexmark-bench sql-reference
 
 setup: java chromium databases kinesis-local $(STAMP)
 
@@ -86,6 +86,12 @@ nexmark-bench: setup
 	@$(BIN)/python -c 'import duckdb' 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
 	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
 	$(BIN)/python benchmarks/nexmark/run.py --pyflink-python $(VENV)/pyflink/bin/python $(NEXMARK_ARGS)
+
+# Re-record Flink's answers for the differential SQL suite (tests/sql/differential/reference.json) on
+# PyFlink 2.3 in its own venv; `make test` compares kindling's answers with them (PyFlink is not needed there).
+sql-reference: setup
+	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
+	$(VENV)/pyflink/bin/python tests/sql/differential/record.py
 
 clean:
 	rm -rf $(VENV) .kindling artifacts *.egg-info

@@ -53,7 +53,7 @@ class ChangelogCollector:
 
 def apply_changelog(changes: Sequence[tuple[str, Row]], upsert_key: Optional[Sequence[str]]) -> list[Row]:
     """The rows a changelog leaves: by key for an upsert result, as a multiset otherwise."""
-    if upsert_key:
+    if upsert_key is not None:  # an empty key: a global aggregation's one row
         by_key: dict[tuple, Row] = {}
         for kind, row in changes:
             key = tuple(row[k] for k in upsert_key)
@@ -84,7 +84,7 @@ class TableResult:
         self._rows = [Row(**dict(zip(self.columns, r))) for r in (rows or [])]
         self._job_client = job_client
         self._collector = collector
-        self.upsert_key = list(upsert_key) if upsert_key else None
+        self.upsert_key = list(upsert_key) if upsert_key is not None else None
         self._cleanup = cleanup
 
     @staticmethod

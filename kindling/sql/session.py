@@ -39,6 +39,7 @@ from kindling.sql.functions import UserDefinedScalarFunction
 from kindling.sql.result import ChangelogCollector, TableResult
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import Token, significant, split_top_level, tokenize
+from kindling.sql.division import with_flink_division
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.group_aggregate import SUPPORTED_FORM as GROUP_AGGREGATION_FORM
 from kindling.sql.group_aggregate import (GroupAggregation, Projection, aggregate_frame, find_group_aggregation, find_projection, output_name,
@@ -454,8 +455,9 @@ class SqlSession:
         try:
             df = self.spark.sql(translation.text)
             typed = with_flink_aggregate_types(self.spark, translation.text)
-            if typed is not None:
-                df = self.spark.sql(typed)
+            divided = with_flink_division(self.spark, typed or translation.text)
+            if divided is not None or typed is not None:
+                df = self.spark.sql(divided or typed)
         except SqlError:
             raise
         except Exception as exc:
@@ -663,6 +665,8 @@ class SqlSession:
         if not group_items:
             if _outer_is_distinct(text):
                 return list(columns)
+            if select_items and all(_GLOBAL_AGGREGATE.match(expr) for expr, _ in select_items):
+                return []  # a global aggregation: one row, each update replaces it
             return None
         keys: list[str] = []
         normalised = [(_normalise(expr), alias) for expr, alias in select_items]
@@ -917,6 +921,10 @@ def _outer_is_distinct(text: str) -> bool:
         if depth == 0 and token.is_word("SELECT"):
             return k + 1 < len(tokens) and tokens[k + 1][0].is_word("DISTINCT")
     return False
+
+
+_GLOBAL_AGGREGATE = re.compile(r"^\s*(COUNT|SUM|MIN|MAX|AVG|STDDEV_POP|STDDEV_SAMP|VAR_POP|VAR_SAMP|LISTAGG|COLLECT|BOOL_AND|BOOL_OR)\s*\(",
+                               re.IGNORECASE)
 
 
 def _normalise(expression: str) -> str:

@@ -99,7 +99,7 @@ class _Rewriter:
                     out.append(_keep_lines(text, original))
                     i = next_index
                     continue
-            out.append(token.text)
+            out.append(spark_string_literal(token.text) if token.kind == STRING else token.text)
             i += 1
         return "".join(out)
 
@@ -367,7 +367,28 @@ class _Rewriter:
             raise SqlError(f"{word} needs AS type", line=tokens[open_index].line, construct=word, hint=f"{word}(x AS BIGINT)")
         value = self.rewrite(strip_trivia(inner[:as_index]))
         flink_type = parse_type(inner[as_index + 1:], tokens[open_index].line)
-        return f"{word}({value} AS {spark_sql_type(flink_type)})"
+        target = spark_sql_type(flink_type)
+        if target == "STRING":
+            return _cast_to_string(word, value)
+        return f"{word}({value} AS {target})"
+
+
+def _cast_to_string(word: str, value: str) -> str:
+    """Flink's CAST(x AS STRING): booleans as TRUE/FALSE, timestamps with at least 3 fraction digits
+    ('08:00:01.000', '08:00:04.910'); Spark writes 'true' and drops trailing zeros. The source type is only
+    known to Spark, so the choice is made there on typeof(x), which Spark folds at planning."""
+    text = f"{word}({value} AS STRING)"
+    dot = f"instr({text}, '.')"
+    timestamp = (f"CASE WHEN {dot} = 0 THEN concat({text}, '.000') "
+                 f"ELSE rpad({text}, greatest(length({text}), {dot} + 3), '0') END")
+    return (f"CASE WHEN typeof({value}) = 'boolean' THEN upper({text}) "
+            f"WHEN typeof({value}) LIKE 'timestamp%' THEN {timestamp} ELSE {text} END")
+
+
+def spark_string_literal(text: str) -> str:
+    """A Flink string literal as Spark SQL text: Flink keeps a backslash as it is ('o_(\\d+)' is a regex), Spark's
+    parser reads it as an escape, so each backslash is doubled."""
+    return text.replace("\\", "\\\\")
 
 
 def _keep_lines(replacement: str, original: str) -> str:

@@ -1,0 +1,218 @@
+"""The differential corpus: Flink SQL queries and expressions from Flink's documentation.
+
+Each entry names the page of apache/flink's docs it comes from (``docs/content/docs/dev/table/...``)
+and runs over the bounded tables of :mod:`tables` (orders, customers, shipments). Expressions are
+evaluated per order row (``SELECT order_id, <expression> AS v FROM orders``) so that NULLs, ties and
+duplicates reach every function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FUNCTIONS = "dev/table/functions/systemFunctions.md"
+Q = "dev/table/sql/queries/"
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    source: str
+    sql: str
+    expression: str = ""  # for expression entries: evaluated together with others in one batched query
+
+
+def expression_batch(entries: "list[Entry]") -> str:
+    """One query evaluating several expression entries over orders: columns order_id, v0, v1, ..."""
+    return "SELECT order_id, " + ", ".join(f"{e.expression} AS v{i}" for i, e in enumerate(entries)) + " FROM orders"
+
+
+def _expr(id: str, expression: str) -> Entry:
+    return Entry(id, FUNCTIONS, f"SELECT order_id, {expression} AS v FROM orders", expression)
+
+
+_EXPRESSIONS = [
+    # comparison
+    ("cmp-eq", "amount = 10"), ("cmp-ne", "amount <> 10"), ("cmp-gt", "amount > 7"), ("cmp-ge", "amount >= 7"),
+    ("cmp-lt", "price < 1.5"), ("cmp-le", "price <= 1.5"), ("cmp-is-null", "customer IS NULL"),
+    ("cmp-is-not-null", "amount IS NOT NULL"), ("cmp-distinct-from", "amount IS DISTINCT FROM 10"),
+    ("cmp-not-distinct-from", "amount IS NOT DISTINCT FROM 7"), ("cmp-between", "amount BETWEEN 3 AND 10"),
+    ("cmp-not-between", "amount NOT BETWEEN 3 AND 10"), ("cmp-between-symmetric", "amount BETWEEN SYMMETRIC 10 AND 3"),
+    ("cmp-like", "item LIKE 'b%'"), ("cmp-not-like", "item NOT LIKE '%e%'"), ("cmp-like-underscore", "tag LIKE 'o\\_%' ESCAPE '\\'"),
+    ("cmp-similar-to", "tag SIMILAR TO 'o_[0-9]+'"), ("cmp-in", "item IN ('apple', 'cherry')"),
+    ("cmp-not-in", "amount NOT IN (3, 7)"),
+    # logical
+    ("log-or", "amount > 10 OR price > 2"), ("log-and", "amount > 5 AND price < 1"), ("log-not", "NOT (amount > 5)"),
+    ("log-is-true", "(amount > 5) IS TRUE"), ("log-is-not-false", "(amount > 5) IS NOT FALSE"),
+    ("log-is-unknown", "(amount > 5) IS UNKNOWN"),
+    # arithmetic
+    ("ar-plus", "amount + 1"), ("ar-minus", "amount - order_id"), ("ar-times", "amount * 2"),
+    ("ar-int-div", "amount / 3"), ("ar-double-div", "price / 2"), ("ar-mixed-div", "amount / 2.0"),
+    ("ar-mod", "MOD(amount, 3)"), ("ar-percent", "amount % 4"), ("ar-neg", "-amount"),
+    ("ar-power", "POWER(amount, 2)"), ("ar-abs", "ABS(amount)"), ("ar-sqrt", "SQRT(price)"),
+    ("ar-ln", "LN(price)"), ("ar-log10", "LOG10(price)"), ("ar-log2", "LOG2(price)"), ("ar-exp", "EXP(price)"),
+    ("ar-ceil", "CEIL(price)"), ("ar-floor", "FLOOR(price)"), ("ar-round", "ROUND(price, 1)"),
+    ("ar-round-int", "ROUND(amount / 3.0, 0)"), ("ar-sign", "SIGN(amount)"), ("ar-truncate", "TRUNCATE(price, 1)"),
+    ("ar-pi", "ROUND(PI(), 5)"), ("ar-degrees", "ROUND(DEGREES(price), 4)"), ("ar-sin", "ROUND(SIN(price), 6)"),
+    ("ar-cos", "ROUND(COS(price), 6)"), ("ar-bin", "BIN(amount)"), ("ar-hex", "HEX(amount)"),
+    ("ar-int-times-double", "amount * price"), ("ar-int-sum-literal-div", "(amount + order_id) / 2"),
+    # string
+    ("str-concat-op", "customer || '-' || item"), ("str-concat", "CONCAT(customer, '-', item)"),
+    ("str-concat-ws", "CONCAT_WS('-', customer, item)"), ("str-char-length", "CHAR_LENGTH(item)"),
+    ("str-upper", "UPPER(item)"), ("str-lower", "LOWER(tag)"), ("str-position", "POSITION('an' IN item)"),
+    ("str-trim", "TRIM(tag)"), ("str-trim-leading", "TRIM(LEADING ' ' FROM tag)"), ("str-ltrim", "LTRIM(tag)"),
+    ("str-rtrim", "RTRIM(tag)"), ("str-repeat", "REPEAT(item, 2)"), ("str-replace", "REPLACE(item, 'a', 'A')"),
+    ("str-overlay", "OVERLAY(item PLACING 'XX' FROM 2 FOR 2)"), ("str-substring", "SUBSTRING(item FROM 2 FOR 3)"),
+    ("str-substr", "SUBSTR(item, 2)"), ("str-initcap", "INITCAP(tag)"), ("str-lpad", "LPAD(item, 8, '*')"),
+    ("str-rpad", "RPAD(item, 3, '*')"), ("str-reverse", "REVERSE(item)"), ("str-left", "LEFT(item, 3)"),
+    ("str-right", "RIGHT(item, 2)"), ("str-locate", "LOCATE('a', item)"), ("str-instr", "INSTR(item, 'an')"),
+    ("str-ascii", "ASCII(item)"), ("str-chr", "CHR(amount + 60)"), ("str-split-index", "SPLIT_INDEX(tag, '_', 1)"),
+    ("str-regexp-extract", "REGEXP_EXTRACT(tag, 'o_(\\d+)', 1)"), ("str-regexp-extract-0", "REGEXP_EXTRACT(tag, '[a-z]+')"),
+    ("str-regexp-replace", "REGEXP_REPLACE(tag, '[0-9]', '#')"), ("str-regexp", "REGEXP(tag, '^o_\\d{2}$')"),
+    ("str-md5", "MD5(item)"), ("str-sha256", "SHA256(item)"), ("str-to-base64", "TO_BASE64(item)"),
+    ("str-from-base64", "FROM_BASE64(TO_BASE64(item))"), ("str-starts-with", "STARTSWITH(item, 'ba')"),
+    ("str-ends-with", "ENDSWITH(item, 'e')"), ("str-btrim", "BTRIM(tag)"), ("str-translate", "TRANSLATE(item, 'ae', 'AE')"),
+    ("str-uuid-length", "CHAR_LENGTH(UUID())"), ("str-parse-url", "PARSE_URL('http://h.com/p?k=' || item, 'QUERY', 'k')"),
+    ("str-elt", "ELT(2, customer, item)"),
+    # temporal
+    ("tm-date-literal", "DATE '2024-01-01'"), ("tm-ts-literal", "TIMESTAMP '2024-01-01 08:00:00.5'"),
+    ("tm-extract-second", "EXTRACT(SECOND FROM ts)"), ("tm-extract-hour", "EXTRACT(HOUR FROM ts)"),
+    ("tm-year", "YEAR(ts)"), ("tm-month", "MONTH(ts)"), ("tm-dayofmonth", "DAYOFMONTH(ts)"), ("tm-hour", "HOUR(ts)"),
+    ("tm-minute", "MINUTE(ts)"), ("tm-second", "SECOND(ts)"), ("tm-quarter", "QUARTER(ts)"), ("tm-week", "WEEK(ts)"),
+    ("tm-dayofweek", "DAYOFWEEK(ts)"), ("tm-dayofyear", "DAYOFYEAR(ts)"),
+    ("tm-floor-minute", "FLOOR(ts TO MINUTE)"), ("tm-ceil-minute", "CEIL(ts TO MINUTE)"),
+    ("tm-floor-second", "FLOOR(ts TO SECOND)"), ("tm-date-format", "DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm:ss')"),
+    ("tm-timestampadd", "TIMESTAMPADD(SECOND, order_id, ts)"), ("tm-timestampdiff", "TIMESTAMPDIFF(SECOND, TIMESTAMP '2024-01-01 08:00:00', ts)"),
+    ("tm-plus-interval", "ts + INTERVAL '1' HOUR"), ("tm-minus-interval", "ts - INTERVAL '2' SECOND"),
+    ("tm-to-timestamp", "TO_TIMESTAMP('2024-01-01 08:00:0' || CAST(MOD(order_id, 10) AS STRING))"),
+    ("tm-to-timestamp-fmt", "TO_TIMESTAMP('2024/01/02 10:11', 'yyyy/MM/dd HH:mm')"), ("tm-to-date", "TO_DATE('2024-03-04')"),
+    
+    ("tm-unix-timestamp", "UNIX_TIMESTAMP('2024-01-01 00:00:00')"), ("tm-from-unixtime", "FROM_UNIXTIME(order_id * 3600)"),
+    ("tm-overlaps", "(ts, INTERVAL '1' SECOND) OVERLAPS (TIMESTAMP '2024-01-01 08:00:04', INTERVAL '4' SECOND)"),
+    ("tm-date-of-ts", "CAST(ts AS DATE)"),
+    # conditional
+    ("cond-case-simple", "CASE item WHEN 'apple' THEN 1 WHEN 'banana' THEN 2 ELSE 0 END"),
+    ("cond-case-searched", "CASE WHEN amount > 8 THEN 'big' WHEN amount > 3 THEN 'mid' END"),
+    ("cond-nullif", "NULLIF(amount, 10)"), ("cond-coalesce", "COALESCE(customer, item, 'none')"),
+    ("cond-if", "IF(amount > 7, 'yes', 'no')"), ("cond-ifnull", "IFNULL(amount, -1)"), ("cond-is-alpha", "IS_ALPHA(item)"),
+    ("cond-is-digit", "IS_DIGIT(CAST(amount AS STRING))"), ("cond-greatest", "GREATEST(amount, order_id)"), ("cond-least", "LEAST(amount, order_id)"),
+    # type conversion
+    ("cast-bool-string", "CAST(amount > 7 AS STRING)"), ("cast-true-string", "CAST(TRUE AS STRING)"),
+    ("cast-ts-string", "CAST(ts AS STRING)"), ("cast-double-string", "CAST(price AS STRING)"),
+    ("cast-int-double", "CAST(amount AS DOUBLE)"), ("cast-double-int", "CAST(price AS INT)"),
+    ("try-cast-string-int", "TRY_CAST(SUBSTR(tag, 3) AS INT)"),
+    ("cast-decimal", "CAST(price AS DECIMAL(10, 1))"), ("cast-int-decimal-string", "CAST(CAST(amount AS DECIMAL(5, 2)) AS STRING)"),
+    ("cast-date-string", "CAST(CAST(ts AS DATE) AS STRING)"), ("cast-string-ts", "CAST('2024-05-06 07:08:09.1' AS TIMESTAMP(3))"),
+    ("cast-bigint-string", "CAST(CAST(amount AS BIGINT) * 1000000000 AS STRING)"), ("typeof", "TYPEOF(amount)"),
+    # collections and value construction
+    ("coll-array-index", "ARRAY[item, customer][1]"),
+    ("coll-cardinality", "CARDINALITY(ARRAY[1, 2, order_id])"), ("coll-map", "MAP['k', item]['k']"),
+    ("coll-element", "ELEMENT(ARRAY[order_id])"), ("coll-array-contains", "ARRAY_CONTAINS(ARRAY[3, 7], amount)"),
+    # hash, json
+    ("json-value", "JSON_VALUE('{\"a\": ' || CAST(order_id AS STRING) || '}', '$.a')"),
+    ("json-is-json", "tag IS JSON"), ("json-object", "JSON_OBJECT('id' VALUE order_id)"),
+    ("json-query", "JSON_QUERY('{\"a\": [1, 2]}', '$.a')"), ("json-string", "JSON_STRING(item)"),
+]
+
+EXPRESSIONS = [_expr(id, expression) for id, expression in _EXPRESSIONS]
+
+QUERIES = [
+    # select / where / distinct / set operations / order / limit / with
+    Entry("select-star", Q + "select.md", "SELECT * FROM orders"),
+    Entry("select-where", Q + "select.md", "SELECT order_id, amount FROM orders WHERE amount > 7 AND item <> 'apple'"),
+    Entry("select-values", Q + "select.md", "SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (2, 'b')) AS t(n, s)"),
+    Entry("select-distinct", Q + "select-distinct.md", "SELECT DISTINCT customer FROM orders"),
+    Entry("with", Q + "with.md", "WITH big AS (SELECT * FROM orders WHERE amount >= 10) SELECT customer, SUM(amount) AS s FROM big GROUP BY customer"),
+    Entry("union-all", Q + "set-ops.md", "SELECT customer FROM orders UNION ALL SELECT customer FROM customers"),
+    Entry("union", Q + "set-ops.md", "SELECT customer FROM orders UNION SELECT customer FROM customers"),
+    Entry("intersect", Q + "set-ops.md", "SELECT customer FROM orders INTERSECT SELECT customer FROM customers"),
+    Entry("except", Q + "set-ops.md", "SELECT customer FROM customers EXCEPT SELECT customer FROM orders"),
+    Entry("in-subquery", Q + "set-ops.md", "SELECT order_id FROM orders WHERE customer IN (SELECT customer FROM customers WHERE city = 'Berlin')"),
+    Entry("exists-subquery", Q + "set-ops.md",
+          "SELECT order_id FROM orders o WHERE EXISTS (SELECT * FROM shipments s WHERE s.order_id = o.order_id)"),
+    Entry("order-by-time", Q + "orderby.md", "SELECT order_id, ts FROM orders ORDER BY ts"),
+    Entry("limit", Q + "limit.md", "SELECT order_id FROM orders ORDER BY ts LIMIT 3"),
+    # group aggregation
+    Entry("agg-count-star", Q + "group-agg.md", "SELECT COUNT(*) AS n FROM orders"),
+    Entry("agg-count-distinct-global", Q + "group-agg.md", "SELECT COUNT(DISTINCT customer) AS n FROM orders"),
+    Entry("agg-group-by", Q + "group-agg.md",
+          "SELECT customer, COUNT(*) AS n, SUM(amount) AS s, MIN(price) AS lo, MAX(price) AS hi FROM orders GROUP BY customer"),
+    Entry("agg-avg-int", Q + "group-agg.md", "SELECT item, AVG(amount) AS a FROM orders GROUP BY item"),
+    Entry("agg-avg-double", Q + "group-agg.md", "SELECT customer, AVG(price) AS a FROM orders GROUP BY customer"),
+    Entry("agg-count-distinct", Q + "group-agg.md", "SELECT customer, COUNT(DISTINCT item) AS n FROM orders GROUP BY customer"),
+    Entry("agg-having", Q + "group-agg.md", "SELECT customer, SUM(amount) AS s FROM orders GROUP BY customer HAVING SUM(amount) > 10"),
+    Entry("agg-filter", Q + "group-agg.md",
+          "SELECT customer, COUNT(*) FILTER (WHERE amount > 5) AS n FROM orders GROUP BY customer"),
+    Entry("agg-grouping-sets", Q + "group-agg.md",
+          "SELECT customer, item, SUM(amount) AS s FROM orders GROUP BY GROUPING SETS ((customer, item), (customer), ())"),
+    Entry("agg-rollup", Q + "group-agg.md", "SELECT customer, item, COUNT(*) AS n FROM orders GROUP BY ROLLUP (customer, item)"),
+    Entry("agg-cube", Q + "group-agg.md", "SELECT customer, item, COUNT(*) AS n FROM orders GROUP BY CUBE (customer, item)"),
+    Entry("agg-stddev", FUNCTIONS, "SELECT item, STDDEV_POP(amount) AS sd, VAR_SAMP(amount) AS vs FROM orders GROUP BY item"),
+    Entry("agg-listagg", FUNCTIONS, "SELECT customer, CHAR_LENGTH(LISTAGG(item)) AS l FROM orders GROUP BY customer"),
+    Entry("agg-first-last", FUNCTIONS, "SELECT customer, FIRST_VALUE(item) AS f, LAST_VALUE(item) AS l FROM orders GROUP BY customer"),
+    Entry("agg-sum-distinct", FUNCTIONS, "SELECT SUM(DISTINCT amount) AS s FROM orders"),
+    Entry("agg-bool", FUNCTIONS, "SELECT customer, BOOL_AND(amount > 5) AS all_big, BOOL_OR(amount > 12) AS any_big FROM orders GROUP BY customer"),
+    Entry("agg-nested", Q + "group-agg.md",
+          "SELECT n, COUNT(*) AS c FROM (SELECT customer, COUNT(*) AS n FROM orders GROUP BY customer) GROUP BY n"),
+    # window TVFs and window aggregation
+    Entry("tvf-tumble", Q + "window-tvf.md", "SELECT order_id, window_start, window_end, window_time FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS))"),
+    Entry("win-tumble", Q + "window-agg.md",
+          "SELECT window_start, window_end, SUM(amount) AS s, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) GROUP BY window_start, window_end"),
+    Entry("win-hop", Q + "window-agg.md",
+          "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS, INTERVAL '10' SECONDS)) GROUP BY window_start, window_end"),
+    Entry("win-cumulate", Q + "window-agg.md",
+          "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS, INTERVAL '20' SECONDS)) GROUP BY window_start, window_end"),
+    Entry("win-session", Q + "window-agg.md",
+          "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(SESSION(TABLE orders PARTITION BY customer, DESCRIPTOR(ts), INTERVAL '3' SECONDS)) GROUP BY window_start, window_end, customer"),
+    Entry("win-tumble-keyed", Q + "window-agg.md",
+          "SELECT window_start, customer, COUNT(*) AS n, MAX(amount) AS m FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, customer"),
+    Entry("win-grouping-sets", Q + "window-agg.md",
+          "SELECT window_start, window_end, item, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, GROUPING SETS ((item), ())"),
+    Entry("win-rollup", Q + "window-agg.md",
+          "SELECT window_start, window_end, customer, item, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, ROLLUP (customer, item)"),
+    Entry("win-cascade", Q + "window-agg.md",
+          "SELECT window_start, window_end, SUM(s) AS total FROM TABLE(TUMBLE(TABLE (SELECT window_start AS ws, window_time AS rowtime, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) GROUP BY window_start, window_end, window_time), DESCRIPTOR(rowtime), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end"),
+    Entry("win-cascade-group", Q + "window-agg.md",
+          "SELECT window_start, window_end, SUM(s) AS total FROM (SELECT window_start, window_end, customer, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) GROUP BY window_start, window_end, customer) GROUP BY window_start, window_end"),
+    Entry("group-window-tumble", Q + "window-agg.md",
+          "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS ws, TUMBLE_END(ts, INTERVAL '10' SECOND) AS we, COUNT(*) AS n FROM orders GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)"),
+    Entry("group-window-hop", Q + "window-agg.md",
+          "SELECT HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) AS ws, SUM(amount) AS s FROM orders GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)"),
+    Entry("group-window-session", Q + "window-agg.md",
+          "SELECT customer, SESSION_START(ts, INTERVAL '3' SECOND) AS ws, SESSION_END(ts, INTERVAL '3' SECOND) AS we, COUNT(*) AS n FROM orders GROUP BY customer, SESSION(ts, INTERVAL '3' SECOND)"),
+    # OVER aggregation
+    Entry("over-rows", Q + "over-agg.md",
+          "SELECT order_id, SUM(amount) OVER (PARTITION BY customer ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM orders"),
+    Entry("over-range", Q + "over-agg.md",
+          "SELECT order_id, COUNT(*) OVER (PARTITION BY item ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND CURRENT ROW) AS n FROM orders"),
+    # Top-N and deduplication
+    Entry("topn", Q + "topn.md",
+          "SELECT customer, order_id, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY amount DESC) AS rn FROM orders) WHERE rn <= 2"),
+    Entry("topn-rank-col", Q + "topn.md",
+          "SELECT item, order_id, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY item ORDER BY price DESC, order_id) AS rn FROM orders) WHERE rn <= 1"),
+    Entry("dedup-first", Q + "deduplication.md",
+          "SELECT order_id, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY ts ASC) AS rn FROM orders) WHERE rn = 1"),
+    Entry("dedup-last", Q + "deduplication.md",
+          "SELECT order_id, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY ts DESC) AS rn FROM orders) WHERE rn = 1"),
+    Entry("window-topn", Q + "window-topn.md",
+          "SELECT * FROM (SELECT window_start, window_end, customer, s, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY s DESC) AS rn FROM (SELECT window_start, window_end, customer, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, customer)) WHERE rn <= 2"),
+    Entry("window-dedup", Q + "window-deduplication.md",
+          "SELECT window_start, order_id FROM (SELECT window_start, window_end, order_id, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY ts DESC) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS))) WHERE rn <= 1"),
+    # joins
+    Entry("join-inner", Q + "joins.md", "SELECT o.order_id, c.city FROM orders o JOIN customers c ON o.customer = c.customer"),
+    Entry("join-left", Q + "joins.md", "SELECT o.order_id, c.city FROM orders o LEFT JOIN customers c ON o.customer = c.customer"),
+    Entry("join-full", Q + "joins.md", "SELECT o.order_id, c.customer FROM orders o FULL OUTER JOIN customers c ON o.customer = c.customer"),
+    Entry("join-interval", Q + "joins.md",
+          "SELECT o.order_id, s.ship_id FROM orders o, shipments s WHERE o.order_id = s.order_id AND s.ship_ts BETWEEN o.ts AND o.ts + INTERVAL '5' SECOND"),
+    Entry("join-temporal", Q + "joins.md",
+          "SELECT o.order_id, c.city FROM orders o JOIN customers FOR SYSTEM_TIME AS OF o.ts AS c ON o.customer = c.customer"),
+    Entry("join-unnest", Q + "joins.md", "SELECT order_id, x FROM orders CROSS JOIN UNNEST(ARRAY[amount, order_id]) AS t (x)"),
+    Entry("window-join", Q + "window-join.md",
+          "SELECT L.order_id, R.ship_id, L.window_start FROM (SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS))) L JOIN (SELECT * FROM TABLE(TUMBLE(TABLE shipments, DESCRIPTOR(ship_ts), INTERVAL '10' SECONDS))) R ON L.order_id = R.order_id AND L.window_start = R.window_start AND L.window_end = R.window_end"),
+    # pattern recognition
+    Entry("match-recognize", Q + "match_recognize.md",
+          "SELECT * FROM orders MATCH_RECOGNIZE (PARTITION BY customer ORDER BY ts MEASURES A.order_id AS a_id, B.order_id AS b_id ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS B.amount < A.amount)"),
+]
+
+CORPUS: list[Entry] = EXPRESSIONS + QUERIES
+assert len({e.id for e in CORPUS}) == len(CORPUS), "corpus ids must be unique"

@@ -1,0 +1,83 @@
+"""The differential suite's input: small deterministic tables as JSON files, and their Flink DDL.
+
+The rows cover what a streaming engine gets wrong first: out-of-order event times within the
+watermark's 5 s bound, duplicate keys (order 4 twice), NULLs in every nullable column, ties in
+event time (orders 10 and 11) and in values (amounts 10 and 7 repeat).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+
+ORDERS = [
+    # order_id, customer, item, amount, price, tag, ts
+    (1, "alice", "apple", 10, 1.5, "o_101", "2024-01-01 08:00:01.000"),
+    (2, "bob", "banana", 7, 0.25, "o_7", "2024-01-01 08:00:03.500"),
+    (3, "alice", "cherry", 3, 4.0, "x_3", "2024-01-01 08:00:02.000"),  # 1.5 s late
+    (4, "carol", "apple", 10, 1.5, "o_44", "2024-01-01 08:00:04.910"),
+    (5, None, "banana", None, 0.75, None, "2024-01-01 08:00:06.000"),
+    (6, "bob", "apple", 15, 1.5, "o_6", "2024-01-01 08:00:09.000"),
+    (7, "alice", "banana", 7, 0.25, "o_70", "2024-01-01 08:00:07.250"),  # 1.75 s late
+    (8, "dave", "durian", 20, 9.99, "Hello World", "2024-01-01 08:00:12.000"),
+    (9, "carol", "cherry", 3, 4.0, "o_9", "2024-01-01 08:00:11.000"),  # 1 s late
+    (10, "bob", None, 8, None, "o_10", "2024-01-01 08:00:15.000"),
+    (11, "alice", "apple", 10, 1.5, "o_11", "2024-01-01 08:00:15.000"),  # same time as 10
+    (4, "carol", "apple", 12, 1.5, "o_44", "2024-01-01 08:00:19.000"),  # order 4 again (duplicate key)
+    (12, "erin", "elder", -4, 2.5, "  pad  ", "2024-01-01 08:00:21.123"),
+]
+
+CUSTOMERS = [
+    # customer, city, level, since
+    ("alice", "Berlin", 1, "2024-01-01 07:00:00.000"),
+    ("bob", "Paris", 2, "2024-01-01 07:00:01.000"),
+    ("carol", "Berlin", None, "2024-01-01 07:00:02.000"),
+    ("frank", "Rome", 3, "2024-01-01 07:00:03.000"),
+]
+
+SHIPMENTS = [
+    # ship_id, order_id, ship_ts
+    (100, 1, "2024-01-01 08:00:05.000"),
+    (101, 2, "2024-01-01 08:00:20.000"),
+    (102, 4, "2024-01-01 08:00:06.000"),
+    (103, 6, "2024-01-01 08:00:09.500"),
+    (104, 99, "2024-01-01 08:00:10.000"),
+    (105, 8, "2024-01-01 08:00:30.000"),
+]
+
+
+def write_data() -> None:
+    """(Re)write the JSON files from the rows above."""
+    tables = {
+        "orders": (("order_id", "customer", "item", "amount", "price", "tag", "ts"), ORDERS),
+        "customers": (("customer", "city", "level", "since"), CUSTOMERS),
+        "shipments": (("ship_id", "order_id", "ship_ts"), SHIPMENTS),
+    }
+    for name, (columns, rows) in tables.items():
+        path = DATA / name / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(dict(zip(columns, row))) + "\n" for row in rows))
+
+
+def ddl() -> list[str]:
+    """CREATE TABLE statements for the three bounded JSON sources, with watermarks 5 s behind."""
+    return [
+        f"""CREATE TABLE orders (
+  order_id INT, customer STRING, item STRING, amount INT, price DOUBLE, tag STRING, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = '{DATA / "orders"}', 'format' = 'json')""",
+        f"""CREATE TABLE customers (
+  customer STRING, city STRING, level INT, since TIMESTAMP(3),
+  WATERMARK FOR since AS since - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = '{DATA / "customers"}', 'format' = 'json')""",
+        f"""CREATE TABLE shipments (
+  ship_id INT, order_id INT, ship_ts TIMESTAMP(3),
+  WATERMARK FOR ship_ts AS ship_ts - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = '{DATA / "shipments"}', 'format' = 'json')""",
+    ]
+
+
+if __name__ == "__main__":
+    write_data()

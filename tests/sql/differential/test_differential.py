@@ -1,0 +1,144 @@
+"""The differential suite: kindling's final results against Flink's, recorded by ``make sql-reference``.
+
+Every corpus entry (see corpus.py) must give Flink's final result (the changelog applied to a
+multiset, values normalised the same way on both sides) or be refused at planning with an error
+naming the construct (refusals.py lists them). A different answer, or a job failing at run time,
+fails the test. Expression entries are evaluated together in a few batched queries (a batch kindling
+refuses is split until the refused expression is alone); the queries run a few at a time on the
+one SparkSession, so the whole corpus costs a few Spark jobs' time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import corpus  # noqa: E402
+import normalise  # noqa: E402
+import tables  # noqa: E402
+from refusals import REFUSED  # noqa: E402
+
+from kindling.sql import SqlError  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+REFERENCE = json.loads((HERE / "reference.json").read_text())
+CONCURRENT_JOBS = 6
+TIMEOUT = 300
+
+
+def _compared() -> list[corpus.Entry]:
+    """The entries Flink answered (an entry Flink itself rejects has nothing to compare)."""
+    return [e for e in corpus.CORPUS if e.id in REFERENCE and "rows" in REFERENCE[e.id]]
+
+
+class _Outcomes:
+    """Per entry: ('rows', normalised rows) | ('refused', SqlError) | ('failed', message)."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.outcomes: dict[str, tuple[str, Any]] = {}
+        self.pending: list[tuple[list[corpus.Entry], Any]] = []
+
+    def start(self, entries: list[corpus.Entry]) -> None:
+        """Plan and start one query for ``entries`` (one query, or a batch of expressions); split a refused batch."""
+        sql = entries[0].sql if len(entries) == 1 else corpus.expression_batch(entries)
+        try:
+            result = self.env.execute_sql(sql)
+        except SqlError as refusal:
+            if len(entries) == 1:
+                self.outcomes[entries[0].id] = ("refused", refusal)
+                return
+            half = len(entries) // 2
+            self.start(entries[:half])
+            self.start(entries[half:])
+            return
+        except Exception as exc:  # not a refusal: an error kindling did not explain
+            for entry in entries:
+                self.outcomes[entry.id] = ("failed", f"{type(exc).__name__}: {exc}")
+            return
+        self.pending.append((entries, result))
+        while len(self.pending) >= CONCURRENT_JOBS:
+            self.finish_one()
+
+    def finish_one(self) -> None:
+        entries, result = self.pending.pop(0)
+        try:
+            rows = [tuple(r) for r in result.collect(timeout=TIMEOUT)]
+            status = result.get_job_client().get_job_status()
+            if status != "FINISHED":
+                raise RuntimeError(f"job did not finish within {TIMEOUT} s (status {status})")
+        except Exception as exc:
+            for entry in entries:
+                self.outcomes[entry.id] = ("failed", f"{type(exc).__name__}: {exc}")
+            return
+        if len(entries) == 1 and not entries[0].expression:
+            self.outcomes[entries[0].id] = ("rows", normalise.rows(rows))
+            return
+        for i, entry in enumerate(entries, start=1):
+            self.outcomes[entry.id] = ("rows", normalise.rows([(row[0], row[i]) for row in rows]))
+
+    def run(self, entries: list[corpus.Entry]) -> dict[str, tuple[str, Any]]:
+        expressions = [e for e in entries if e.expression]
+        for k in range(0, len(expressions), 40):
+            self.start(expressions[k:k + 40])
+        for entry in entries:
+            if not entry.expression:
+                self.start([entry])
+        while self.pending:
+            self.finish_one()
+        return self.outcomes
+
+
+@pytest.fixture(scope="module")
+def outcomes(spark, tmp_path_factory) -> dict[str, tuple[str, Any]]:
+    from kindling.env import StreamEnvironment
+
+    env = StreamEnvironment({"execution.checkpointing.interval": "100 ms", "parallelism.default": 1,
+                             "state.checkpoints.dir": str(tmp_path_factory.mktemp("differential"))}, spark=spark)
+    env.execute_sql("SET 'table.local-time-zone' = 'UTC'")
+    for statement in tables.ddl():
+        env.execute_sql(statement)
+    return _Outcomes(env).run(_compared())
+
+
+def test_reference_covers_the_corpus():
+    assert len(corpus.CORPUS) >= 150
+    missing = [e.id for e in corpus.CORPUS if e.id not in REFERENCE]
+    assert not missing, f"run `make sql-reference`: no Flink result for {missing}"
+
+
+def test_kindling_gives_flinks_answer_or_refuses_by_name(outcomes):
+    different, unexpected_refusals, wrong_construct = [], [], []
+    same = 0
+    for entry in _compared():
+        kind, value = outcomes[entry.id]
+        expected = REFERENCE[entry.id]["rows"]
+        if kind == "rows":
+            if value == expected:
+                same += 1
+                if entry.id in REFUSED:
+                    unexpected_refusals.append(f"{entry.id}: answered now, take it off refusals.py")
+            else:
+                different.append(f"{entry.id}: {entry.sql}\n  flink:    {expected}\n  kindling: {value}")
+        elif kind == "refused":
+            if not value.construct:
+                wrong_construct.append(f"{entry.id}: refusal names no construct: {value}")
+            elif entry.id not in REFUSED:
+                unexpected_refusals.append(f"{entry.id}: refused ({value.construct}: {value})")
+            elif REFUSED[entry.id] != value.construct:
+                wrong_construct.append(f"{entry.id}: refused as {value.construct!r}, listed as {REFUSED[entry.id]!r}")
+        else:
+            different.append(f"{entry.id}: {entry.sql}\n  flink:    {expected}\n  kindling failed: {value}")
+    total = len(_compared())
+    refused = sum(1 for k, _ in outcomes.values() if k == "refused")
+    print(f"\ndifferential corpus: total={total} same={same} refused={refused} different={len(different)}")
+    problems = different + unexpected_refusals + wrong_construct
+    assert not problems, "\n".join(problems)
