@@ -166,8 +166,14 @@ class JobManager:
         return dict(self.status(jid).get("userMetrics") or {})
 
     # --- savepoints ------------------------------------------------------------------------------
-    def trigger(self, jid: str, kind: str, target: Optional[str], drain: bool = False) -> Operation:
-        """Ask a running job for a savepoint (``kind`` 'savepoint') or to stop with one ('stop')."""
+    def trigger(self, jid: str, kind: str, target: Optional[str], drain: bool = False, trigger_id: Optional[str] = None) -> Operation:
+        """Ask a running job for a savepoint (``kind`` 'savepoint') or to stop with one ('stop').
+
+        ``trigger_id`` is the client's id for the request (Flink's ``triggerId``): asking again with
+        it returns the operation already under way instead of a second savepoint.
+        """
+        if trigger_id and trigger_id in self.operations:
+            return self.operations[trigger_id]
         record = self.job(jid)
         if record.terminal:
             raise ValueError(f"job {jid} is {record.state}: savepoints are taken of running jobs only")
@@ -176,7 +182,7 @@ class JobManager:
         supervisor = self.supervisors[jid]
         if target is None:
             target = str(savepoints.resolve_target(Configuration(record.configuration), None))
-        operation = Operation(uuid.uuid4().hex, kind, jid)
+        operation = Operation(trigger_id or uuid.uuid4().hex, kind, jid)
         self.operations[operation.id] = operation
         supervisor.request(operation.id, kind, str(Path(target).expanduser().resolve()), drain)
         threading.Thread(target=self._await_savepoint, args=(supervisor, operation), daemon=True).start()
