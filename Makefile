@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DURATION ?= 60
 
 .PHONY: demo test setup java chromium benchmark clean
-.PHONY: nexmark-check nexmark-bench
+.PHONY: nexmark-check nexmark-bench pyflink
 
 setup: java chromium $(STAMP)
 
@@ -36,14 +36,18 @@ chromium:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[server,local,test]'
 	@touch $(STAMP)
 
 demo: setup
 	$(BIN)/kindling demo click-count --duration $(DURATION)
 
-test: setup
+# The tests drive kindling with the real `flink` CLI of PyFlink, in its own venv (see pyproject's bench extra).
+test: setup pyflink
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
+
+pyflink:
+	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
 
 benchmark: setup
 	$(BIN)/python benchmarks/kafka_source.py
@@ -55,9 +59,8 @@ nexmark-check: setup
 	$(BIN)/python benchmarks/nexmark/check.py $(NEXMARK_ARGS)
 
 # Nexmark benchmark: kindling vs hand-written PySpark vs PyFlink (in its own venv, see pyproject's bench extra).
-nexmark-bench: setup
+nexmark-bench: setup pyflink
 	@$(BIN)/python -c 'import duckdb' 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
-	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
 	$(BIN)/python benchmarks/nexmark/run.py --pyflink-python $(VENV)/pyflink/bin/python $(NEXMARK_ARGS)
 
 clean:
