@@ -235,6 +235,9 @@ def test_dashboard_shows_the_running_job_and_plots_throughput(playground, jobman
             heights = page.eval_on_selector_all("#plot-throughput circle.point", "points => points.map(p => Number(p.getAttribute('cy')))")
             assert min(heights) < max(heights)  # records were read: the throughput is not flat at zero
             assert page.locator("#checkpoints tbody tr").count() >= 1
+            assert page.locator("#vertices tr.vertex-row[data-kind='source']").count() == 1
+            assert page.locator("#vertices tr.vertex-row[data-kind='sink']").count() == 1
+            assert "interval 1000 ms" in page.locator("#checkpoint-config").inner_text()
             page.screenshot(path=str(ARTIFACTS / "dashboard-job.png"), full_page=True)
         finally:
             browser.close()
