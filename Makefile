@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DURATION ?= 60
 
 .PHONY: demo test setup java chromium databases kinesis-local benchmark clean
-.PHONY: nexmark-check nexmark-bench sql-reference
+.PHONY: nexmark-check nexmark-bench sql-reference pyflink
 
 setup: java chromium databases kinesis-local $(STAMP)
 
@@ -63,14 +63,18 @@ $(KINESIS_LOCAL):
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[server,local,test]'
 	@touch $(STAMP)
 
 demo: setup
 	$(BIN)/kindling demo click-count --duration $(DURATION)
 
-test: setup
+# The tests drive kindling with the real `flink` CLI of PyFlink, in its own venv (see pyproject's bench extra).
+test: setup pyflink
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
+
+pyflink:
+	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
 
 benchmark: setup
 	$(BIN)/python benchmarks/kafka_source.py
@@ -82,15 +86,13 @@ nexmark-check: setup
 	$(BIN)/python benchmarks/nexmark/check.py $(NEXMARK_ARGS)
 
 # Nexmark benchmark: kindling vs hand-written PySpark vs PyFlink (in its own venv, see pyproject's bench extra).
-nexmark-bench: setup
+nexmark-bench: setup pyflink
 	@$(BIN)/python -c 'import duckdb' 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
-	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
 	$(BIN)/python benchmarks/nexmark/run.py --pyflink-python $(VENV)/pyflink/bin/python $(NEXMARK_ARGS)
 
 # Re-record Flink's answers for the differential SQL suite (tests/sql/differential/reference.json) on
 # PyFlink 2.3 in its own venv; `make test` compares kindling's answers with them (PyFlink is not needed there).
-sql-reference: setup
-	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
+sql-reference: setup pyflink
 	$(VENV)/pyflink/bin/python tests/sql/differential/record.py
 
 clean:

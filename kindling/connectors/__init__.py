@@ -31,6 +31,18 @@ _MODULES = {
 }
 
 
+# Connectors whose clients come with an extra of kindling's package (``pip install 'kindling[jdbc]'``).
+_EXTRAS = {
+    "kindling.connectors.jdbc": "jdbc",
+    "kindling.connectors.elasticsearch": "elasticsearch",
+    "kindling.connectors.kinesis": "kinesis",
+}
+
+
+class MissingExtraError(OptionError):
+    """A connector whose client library is not installed."""
+
+
 def available() -> list[str]:
     """Names of every connector kindling has."""
     return sorted(_MODULES)
@@ -46,13 +58,24 @@ def get_connector(name: str) -> Type[Connector]:
             message += f"; did you mean '{hint}'?"
         raise OptionError(message + " Available connectors: " + ", ".join(available()))
     module, _, attribute = module.partition(":")
-    return getattr(importlib.import_module(module), attribute or "CONNECTOR")
+    try:
+        return getattr(importlib.import_module(module), attribute or "CONNECTOR")
+    except ModuleNotFoundError as exc:
+        extra = next((e for prefix, e in _EXTRAS.items() if module.startswith(prefix)), None)
+        if extra is None or (exc.name or "").startswith("kindling"):
+            raise
+        raise MissingExtraError(f"connector '{name}' needs the Python package '{exc.name}', which is not installed: "
+                                f"pip install 'kindling[{extra}]'") from None
 
 
 def register_all(spark: SparkSession) -> None:
     """Register every connector's Data Source with a session."""
     for name in available():
-        spark.dataSource.register(get_connector(name).data_source)
+        try:
+            connector = get_connector(name)
+        except MissingExtraError:
+            continue  # named in a job, it fails there saying which extra to install
+        spark.dataSource.register(connector.data_source)
 
 
-__all__ = ["Connector", "Sink", "Source", "available", "get_connector", "register_all", "spark_format"]
+__all__ = ["Connector", "MissingExtraError", "Sink", "Source", "available", "get_connector", "register_all", "spark_format"]

@@ -178,10 +178,22 @@ def _cluster(args: argparse.Namespace) -> int:
         print(f"Job manager running at {info['url']} (pid {info['pid']}); dashboard at {info['url']}/")
         return 0
     if args.action == "stop":
-        stopped = jobmanager.stop_background(args.home)
-        print("Job manager stopped" if stopped else "no job manager started from this directory is running")
+        if args.keep_jobs and args.savepoint_path:
+            raise ValueError("--keep-jobs leaves the jobs running: it cannot be combined with --savepoint-path")
+        report = jobmanager.stop_background(args.home, savepoint_dir=args.savepoint_path, keep_jobs=args.keep_jobs)
+        if report is None:
+            print("no job manager started from this directory is running")
+            kept = jobmanager.kept_jobs(args.home)
+            for job in kept:
+                print(f"job {job['jid']} ({job['name']}) still runs (driver pid {job['pid']}), kept by an earlier 'cluster stop --keep-jobs'")
+            return 0
+        for line in report:
+            print(line)
+        print("Job manager stopped")
         return 0
     info = jobmanager.status(args.home)
+    if not info.get("running"):
+        info["keptJobs"] = jobmanager.kept_jobs(args.home)
     print(json.dumps(info, indent=2))
     return 0 if info.get("running") else 3
 
@@ -200,6 +212,9 @@ def add_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]"
     cluster.add_argument("--port", type=int, default=8081, help="REST port (rest.port, default 8081)")
     cluster.add_argument("--address", default="127.0.0.1", help="REST address (rest.address, default 127.0.0.1)")
     cluster.add_argument("--home", default=DEFAULT_HOME, help=f"where job records live (default {DEFAULT_HOME})")
+    cluster.add_argument("--savepoint-path", metavar="DIR", help="stop: stop running jobs with a savepoint in DIR instead of cancelling them")
+    cluster.add_argument("--keep-jobs", action="store_true",
+                         help="stop: leave running jobs running; 'cluster status' lists them, the next 'cluster start' supervises them")
     cluster.set_defaults(handler=_cluster)
 
     run = _with_address(commands.add_parser("run", help="submit a Python pipeline file or a SQL file to the job manager"))

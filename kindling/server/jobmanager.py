@@ -32,6 +32,9 @@ log = logging.getLogger("kindling.jobmanager")
 
 DEFAULT_HOME = ".kindling/jobmanager"
 INFO_FILE = "jobmanager.json"
+# Written by ``cluster stop --keep-jobs`` before it signals the job manager: leave the drivers running.
+KEEP_JOBS_FILE = "keep-jobs"
+JOB_END_TIMEOUT_S = 120.0
 SAVEPOINT_TIMEOUT_S = 600.0
 
 
@@ -166,8 +169,14 @@ class JobManager:
         return dict(self.status(jid).get("userMetrics") or {})
 
     # --- savepoints ------------------------------------------------------------------------------
-    def trigger(self, jid: str, kind: str, target: Optional[str], drain: bool = False) -> Operation:
-        """Ask a running job for a savepoint (``kind`` 'savepoint') or to stop with one ('stop')."""
+    def trigger(self, jid: str, kind: str, target: Optional[str], drain: bool = False, trigger_id: Optional[str] = None) -> Operation:
+        """Ask a running job for a savepoint (``kind`` 'savepoint') or to stop with one ('stop').
+
+        ``trigger_id`` is the client's id for the request (Flink's ``triggerId``): asking again with
+        it returns the operation already under way instead of a second savepoint.
+        """
+        if trigger_id and trigger_id in self.operations:
+            return self.operations[trigger_id]
         record = self.job(jid)
         if record.terminal:
             raise ValueError(f"job {jid} is {record.state}: savepoints are taken of running jobs only")
@@ -176,7 +185,7 @@ class JobManager:
         supervisor = self.supervisors[jid]
         if target is None:
             target = str(savepoints.resolve_target(Configuration(record.configuration), None))
-        operation = Operation(uuid.uuid4().hex, kind, jid)
+        operation = Operation(trigger_id or uuid.uuid4().hex, kind, jid)
         self.operations[operation.id] = operation
         supervisor.request(operation.id, kind, str(Path(target).expanduser().resolve()), drain)
         threading.Thread(target=self._await_savepoint, args=(supervisor, operation), daemon=True).start()
@@ -226,6 +235,11 @@ class JobManager:
         for supervisor in self.supervisors.values():
             supervisor.shutdown()
 
+    def detach(self) -> None:
+        """Leave every driver running (``cluster stop --keep-jobs``); the next job manager in this home adopts them."""
+        for supervisor in self.supervisors.values():
+            supervisor.detach()
+
 
 # --- the background process ----------------------------------------------------------------------
 def _url(address: str, port: int) -> str:
@@ -247,6 +261,11 @@ def status(home: str | Path = DEFAULT_HOME) -> dict[str, Any]:
 
 def start_background(port: int = 8081, home: str | Path = DEFAULT_HOME, address: str = "127.0.0.1", timeout: float = 60.0) -> dict[str, Any]:
     """Start the job manager detached; return once its REST API answers."""
+    import importlib.util
+
+    missing = [m for m in ("fastapi", "uvicorn", "prometheus_client") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise RuntimeError(f"the job manager needs kindling's server extra ({', '.join(missing)} not installed): pip install 'kindling[server]'")
     home = Path(home).resolve()
     current = status(home)
     if current["running"]:
@@ -279,19 +298,100 @@ def start_background(port: int = 8081, home: str | Path = DEFAULT_HOME, address:
     return {"running": True, "pid": process.pid, "url": url, "address": address, "port": port, "home": str(home)}
 
 
-def stop_background(home: str | Path = DEFAULT_HOME, timeout: float = 60.0) -> bool:
-    """Stop the job manager started from ``home`` (and its drivers); False if none runs."""
+def kept_jobs(home: str | Path = DEFAULT_HOME) -> list[dict[str, Any]]:
+    """Jobs of ``home`` not ended whose driver process still runs: what a job manager stopped with ``--keep-jobs`` left running."""
+    jobs = Path(home) / "jobs"
+    result = []
+    for path in sorted(jobs.glob("*/job.json")) if jobs.is_dir() else []:
+        record = read_json(path) or {}
+        pid = record.get("driver_pid")
+        if record.get("state") not in ("CANCELED", "FINISHED", "FAILED") and pid and process_alive(int(pid)):
+            result.append({"jid": record["jid"], "name": record.get("name"), "state": record.get("state"), "pid": int(pid)})
+    return result
+
+
+def _end_jobs(url: str, savepoint_dir: Optional[str], timeout: float) -> list[str]:
+    """Cancel every job that has not ended, or stop it with a savepoint in ``savepoint_dir``; what happened, one line a job."""
+    import json
+
+    def call(method: str, path: str, body: Optional[dict] = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"{url}{path}", data=data, method=method, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read().decode()
+        return json.loads(text) if text else None
+
+    def state(jid: str) -> str:
+        return call("GET", f"/jobs/{jid}")["state"]
+
+    report = []
+    running = [j["id"] for j in call("GET", "/jobs")["jobs"] if j["status"] not in ("CANCELED", "FINISHED", "FAILED")]
+    triggers: dict[str, str] = {}
+    for jid in running:
+        if savepoint_dir and state(jid) == "RUNNING":
+            target = str(Path(savepoint_dir).expanduser().resolve())
+            triggers[jid] = call("POST", f"/jobs/{jid}/stop", {"targetDirectory": target, "drain": False})["request-id"]
+        else:
+            call("PATCH", f"/jobs/{jid}?mode=cancel")
+            report.append(f"Cancelled job {jid}.")
+    deadline = time.monotonic() + timeout
+    for jid, trigger in triggers.items():
+        while True:
+            result = call("GET", f"/jobs/{jid}/savepoints/{trigger}")
+            if result["status"]["id"] == "COMPLETED" or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)  # polling the stop-with-savepoint
+        operation = result.get("operation") or {}
+        if operation.get("location"):
+            report.append(f"Stopped job {jid} with a savepoint: {operation['location']}")
+            continue
+        cause = (operation.get("failure-cause") or {}).get("stack-trace") or "no savepoint in time"
+        if state(jid) not in ("CANCELED", "FINISHED", "FAILED"):
+            call("PATCH", f"/jobs/{jid}?mode=cancel")
+        report.append(f"Cancelled job {jid}: its savepoint failed ({cause.strip().splitlines()[-1]})")
+    wait_until(lambda: all(state(j) in ("CANCELED", "FINISHED", "FAILED") for j in running), max(1.0, deadline - time.monotonic()),
+               "the running jobs to end")
+    return report
+
+
+def stop_background(
+    home: str | Path = DEFAULT_HOME,
+    timeout: float = 60.0,
+    savepoint_dir: Optional[str] = None,
+    keep_jobs: bool = False,
+) -> Optional[list[str]]:
+    """Stop the job manager started from ``home``; None if none runs, else what became of its jobs.
+
+    As Flink's ``stop-cluster`` ends its jobs, running jobs are cancelled, or stopped with a
+    savepoint in ``savepoint_dir``. With ``keep_jobs`` their drivers keep running and the next job
+    manager started in ``home`` supervises them again (``cluster status`` lists them meanwhile).
+    No driver of a job the job manager was told to end survives it: what is left is killed.
+    """
     current = status(home)
     if not current["running"]:
-        return False
+        return None
+    home = Path(home)
     pid = int(current["pid"])
+    report: list[str] = []
+    if keep_jobs:
+        (home / KEEP_JOBS_FILE).touch()
+    else:
+        (home / KEEP_JOBS_FILE).unlink(missing_ok=True)
+        report = _end_jobs(current["url"], savepoint_dir, JOB_END_TIMEOUT_S)
     os.kill(pid, signal.SIGTERM)
     try:
         wait_until(lambda: not process_alive(pid), timeout, f"the job manager (pid {pid}) to stop")
     except TimeoutError:
         kill_group(pid)
-    (Path(home) / INFO_FILE).unlink(missing_ok=True)
-    return True
+    (home / INFO_FILE).unlink(missing_ok=True)
+    kept = kept_jobs(home)
+    if keep_jobs:
+        report += [f"Kept job {j['jid']} ({j['name']}, driver pid {j['pid']}) running; 'kindling cluster start' supervises it again." for j in kept]
+    else:
+        for job in kept:  # a driver the job manager could not end (it was killed, or timed out): end it now
+            kill_group(job["pid"])
+            report.append(f"Killed the driver (pid {job['pid']}) of job {job['jid']}, left running by the job manager.")
+    return report
 
 
 def serve(home: Path, address: str, port: int) -> None:
@@ -313,7 +413,11 @@ def serve(home: Path, address: str, port: int) -> None:
     try:
         server.run()
     finally:
-        manager.shutdown()
+        if (home / KEEP_JOBS_FILE).exists():
+            (home / KEEP_JOBS_FILE).unlink(missing_ok=True)
+            manager.detach()
+        else:
+            manager.shutdown()
         info = read_json(home / INFO_FILE)
         if info and info.get("pid") == os.getpid():
             (home / INFO_FILE).unlink(missing_ok=True)

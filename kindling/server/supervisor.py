@@ -216,6 +216,10 @@ class JobSupervisor(threading.Thread):
         if self.record.driver_pid and not self.record.terminal:
             kill_group(self.record.driver_pid)
 
+    def detach(self) -> None:
+        """Stop following the driver and leave it running: the next job manager in this home adopts it."""
+        self._shutdown.set()
+
     def request(self, request_id: str, kind: str, target: Optional[str], drain: bool) -> None:
         """Ask the driver for a savepoint (``kind`` 'savepoint') or a stop with savepoint (``kind`` 'stop')."""
         control.write_json(self.directory / "requests" / f"{request_id}.json", {"id": request_id, "kind": kind, "targetDirectory": target, "drain": drain})

@@ -130,13 +130,14 @@ def test_rest_routes_answer_with_flink_field_names(playground):
     assert {"id": jid, "status": "RUNNING"} in http.get("/jobs").json()["jobs"]
     summary = next(j for j in http.get("/jobs/overview").json()["jobs"] if j["jid"] == jid)
     assert {"jid", "name", "state", "start-time", "end-time", "duration", "last-modification", "tasks"} <= summary.keys()
-    assert summary["name"] == "Click Event Count" and summary["tasks"]["running"] == 1
+    assert summary["name"] == "Click Event Count" and summary["tasks"]["running"] == summary["tasks"]["total"] > 0
 
     details = http.get(f"/jobs/{jid}").json()
     assert {"jid", "name", "isStoppable", "state", "start-time", "end-time", "duration", "maxParallelism", "now", "timestamps", "vertices", "status-counts", "plan"} <= details.keys()
     vertex = details["vertices"][0]
     assert {"id", "name", "maxParallelism", "parallelism", "status", "start-time", "end-time", "duration", "tasks", "metrics"} <= vertex.keys()
-    assert vertex["name"] == "ClickEventStatistics Sink" and vertex["metrics"]["read-records"] > 0
+    assert [v["kind"] for v in details["vertices"]][0] == "source" and details["vertices"][-1]["kind"] == "sink"
+    assert details["vertices"][-1]["name"] == "Sink: ClickEventStatistics Sink" and vertex["metrics"]["write-records"] > 0
     assert details["timestamps"]["RUNNING"] >= details["timestamps"]["CREATED"] > 0
 
     checkpoints = http.get(f"/jobs/{jid}/checkpoints").json()
@@ -144,7 +145,7 @@ def test_rest_routes_answer_with_flink_field_names(playground):
     assert {"restored", "total", "in_progress", "completed", "failed"} <= checkpoints["counts"].keys()
     assert checkpoints["counts"]["completed"] >= 1
     latest = checkpoints["latest"]["completed"]
-    assert {"@class", "id", "status", "is_savepoint", "trigger_timestamp", "latest_ack_timestamp", "state_size",
+    assert {"className", "id", "status", "is_savepoint", "trigger_timestamp", "latest_ack_timestamp", "state_size",
             "end_to_end_duration", "num_subtasks", "num_acknowledged_subtasks", "external_path", "discarded"} <= latest.keys()
     assert latest["status"] == "COMPLETED"
 
@@ -234,6 +235,9 @@ def test_dashboard_shows_the_running_job_and_plots_throughput(playground, jobman
             heights = page.eval_on_selector_all("#plot-throughput circle.point", "points => points.map(p => Number(p.getAttribute('cy')))")
             assert min(heights) < max(heights)  # records were read: the throughput is not flat at zero
             assert page.locator("#checkpoints tbody tr").count() >= 1
+            assert page.locator("#vertices tr.vertex-row[data-kind='source']").count() == 1
+            assert page.locator("#vertices tr.vertex-row[data-kind='sink']").count() == 1
+            assert "interval 1000 ms" in page.locator("#checkpoint-config").inner_text()
             page.screenshot(path=str(ARTIFACTS / "dashboard-job.png"), full_page=True)
         finally:
             browser.close()

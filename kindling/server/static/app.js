@@ -120,8 +120,9 @@ function seriesOf(timeline, value) {
 }
 
 async function showJob(view, jid) {
-  const [job, timeline, checkpoints, exceptions] = await Promise.all([
+  const [job, timeline, checkpoints, exceptions, checkpointConfig] = await Promise.all([
     api(`/jobs/${jid}`), api(`/kindling/jobs/${jid}/timeline`), api(`/jobs/${jid}/checkpoints`), api(`/jobs/${jid}/exceptions`),
+    api(`/jobs/${jid}/checkpoints/config`),
   ]);
   if (!document.getElementById("job-page") || document.getElementById("job-page").dataset.jid !== jid) {
     view.innerHTML = `<div id="job-page" data-jid="${jid}">
@@ -135,7 +136,8 @@ async function showJob(view, jid) {
         <div class="plot-box"><h3>Watermark delay</h3><svg class="plot" id="plot-watermark"></svg></div>
         <div class="plot-box"><h3>Batch duration</h3><svg class="plot" id="plot-duration"></svg></div>
       </div>
-      <h2>Checkpoints (micro-batches)</h2><div id="checkpoints"></div>
+      <h2>Vertices (as Spark plans each query)</h2><div id="vertices"></div>
+      <h2>Checkpoints (micro-batches)</h2><div id="checkpoint-config" class="muted"></div><div id="checkpoints"></div>
       <h2>Exceptions</h2><div id="exceptions"></div></div>`;
     document.getElementById("btn-savepoint").onclick = () => act(jid, "savepoint");
     document.getElementById("btn-stop").onclick = () => act(jid, "stop");
@@ -153,11 +155,25 @@ async function showJob(view, jid) {
   plot(document.getElementById("plot-lag"), seriesOf(timeline, p => p.pendingRecords), "");
   plot(document.getElementById("plot-watermark"), seriesOf(timeline, p => p.watermark === null ? null : (p.timestamp - p.watermark) / 1000), " s");
   plot(document.getElementById("plot-duration"), seriesOf(timeline, p => p.batchDuration), " ms");
+  const ratio = v => v === null || v === undefined ? "–" : `${Math.round(v)} ms/s`;
+  const records = (n, complete) => complete ? number(n) : "–";
+  const vertexRows = job.vertices.map(v => {
+    const m = v.metrics, k = v["kindling-metrics"] || {};
+    const watermark = k.currentInputWatermark === null || k.currentInputWatermark === undefined ? "–" : time(k.currentInputWatermark);
+    return `<tr class="vertex-row" data-kind="${v.kind}"><td>${escapeHtml(v.name)}</td><td>${v.kind}</td><td>${v.parallelism}</td><td>${v.status}</td>
+      <td>${records(m["read-records"], m["read-records-complete"])}</td><td>${records(m["write-records"], m["write-records-complete"])}</td>
+      <td>${ratio(k.busyTimeMsPerSecond)}</td><td>${ratio(k.backPressuredTimeMsPerSecond)}</td><td>${ratio(k.idleTimeMsPerSecond)}</td><td>${watermark}</td></tr>`;
+  }).join("");
+  document.getElementById("vertices").innerHTML = `<table><thead><tr><th>Name</th><th>Kind</th><th>Parallelism</th><th>Status</th>
+    <th>Records received</th><th>Records sent</th><th>Busy</th><th>Back-pressured</th><th>Idle</th><th>Watermark</th></tr></thead>
+    <tbody>${vertexRows}</tbody></table>`;
+  document.getElementById("checkpoint-config").textContent =
+    `mode ${checkpointConfig.mode} · interval ${checkpointConfig.interval} ms · state backend ${checkpointConfig.state_backend} · ${checkpointConfig.checkpoint_storage}`;
   const history = checkpoints.history.slice(0, 10).map(c => `<tr><td>${c.id}</td><td>${c.status}</td><td>${time(c.trigger_timestamp)}</td>
-      <td>${c.end_to_end_duration} ms</td><td>${number(c.state_size)} B</td><td>${number(c.processed_data)}</td></tr>`).join("");
+      <td>${c.end_to_end_duration} ms</td><td>${number(c.state_size)} B</td><td>${number(c.processed_data)}</td><td>${escapeHtml(c.operator || "")}</td></tr>`).join("");
   document.getElementById("checkpoints").innerHTML = `<p class="muted">completed ${checkpoints.counts.completed} · restored ${checkpoints.counts.restored}` +
     (checkpoints.latest.savepoint ? ` · latest savepoint ${escapeHtml(checkpoints.latest.savepoint.external_path)}` : "") + `</p>
-    <table><thead><tr><th>ID</th><th>Status</th><th>Time</th><th>Duration</th><th>State size</th><th>Records</th></tr></thead><tbody>${history}</tbody></table>`;
+    <table><thead><tr><th>ID</th><th>Status</th><th>Time</th><th>Duration</th><th>State size</th><th>Records</th><th>Query</th></tr></thead><tbody>${history}</tbody></table>`;
   const entries = exceptions.exceptionHistory.entries;
   document.getElementById("exceptions").innerHTML = entries.length
     ? entries.map(e => `<p><b>${escapeHtml(e.exceptionName)}</b> ${time(e.timestamp)} (${escapeHtml(e.taskName || "")})</p><pre>${escapeHtml(e.stacktrace)}</pre>`).join("")
