@@ -43,6 +43,17 @@ def _local_s3(args: argparse.Namespace) -> int:
     return _stop_or_status(s3, "S3 server", args.action, state_dir)
 
 
+def _local_spark(args: argparse.Namespace) -> int:
+    from kindling.local import spark
+
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = spark.start_background(args.workers, args.cores, args.memory, state_dir=state_dir)
+        print(f"master={info['master']}")  # one line for scripts; the rest with `status`
+        return 0
+    return _stop_or_status(spark, "Spark cluster", args.action, state_dir)
+
+
 def _local_schema_registry(args: argparse.Namespace) -> int:
     import os
 
@@ -118,6 +129,13 @@ def build_parser() -> argparse.ArgumentParser:
     s3.add_argument("--port", type=int, default=8333)
     s3.add_argument("--state-dir", default=".kindling/local/s3")
     s3.set_defaults(handler=_local_s3)
+    cluster = services.add_parser("spark", help="a Spark standalone master and workers on 127.0.0.1 (from the PySpark wheel)")
+    cluster.add_argument("action", choices=["start", "stop", "status"])
+    cluster.add_argument("--workers", type=int, default=2, help="number of workers (default 2)")
+    cluster.add_argument("--cores", type=int, default=1, help="cores per worker (default 1)")
+    cluster.add_argument("--memory", default="1g", help="memory per worker for executors (default 1g)")
+    cluster.add_argument("--state-dir", default=".kindling/local/spark")
+    cluster.set_defaults(handler=_local_spark)
     registry = services.add_parser("schema-registry", help="a local Confluent-compatible schema registry on 127.0.0.1")
     registry.add_argument("action", choices=["start", "stop", "status"])
     registry.add_argument("--port", type=int, default=8081)

@@ -89,7 +89,7 @@ def log_tail(path: Optional[Path], limit: int = 2000) -> str:
 
 
 def start_and_wait(command: list[str], log_path: Path, ready: Callable[[], bool], what: str, timeout: float,
-                   detached: bool = False) -> subprocess.Popen:
+                   detached: bool = False, env: Optional[dict[str, str]] = None) -> subprocess.Popen:
     """Start ``command`` logging to ``log_path`` and return once ``ready()`` is true.
 
     An owned server dies with its parent; a detached one runs in its own session, out of reach of
@@ -99,7 +99,7 @@ def start_and_wait(command: list[str], log_path: Path, ready: Callable[[], bool]
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=detached,
+            start_new_session=detached, env=env,
             preexec_fn=None if detached or not sys.platform.startswith("linux") else _die_with_parent,
         )
 
