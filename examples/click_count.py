@@ -1,6 +1,7 @@
 """Run Flink's operations-playground job "Click Event Count" on kindling.
 
     python examples/click_count.py --bootstrap-servers 127.0.0.1:9092 [--processing-time] [--backpressure]
+        [--exactly-once] [-D kindling.spark.master=spark://127.0.0.1:<port>]
 
 The pipeline itself is in kindling/playground/click_count.py. Stop with Ctrl-C; running the
 same command again resumes from the checkpoint (state.checkpoints.dir/Click Event Count).
@@ -26,16 +27,24 @@ def main() -> None:
     parser.add_argument("--max-records-per-batch", type=int, default=0, help="scan.max-records-per-trigger (0: no limit)")
     parser.add_argument("--checkpoint-dir", default=".kindling/checkpoints", help="state.checkpoints.dir")
     parser.add_argument("--checkpoint-interval", default="1 s", help="execution.checkpointing.interval")
+    parser.add_argument("--exactly-once", action="store_true", help="write windows in one Kafka transaction per micro-batch")
+    parser.add_argument("-D", dest="define", action="append", default=[], metavar="key=value",
+                        help="a configuration option, e.g. -D kindling.spark.master=spark://127.0.0.1:7077 (repeatable)")
     args = parser.parse_args()
 
-    env = StreamEnvironment(
-        {
-            "state.checkpoints.dir": args.checkpoint_dir,
-            "execution.checkpointing.interval": args.checkpoint_interval,
-            "parallelism.default": 2,
-        }
-    )
-    click_count.build(env, args.bootstrap_servers, args.input_topic, args.output_topic, args.event_time, args.backpressure, args.max_records_per_batch)
+    options = {
+        "state.checkpoints.dir": args.checkpoint_dir,
+        "execution.checkpointing.interval": args.checkpoint_interval,
+        "parallelism.default": 2,
+    }
+    for item in args.define:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"-D takes key=value, got {item!r}")
+        options[key.strip()] = value.strip()
+    env = StreamEnvironment(options)
+    click_count.build(env, args.bootstrap_servers, args.input_topic, args.output_topic, args.event_time, args.backpressure,
+                      args.max_records_per_batch, args.exactly_once)
     env.execute(click_count.JOB_NAME)
 
 

@@ -67,6 +67,17 @@ def _local_kinesis(args: argparse.Namespace) -> int:
     return _stop_or_status(kinesis, "Kinesis server", args.action, state_dir)
 
 
+def _local_spark(args: argparse.Namespace) -> int:
+    from kindling.local import spark
+
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = spark.start_background(args.workers, args.cores, args.memory, state_dir=state_dir)
+        print(f"master={info['master']}")  # one line for scripts; the rest with `status`
+        return 0
+    return _stop_or_status(spark, "Spark cluster", args.action, state_dir)
+
+
 def _local_schema_registry(args: argparse.Namespace) -> int:
     import os
 
@@ -104,7 +115,8 @@ def _demo(args: argparse.Namespace) -> int:
     from kindling.playground.demo import run_click_count_demo
 
     return run_click_count_demo(
-        duration=args.duration, rate=args.rate, event_time=args.event_time, backpressure=args.backpressure
+        duration=args.duration, rate=args.rate, event_time=args.event_time, backpressure=args.backpressure,
+        startup_timeout=args.startup_timeout,
     )
 
 
@@ -128,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="run a playground end to end")
     demo.add_argument("name", choices=["click-count"], help="which playground")
-    demo.add_argument("--duration", type=float, default=60.0, help="seconds to run (default 60)")
+    demo.add_argument("--duration", type=float, default=60.0, help="seconds to run from the first micro-batch (default 60)")
+    demo.add_argument("--startup-timeout", type=float, default=300.0, help="seconds Spark may take to start the job (default 300)")
     demo.add_argument("--rate", type=float, default=1000.0, help="click events per second (default 1000)")
     mode = demo.add_mutually_exclusive_group()
     mode.add_argument("--event-time", dest="event_time", action="store_true", default=True)
@@ -165,6 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
     kinesis.add_argument("--port", type=int, default=4568)
     kinesis.add_argument("--state-dir", default=".kindling/local/kinesis")
     kinesis.set_defaults(handler=_local_kinesis)
+    cluster = services.add_parser("spark", help="a Spark standalone master and workers on 127.0.0.1 (from the PySpark wheel)")
+    cluster.add_argument("action", choices=["start", "stop", "status"])
+    cluster.add_argument("--workers", type=int, default=2, help="number of workers (default 2)")
+    cluster.add_argument("--cores", type=int, default=1, help="cores per worker (default 1)")
+    cluster.add_argument("--memory", default="1g", help="memory per worker for executors (default 1g)")
+    cluster.add_argument("--state-dir", default=".kindling/local/spark")
+    cluster.set_defaults(handler=_local_spark)
     registry = services.add_parser("schema-registry", help="a local Confluent-compatible schema registry on 127.0.0.1")
     registry.add_argument("action", choices=["start", "stop", "status"])
     registry.add_argument("--port", type=int, default=8081)

@@ -120,6 +120,18 @@ def mysql() -> Iterator[object]:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory) -> Iterator[object]:
+    """A local Spark standalone cluster: a master and 2 workers of 1 core and 1g each, on 127.0.0.1.
+    Tests that kill a worker start it again (``start_worker``) before they end."""
+    from kindling.local.spark import LocalSparkCluster
+
+    cluster = LocalSparkCluster(workers=2, cores=1, memory="1g", work_dir=tmp_path_factory.mktemp("spark-cluster"))
+    cluster.start(timeout=300)
+    yield cluster
+    cluster.stop()
+
+
 @pytest.fixture
 def topic(kafka) -> Iterator[str]:
     """A fresh 4-partition topic name for one test, deleted afterwards."""

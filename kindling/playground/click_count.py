@@ -11,7 +11,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from kindling.connectors.kafka import KafkaOffsetsInitializer, KafkaSink, KafkaSource
+from kindling.connectors.kafka import DeliveryGuarantee, KafkaOffsetsInitializer, KafkaSink, KafkaSource
 from kindling.datastream import (
     MapFunction,
     TumblingEventTimeWindows,
@@ -47,8 +47,9 @@ def build(
     event_time: bool = True,
     backpressure: bool = False,
     max_records_per_batch: int = 0,
+    exactly_once: bool = False,
 ) -> DataStreamSink:
-    """Add the Click Event Count pipeline to ``env``; return its sink."""
+    """Add the Click Event Count pipeline to ``env``; return its sink (exactly-once: one Kafka transaction per micro-batch)."""
     builder = (
         KafkaSource.builder()
         .set_bootstrap_servers(bootstrap_servers)
@@ -87,6 +88,7 @@ def build(
         .set_bootstrap_servers(bootstrap_servers)
         .set_topic(output_topic)
         .set_value_format("json")
-        .build()
     )
-    return statistics.sink_to(sink).name("ClickEventStatistics Sink").uid("click-event-statistics-sink")
+    if exactly_once:
+        sink = sink.set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE).set_transactional_id_prefix(f"click-count-{output_topic}")
+    return statistics.sink_to(sink.build()).name("ClickEventStatistics Sink").uid("click-event-statistics-sink")

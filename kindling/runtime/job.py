@@ -15,6 +15,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from kindling.config import Configuration
 from kindling.runtime.progress import QueryMetrics, bounded_input_done
+from kindling.runtime.recovery import NO_DATA_BATCHES_CONF, plan_owed_watermark_batch
 from kindling.runtime.restart import RestartStrategy
 
 log = logging.getLogger("kindling.job")
@@ -78,8 +79,15 @@ class JobClient:
         self._restart = RestartStrategy(self.conf)
         self._failure: Optional[str] = None
         for plan in self.plans:
-            self._queries[plan.uid] = plan.start()
+            self._queries[plan.uid] = self._start(plan)
         self._status = "RUNNING"
+
+    def _start(self, plan: QueryPlan) -> StreamingQuery:
+        """Start (or restart) a query from its checkpoint, first planning the no-data batch that fires
+        what the restored watermark allows (Spark would otherwise wait for new input)."""
+        if _no_data_batches_enabled():
+            plan_owed_watermark_batch(plan.checkpoint)
+        return plan.start()
 
     # --- Flink's JobClient surface ---------------------------------------------------------------
     def get_job_id(self) -> str:
@@ -146,7 +154,7 @@ class JobClient:
                 else:
                     for plan in running:
                         try:
-                            self._queries[plan.uid] = plan.start()
+                            self._queries[plan.uid] = self._start(plan)
                         except Exception as exc:  # the job cannot go on; say why
                             self._failure = describe_failure(exc)
                             self.exceptions.append(JobException(datetime.now(timezone.utc), plan.name, self._failure))
@@ -203,7 +211,7 @@ class JobClient:
         log.warning("job %s: %s failed (%s); restarting from its checkpoint in %s", self.job_name, plan.name, message, delay)
         self._status = "RESTARTING"
         time.sleep(delay.total_seconds())  # the configured restart delay, not a synchronisation
-        self._queries[plan.uid] = plan.start()
+        self._queries[plan.uid] = self._start(plan)
         self._status = "RUNNING"
 
     def _await_any(self, seconds: float) -> None:
@@ -235,6 +243,13 @@ class JobClient:
             if progress:
                 result[uid] = QueryMetrics.from_progress(progress)
         return result
+
+
+def _no_data_batches_enabled() -> bool:
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    return session is None or str(session.conf.get(NO_DATA_BATCHES_CONF, "true")).lower() != "false"
 
 
 Started = TypeVar("Started")

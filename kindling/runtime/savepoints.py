@@ -79,31 +79,18 @@ def _between_batches(status: Mapping[str, Any]) -> bool:
     return not status.get("isTriggerActive") or message.startswith(("Getting offsets", "Waiting"))
 
 
-def _watermark_batch_pending(progress: Optional[Mapping[str, Any]]) -> bool:
-    """Whether Spark may still owe a no-data batch: the last batch read data into event-time state, so
-    the watermark it advanced has not yet fired windows and timers. A restarted query does not run
-    that batch until new data arrives, so a savepoint taken before it would hold those results back."""
-    if not progress:
-        return False
-    stateful = bool(progress.get("stateOperators"))
-    event_time = bool((progress.get("eventTime") or {}).get("watermark"))
-    return stateful and event_time and int(progress.get("numInputRows") or 0) > 0
-
-
-def stop_between_batches(query: StreamingQuery, timeout: float = 120.0, settle: float = 10.0) -> None:
+def stop_between_batches(query: StreamingQuery, timeout: float = 120.0) -> None:
     """Stop a query while it runs no micro-batch, so that no batch is left half written.
 
     A query that is behind schedule starts the next trigger right after a batch commits; it is
     stopped while it gathers that trigger's offsets. Offsets logged then are replayed on resume,
-    with nothing of that batch written yet. After a batch that read event-time data, the stop waits
-    (up to ``settle`` seconds) for Spark's no-data batch that applies the new watermark.
+    with nothing of that batch written yet. A stop right after a batch that advanced the watermark
+    needs no wait for Spark's follow-up no-data batch: every start from a checkpoint plans that batch
+    (kindling.runtime.recovery), so a resumed savepoint fires what its watermark allows.
     """
     deadline = time.monotonic() + timeout
-    settle_until = time.monotonic() + settle
     while query.isActive and time.monotonic() < deadline:
-        if _between_batches(query.status) and (
-            not _watermark_batch_pending(query.lastProgress) or time.monotonic() >= settle_until
-        ):
+        if _between_batches(query.status):
             query.stop()
             return
         time.sleep(0.005)  # polling the trigger state, not synchronising on time

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import uuid
 import tempfile
+import uuid
 import zipfile
 from pathlib import Path
 from typing import Optional
@@ -57,13 +57,17 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     # Scopes driver-side state that Python workers share by file (watermark alignment groups) to this
     # application; the JVM and its workers inherit it from here.
     os.environ.setdefault("KINDLING_SESSION_ID", uuid.uuid4().hex)
-    if not conf.get(cfg.SPARK_MASTER):
-        # Local mode: Spark talks to itself over loopback only.
+    master = conf.get(cfg.SPARK_MASTER)
+    if not master or _loopback_master(master):
+        # Local mode or a cluster on this machine: the driver talks to it over loopback only.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     active = SparkSession.getActiveSession()
     builder = SparkSession.builder.appName(conf.get(cfg.PIPELINE_NAME) or "kindling")
     if active is None:
-        builder = builder.master(_master(conf))
+        if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
+            # Under spark-submit (which starts the JVM and names it in PYSPARK_GATEWAY_PORT) its --master
+            # stands unless kindling.spark.master says otherwise.
+            builder = builder.master(_master(conf))
         defaults = {
             "spark.sql.shuffle.partitions": str(_shuffle_partitions(conf)),
             "spark.ui.enabled": "true" if conf.get(cfg.WEB_UI) else "false",
@@ -80,6 +84,11 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
             # Plans (EXPLAIN, the UI) show data source options: hide credentials, not only URLs.
             "spark.sql.redaction.options.regex": "(?i)url|user-info|user\\.info|token|password|secret|access-key|secret-key|jaas",
         }
+        if master and not master.startswith("local"):
+            # Executors do not inherit the driver's environment: pass on what kindling's Python workers read.
+            for name in ("KINDLING_SESSION_ID", "KINDLING_JOB_DIR"):
+                if os.environ.get(name):
+                    defaults[f"spark.executorEnv.{name}"] = os.environ[name]
         for key, value in {**defaults, **conf.spark_conf()}.items():
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -94,6 +103,12 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     return spark
 
 
+def _loopback_master(master: str) -> bool:
+    """Whether ``master`` is a standalone master on this machine (``kindling local spark``)."""
+    host = master.split("://", 1)[-1].split(",")[0].rsplit(":", 1)[0]
+    return master.startswith("spark://") and host in ("127.0.0.1", "localhost")
+
+
 def _state_store_provider(conf: Configuration) -> str:
     if conf.get(cfg.STATE_BACKEND) == "rocksdb":
         return "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -101,10 +116,22 @@ def _state_store_provider(conf: Configuration) -> str:
 
 
 def _ship_package(spark: SparkSession) -> None:
-    """On a cluster, executors need kindling itself: ship it as a zip on the Python path."""
+    """On a cluster, executors need the driver's kindling and the job's own modules: ship both as zips
+    on the executors' Python path (ahead of any kindling installed there, so driver and executors run
+    the same code). The job's modules are the ``.py`` files beside its main script."""
     package_dir = Path(__file__).resolve().parents[1]
-    target = Path(tempfile.mkdtemp(prefix="kindling-pkg-")) / "kindling.zip"
+    staging = Path(tempfile.mkdtemp(prefix="kindling-pkg-"))
+    target = staging / "kindling.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in package_dir.rglob("*.py"):
             archive.write(path, path.relative_to(package_dir.parent))
     spark.sparkContext.addPyFile(str(target))
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main and Path(main).is_file() and Path(main).resolve().parent != package_dir.parent:
+        modules = [p for p in Path(main).resolve().parent.glob("*.py")]
+        if modules:
+            job_zip = staging / "job-modules.zip"
+            with zipfile.ZipFile(job_zip, "w", zipfile.ZIP_DEFLATED) as archive:
+                for path in modules:
+                    archive.write(path, path.name)
+            spark.sparkContext.addPyFile(str(job_zip))
