@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DURATION ?= 60
 
 .PHONY: demo test setup java chromium benchmark clean
-.PHONY: nexmark-check nexmark-bench
+.PHONY: nexmark-check nexmark-bench datastream-reference
 
 setup: java chromium $(STAMP)
 
@@ -59,6 +59,12 @@ nexmark-bench: setup
 	@$(BIN)/python -c 'import duckdb' 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
 	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
 	$(BIN)/python benchmarks/nexmark/run.py --pyflink-python $(VENV)/pyflink/bin/python $(NEXMARK_ARGS)
+
+# PyFlink 2.3's own output of the wheel's DataStream examples (and tests/datastream/pyflink_programs), recorded
+# as test data in tests/datastream/pyflink_reference/ (PyFlink runs in its own venv, never inside `make test`).
+datastream-reference: setup
+	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
+	$(BIN)/python tests/datastream/record_pyflink_reference.py $(VENV)/pyflink/bin/python $(PROGRAMS)
 
 clean:
 	rm -rf $(VENV) .kindling artifacts *.egg-info

@@ -90,6 +90,10 @@ class StreamEnvironment:
         self.config.set(cfg.RUNTIME_MODE.key, str(name).lower())
         return self
 
+    def is_batch(self) -> bool:
+        """Whether bounded pipelines run in Flink's batch execution mode (``execution.runtime-mode: batch``)."""
+        return str(self.config.get(cfg.RUNTIME_MODE)).lower() == "batch"
+
     def get_config(self) -> Any:
         """PyFlink's ExecutionConfig view of this environment's configuration."""
         from kindling.common import ExecutionConfig
@@ -170,6 +174,10 @@ class StreamEnvironment:
         if type_info is None:
             type_info = getattr(source, "type_info", None)  # a source whose records are PyFlink-typed (NumberSequenceSource)
         strategy = watermark_strategy or WatermarkStrategy.no_watermarks()
+        if self.is_batch() and source.bounded and not strategy.has_watermarks:
+            # Batch mode: the end of a bounded input is a watermark at the end of time, so keyed operations
+            # (rolling aggregations, timers) emit their final results then; records carry no time of their own.
+            strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(F.lit(0).cast(LongType()))
         df = (
             self.spark.readStream.format(spark_format(source.connector))
             .schema(with_eos(source.schema))

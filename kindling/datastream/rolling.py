@@ -22,7 +22,7 @@ class RollingAdapter:
     uses_watermark = False  # no timers: it runs the same whether a watermark reaches it or not
 
     def __init__(self, kind: str, field: Optional[str], fields: List[str], reduce: Optional[Callable[[Any, Any], Any]] = None,
-                 typed: bool = False, position: Any = None) -> None:
+                 typed: bool = False, position: Any = None, batch: bool = False) -> None:
         self._kind = kind
         self._field = field
         self._fields = fields
@@ -31,6 +31,10 @@ class RollingAdapter:
         # ``position`` indexes the aggregated field in them.
         self._typed = typed
         self._position = position
+        # Batch execution (execution.runtime-mode: batch): only each key's final result, at the end of input.
+        self._batch = batch
+        if batch:
+            self.uses_watermark = True
 
     def open(self, runner: Any, runtime_context: RuntimeContext) -> None:
         self._runner = runner
@@ -44,11 +48,21 @@ class RollingAdapter:
             result = value if current is None else self._combine_typed(current, value)
             state.data[ROLLING] = result
             state.touch()
-            return [result]
+            return self._emitted(result)
         result = tuple(value) if current is None else self._combine(current, value)
         state.data[ROLLING] = result
         state.touch()
-        return [result]
+        return self._emitted(result)
+
+    def _emitted(self, result: Any) -> List[Any]:
+        if not self._batch:
+            return [result]
+        from kindling.datastream.timers import TimerService
+        from kindling.runtime.progress import END_OF_TIME_THRESHOLD
+
+        # The end of a bounded input moves the watermark past this: the timer fires then.
+        TimerService(self._runner).register_event_time_timer(int(END_OF_TIME_THRESHOLD.timestamp() * 1000))
+        return []
 
     def _combine(self, current: tuple, value: Any) -> tuple:
         i, kind = self._index, self._kind
@@ -102,7 +116,12 @@ class RollingAdapter:
         raise ValueError(f"unknown rolling aggregation {kind!r}")
 
     def timer(self, timestamp: int) -> List[Any]:
-        return []
+        if not self._batch:
+            return []
+        state = self._runner.state
+        result = state.data.pop(ROLLING, None)
+        state.touch()
+        return [] if result is None else [result]
 
     def close(self) -> None:
         pass

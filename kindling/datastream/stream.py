@@ -395,19 +395,25 @@ class SingleOutputStreamOperator(DataStream):
 
         if not isinstance(output_tag, OutputTag):
             raise TypeError(f"get_side_output takes an OutputTag, got {type(output_tag).__name__}")
+        if records.is_type_info(output_tag.type_info):
+            side_type = output_tag.type_info
+        elif output_tag.type_info is None and self._input_type_info is not None:
+            side_type = self._input_type_info  # PyFlink: records of the operator's input type
+        else:
+            side_type = None
         schema = records.as_struct(output_tag.type_info) if output_tag.type_info is not None else self._input_type
         from kindling.datastream.operator import FROM_TIMER
 
         internal = [c for c in (ROWTIME, FROM_TIMER) if c in self._tagged.columns]
         full = StructType(list(schema.fields) + [self._tagged.schema[c] for c in internal])
-        decode = decode_batches(schema, internal, arrow_schema(full))
+        decode = decode_batches(schema, internal, arrow_schema(full), side_type)
         tag = output_tag.tag_id
 
         def side_output(df: DataFrame) -> DataFrame:
             return df.where(F.col(TAG_COLUMN) == F.lit(tag)).select(F.col(SIDE_COLUMN), *internal).mapInArrow(decode, full)
 
         side_stream = DataStream(self._env, side_output(self._tagged), name=f"SideOutput({tag})", event_time=self._event_time,
-                                 bounded=self._bounded, watermarked=self._watermarked)
+                                 bounded=self._bounded, watermarked=self._watermarked, type_info=side_type)
         side_stream._hides_watermark = self._hides_watermark
         side_stream._origin, side_stream._branch = self, side_output
         return side_stream
@@ -570,7 +576,8 @@ class KeyedStream(DataStream):
             name = field
             position = fields.index(field)
         reduce = as_callable(function, "reduce") if function is not None else None
-        adapter = RollingAdapter(kind, name, fields, reduce, typed=self._type_info is not None, position=position)
+        adapter = RollingAdapter(kind, name, fields, reduce, typed=self._type_info is not None, position=position,
+                                 batch=self._env.is_batch() and self._bounded)
         return self._keyed_operation(adapter, f"Keyed{kind.title()}", self.schema,
                                      [(self._df, self._key_columns(), self.schema)], len(self.keys), out_type=self._type_info)
 
