@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DURATION ?= 60
 
 .PHONY: demo test setup java chromium databases kinesis-local benchmark clean
-.PHONY: nexmark-check nexmark-bench sql-reference pyflink
+.PHONY: nexmark-check nexmark-bench sql-reference datastream-reference pyflink
 
 setup: java chromium databases kinesis-local $(STAMP)
 
@@ -94,6 +94,11 @@ nexmark-bench: setup pyflink
 # PyFlink 2.3 in its own venv; `make test` compares kindling's answers with them (PyFlink is not needed there).
 sql-reference: setup pyflink
 	$(VENV)/pyflink/bin/python tests/sql/differential/record.py
+
+# PyFlink 2.3's own output of the wheel's DataStream examples (and tests/datastream/pyflink_programs), recorded
+# as test data in tests/datastream/pyflink_reference/ (PyFlink runs in its own venv, never inside `make test`).
+datastream-reference: setup pyflink
+	$(BIN)/python tests/datastream/record_pyflink_reference.py $(VENV)/pyflink/bin/python $(PROGRAMS)
 
 clean:
 	rm -rf $(VENV) .kindling artifacts *.egg-info

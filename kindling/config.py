@@ -178,3 +178,34 @@ def restart_description(conf: Configuration) -> str:
     if kind == "failure-rate":
         return f"failure-rate: {conf.get(FAILURE_RATE_MAX)} failures per {conf.get(FAILURE_RATE_INTERVAL)}"
     return f"exponential-delay from {conf.get(EXP_INITIAL)} to {conf.get(EXP_MAX)}"
+
+
+def _pyflink_accessors() -> None:
+    """PyFlink's typed getters and setters on Configuration (one implementation: they read and write the same keys)."""
+
+    def getter(convert: Any) -> Any:
+        def get(self: Configuration, key: str, default_value: Any = None) -> Any:
+            if key not in self._raw:
+                return default_value
+            return convert(self._raw[key])
+        return get
+
+    def setter(self: Configuration, key: str, value: Any) -> Configuration:
+        return self.set(key, value)
+
+    def boolean(value: Any) -> bool:
+        return value if isinstance(value, bool) else str(value).strip().lower() == "true"
+
+    Configuration.get_string = getter(str)  # type: ignore[attr-defined]
+    Configuration.get_integer = getter(int)  # type: ignore[attr-defined]
+    Configuration.get_float = getter(float)  # type: ignore[attr-defined]
+    Configuration.get_boolean = getter(boolean)  # type: ignore[attr-defined]
+    for name in ("set_integer", "set_float", "set_boolean"):
+        setattr(Configuration, name, setter)
+    Configuration.key_set = lambda self: set(self._raw)  # type: ignore[attr-defined]
+    Configuration.contains_key = Configuration.contains  # type: ignore[attr-defined]
+    Configuration.add_all = lambda self, other, prefix=None: self.update(  # type: ignore[attr-defined]
+        {(prefix or "") + k: v for k, v in other._raw.items()})
+
+
+_pyflink_accessors()

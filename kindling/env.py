@@ -59,6 +59,7 @@ class StreamEnvironment:
         control.apply_overrides(self.config)  # a job manager's -p / -s / -D settings, when it runs this driver
         self._spark = spark
         self._sinks: list[DataStreamSink] = []
+        self._unnamed_jobs = 0  # execute() calls without a job name so far (see _job_name)
 
     @staticmethod
     def get_execution_environment(configuration: Union[Configuration, Mapping[str, Any], None] = None) -> "StreamEnvironment":
@@ -77,8 +78,57 @@ class StreamEnvironment:
         self.config.set(cfg.PARALLELISM.key, parallelism)
         return self
 
-    def enable_checkpointing(self, interval: DurationLike) -> "StreamEnvironment":
-        """Checkpoint (run a micro-batch) every ``interval``; a bare number is milliseconds as in Flink."""
+    def get_parallelism(self) -> int:
+        """``parallelism.default``, or the local cores Spark uses when it is not set."""
+        value = self.config.get(cfg.PARALLELISM)
+        return int(value) if value else (os.cpu_count() or 1)
+
+    def set_runtime_mode(self, execution_mode: Any) -> "StreamEnvironment":
+        """PyFlink's ``set_runtime_mode(RuntimeExecutionMode.BATCH)``: ``execution.runtime-mode``."""
+        name = getattr(execution_mode, "name", execution_mode)
+        self.config.set(cfg.RUNTIME_MODE.key, str(name).lower())
+        return self
+
+    def is_batch(self) -> bool:
+        """Whether bounded pipelines run in Flink's batch execution mode (``execution.runtime-mode: batch``)."""
+        return str(self.config.get(cfg.RUNTIME_MODE)).lower() == "batch"
+
+    def get_config(self) -> Any:
+        """PyFlink's ExecutionConfig view of this environment's configuration."""
+        from kindling.common import ExecutionConfig
+
+        return ExecutionConfig(self.config)
+
+    def set_stream_time_characteristic(self, characteristic: Any) -> "StreamEnvironment":
+        """Accepted as in PyFlink (deprecated there): event time follows the watermark strategy given to a source."""
+        return self
+
+    def set_buffer_timeout(self, timeout_millis: int) -> "StreamEnvironment":
+        """Accepted for PyFlink compatibility: Spark ships records per micro-batch."""
+        return self
+
+    def set_max_parallelism(self, max_parallelism: int) -> "StreamEnvironment":
+        """Accepted for PyFlink compatibility: kindling's key groups are Spark's shuffle partitions."""
+        return self
+
+    def add_python_file(self, file_path: str) -> None:
+        """Make a Python file or directory importable by the program and its user functions."""
+        directory = os.path.dirname(os.path.abspath(file_path)) if os.path.isfile(file_path) else os.path.abspath(file_path)
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+
+    def add_jars(self, *jars: str) -> None:
+        raise NotImplementedError(
+            "StreamExecutionEnvironment.add_jars: kindling runs Flink's connectors as Python Data Sources on Spark and "
+            "loads no Flink jars; use kindling's connectors (kindling.datastream.connectors) instead")
+
+    add_classpaths = add_jars
+
+    def enable_checkpointing(self, interval: DurationLike, mode: Any = None) -> "StreamEnvironment":
+        """Checkpoint (run a micro-batch) every ``interval``; a bare number is milliseconds as in Flink.
+
+        ``mode`` (CheckpointingMode) is accepted: kindling's sinks are exactly-once or at-least-once by their own options.
+        """
         self.config.set(cfg.CHECKPOINTING_INTERVAL.key, interval)
         return self
 
@@ -114,12 +164,19 @@ class StreamEnvironment:
         self.sql_session().create_temporary_function(name, function)
 
     # --- sources -------------------------------------------------------------------------------
-    def from_source(self, source: Source, watermark_strategy: Optional[WatermarkStrategy] = None, source_name: str = "Source") -> DataStream:
+    def from_source(self, source: Source, watermark_strategy: Optional[WatermarkStrategy] = None, source_name: str = "Source",
+                    type_info: Any = None) -> DataStream:
         """A stream from a connector's Source, with event time from the watermark strategy (if any)."""
         if not isinstance(source, Source):
             raise TypeError(f"from_source takes a kindling Source (for example KafkaSource.builder()...build()), got {type(source).__name__}")
         assert source.schema is not None
+        if type_info is None:
+            type_info = getattr(source, "type_info", None)  # a source whose records are PyFlink-typed (NumberSequenceSource)
         strategy = watermark_strategy or WatermarkStrategy.no_watermarks()
+        if self.is_batch() and source.bounded and not strategy.has_watermarks:
+            # Batch mode: the end of a bounded input is a watermark at the end of time, so keyed operations
+            # (rolling aggregations, timers) emit their final results then; records carry no time of their own.
+            strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(F.lit(0).cast(LongType()))
         df = (
             self.spark.readStream.format(spark_format(source.connector))
             .schema(source.read_schema())
@@ -128,21 +185,44 @@ class StreamEnvironment:
             .load()
         )
         if strategy.has_watermarks:
-            df = self._apply_event_time(df, source, strategy)
+            df = self._apply_event_time(df, source, strategy, type_info)
         else:
             df = df.where((F.col(EOS_COLUMN).isNull() | ~F.col(EOS_COLUMN)) & _optimizer_barrier()).withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
         df = df.drop(EOS_COLUMN)
-        return DataStream(self, df, name=source_name, event_time=strategy.has_watermarks, bounded=source.bounded)
+        stream = DataStream(self, df, name=source_name, event_time=strategy.has_watermarks, bounded=source.bounded, type_info=type_info)
+        # assign_timestamps_and_watermarks on this stream plans the source again with the strategy: the
+        # watermark must be set where the end-of-input marker still flows (see _apply_event_time).
+        stream._replan = lambda new_strategy: self.from_source(source, new_strategy, source_name, type_info)
+        return stream
 
-    def from_collection(self, collection: Sequence[Any], type_info: records.TypeLike, watermark_strategy: Optional[WatermarkStrategy] = None, rows_per_batch: int = 0) -> DataStream:
-        """A bounded stream of the given records; ``rows_per_batch`` spreads them over micro-batches."""
+    def from_collection(self, collection: Sequence[Any], type_info: Any = None, watermark_strategy: Optional[WatermarkStrategy] = None,
+                        rows_per_batch: int = 0) -> DataStream:
+        """A bounded stream of the given records; ``rows_per_batch`` spreads them over micro-batches.
+
+        ``type_info`` is a schema (StructType or DDL string: kindling's rows) or PyFlink type information
+        (``Types.ROW_NAMED(...)``, ``Types.TUPLE(...)``); without it, as in PyFlink, the records are
+        Python objects carried pickled (``Types.PICKLED_BYTE_ARRAY()``).
+        """
         self.spark  # parsing a DDL type string needs a session
+        if type_info is None or records.is_type_info(type_info):
+            from kindling.common.typeinfo import Types
+
+            info = type_info if type_info is not None else Types.PICKLED_BYTE_ARRAY()
+            rows = [info.to_columns(value, f"from_collection element {i}") for i, value in enumerate(collection)]
+            return self.from_source(collection_source(rows, info.record_schema(), rows_per_batch), watermark_strategy,
+                                    "Collection Source", info)
         schema = records.as_struct(type_info)
         return self.from_source(collection_source(collection, schema, rows_per_batch), watermark_strategy, "Collection Source")
 
-    def _apply_event_time(self, df: DataFrame, source: Source, strategy: WatermarkStrategy) -> DataFrame:
+    def from_sequence(self, start: int, end: int) -> DataStream:
+        """The numbers start..end (inclusive) as a bounded stream of LONG records (PyFlink's from_sequence)."""
+        from kindling.common.typeinfo import Types
+
+        return self.from_collection(list(range(start, end + 1)), Types.LONG())
+
+    def _apply_event_time(self, df: DataFrame, source: Source, strategy: WatermarkStrategy, type_info: Any = None) -> DataFrame:
         eos = F.col(EOS_COLUMN).isNotNull() & F.col(EOS_COLUMN)
-        timestamp = self._event_time_column(df, strategy)
+        timestamp = self._event_time_column(df, strategy, type_info)
         missing = F.raise_error(F.lit(f"a record of source '{source.connector}' has no event time (the timestamp assigner returned null)"))
         df = df.withColumn(
             ROWTIME,
@@ -155,7 +235,7 @@ class StreamEnvironment:
         # condition names the event-time column so that Spark does not push it below the watermark.
         return df.where((F.col(ROWTIME) < F.lit(END_OF_TIME_THRESHOLD).cast(TimestampType())) & _optimizer_barrier())
 
-    def _event_time_column(self, df: DataFrame, strategy: WatermarkStrategy) -> Column:
+    def _event_time_column(self, df: DataFrame, strategy: WatermarkStrategy, type_info: Any = None) -> Column:
         assigner = strategy.timestamp_assigner
         if assigner is None:
             raise ValueError(
@@ -173,9 +253,13 @@ class StreamEnvironment:
         ship_by_value(assigner)
 
         def extract(row: Row, eos: Optional[bool]) -> Optional[int]:
+            from kindling.datastream.errors import calling
+
             if eos:
                 return None
-            return call_assigner(assigner, row, None)
+            value = type_info.from_columns(list(row)) if type_info is not None else row
+            with calling(getattr(assigner, "extract_timestamp", assigner), "Timestamps/Watermarks", value):
+                return call_assigner(assigner, value, None)
 
         udf = F.udf(extract, LongType(), useArrow=True)
         return F.timestamp_millis(udf(F.struct(*fields), F.col(EOS_COLUMN)))
@@ -187,8 +271,22 @@ class StreamEnvironment:
         return bound
 
     def _job_name(self, job_name: Optional[str]) -> str:
-        name = job_name or self.config.get(cfg.PIPELINE_NAME) or DEFAULT_JOB_NAME
-        return name
+        """The job's name, which places its checkpoints.
+
+        A named job (``execute("name")`` or ``pipeline.name``) resumes from its checkpoint when run again.
+        An unnamed job gets a fresh name of its own, so it never resumes (and replays nothing of) an earlier
+        run's finished checkpoint; under the job manager, whose restarts must find the job's checkpoint,
+        unnamed jobs are numbered in the order the program runs them instead.
+        """
+        name = job_name or self.config.get(cfg.PIPELINE_NAME)
+        if name:
+            return name
+        if control.job_dir() is not None:
+            self._unnamed_jobs += 1
+            return DEFAULT_JOB_NAME if self._unnamed_jobs == 1 else f"{DEFAULT_JOB_NAME}-{self._unnamed_jobs}"
+        import uuid
+
+        return f"{DEFAULT_JOB_NAME}-{uuid.uuid4().hex[:12]}"
 
     def checkpoint_root(self, job_name: str) -> Path:
         """Where a job's checkpoints live: ``<state.checkpoints.dir>/<job name>``."""
@@ -203,6 +301,9 @@ class StreamEnvironment:
             raise ValueError("the pipeline has no sink: call sink_to(...) or print() on a stream before execute()")
         name = self._job_name(job_name)
         root = self.checkpoint_root(name)
+        if _has_checkpoint(root) and not self.config.contains("execution.savepoint.path"):
+            print(f"kindling: job '{name}' resumes from its earlier checkpoint in {root} "
+                  "(give the job another name to start from scratch)", file=sys.stderr, flush=True)
         interval = spark_interval(self.config.get(cfg.CHECKPOINTING_INTERVAL))
         plans = []
         uids = [s.get_uid() for s in self._sinks]
@@ -225,6 +326,7 @@ class StreamEnvironment:
 
     def execute(self, job_name: Optional[str] = None, detached: bool = False) -> JobClient:
         """Run the pipeline. Blocking by default: returns when a bounded job finishes; Ctrl-C stops cleanly."""
+        fresh = not (job_name or self.config.get(cfg.PIPELINE_NAME)) and control.job_dir() is None
         client = self.execute_async(job_name)
         if detached:
             return client
@@ -238,6 +340,8 @@ class StreamEnvironment:
                 file=sys.stderr,
                 flush=True,
             )
+        if fresh and client.get_job_status() == "FINISHED":
+            shutil.rmtree(self.checkpoint_root(client.job_name), ignore_errors=True)  # nothing can ever resume it
         return client
 
     def _plan(self, bound: DataStreamSink, job_name: str, checkpoint: Path, interval: str) -> QueryPlan:
@@ -301,6 +405,11 @@ class StreamEnvironment:
 
 # PyFlink's name for the same thing.
 StreamExecutionEnvironment = StreamEnvironment
+
+
+def _has_checkpoint(root: Path) -> bool:
+    """Whether a job's checkpoint directory holds a committed micro-batch of any of its sinks."""
+    return root.is_dir() and any(any((sink / "commits").glob("[0-9]*")) for sink in root.iterdir() if sink.is_dir())
 
 
 def _split_event_time_options(source: Source, strategy: WatermarkStrategy) -> dict[str, str]:

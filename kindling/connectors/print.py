@@ -34,7 +34,11 @@ SINK_PARALLELISM = int_option("sink.parallelism", None, "Accepted for Flink comp
 
 # Spark hands a sink its writeStream options too; checkpointLocation is Spark's, not ours.
 SPARK_OPTIONS = ("connector", "path", "checkpointlocation", "queryname")
-SINK_OPTIONS = OptionSet("print", (PRINT_IDENTIFIER, STANDARD_ERROR, SINK_PARALLELISM), ignored=SPARK_OPTIONS)
+# Set by DataStream.print() for PyFlink-typed streams: the single STRING column is the line PyFlink prints,
+# and with parallelism above 1 each line starts with ``N> `` (``identifier:N> `` with an identifier).
+PLAIN = bool_option("kindling.print.plain", False, "Internal: rows are pre-formatted lines (PyFlink's print()).")
+SUBTASKS = int_option("kindling.print.parallelism", 1, "Internal: the job's parallelism, for PyFlink's 'N> ' prefixes.", minimum=1)
+SINK_OPTIONS = OptionSet("print", (PRINT_IDENTIFIER, STANDARD_ERROR, SINK_PARALLELISM, PLAIN, SUBTASKS), ignored=SPARK_OPTIONS)
 
 ROW_KINDS = ("+I", "-U", "+U", "-D")
 
@@ -172,6 +176,15 @@ def format_batch(batch: pa.RecordBatch, identifier: Optional[str] = None) -> Lis
     return lines
 
 
+def plain_prefix(identifier: Optional[str], subtask: Optional[int]) -> str:
+    """Flink's PrintSinkOutputWriter prefix: ``id:N> ``, ``id> ``, ``N> `` or nothing."""
+    if identifier and subtask is not None:
+        return f"{identifier}:{subtask}> "
+    if identifier:
+        return f"{identifier}> "
+    return f"{subtask}> " if subtask is not None else ""
+
+
 # ---------------------------------------------------------------------------------------------
 # The Spark Data Source
 
@@ -213,12 +226,21 @@ class PrintStreamWriter(DataSourceStreamArrowWriter):
         parsed = SINK_OPTIONS.validate(dict(options))
         self.identifier: Optional[str] = parsed.get("print-identifier")
         self.standard_error: bool = bool(parsed.get("standard-error", False))
+        self.plain: bool = bool(parsed.get("kindling.print.plain", False))
+        self.parallelism: int = int(parsed.get("kindling.print.parallelism") or 1)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PrintCommitMessage:
         lines: List[str] = []
+        partition = _partition_id()
+        if self.plain:
+            prefix = plain_prefix(self.identifier, partition % self.parallelism + 1 if self.parallelism > 1 else None)
+            for batch in iterator:
+                column = batch.column(next(i for i, n in enumerate(batch.schema.names) if not n.startswith(INTERNAL_PREFIX)))
+                lines.extend(prefix + line for line in column.to_pylist() if line is not None)
+            return PrintCommitMessage(lines, _task_property("sql.streaming.queryId"), partition)
         for batch in iterator:
             lines.extend(format_batch(batch, self.identifier))
-        return PrintCommitMessage(lines, _task_property("sql.streaming.queryId"), _partition_id())
+        return PrintCommitMessage(lines, _task_property("sql.streaming.queryId"), partition)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
         present = [m for m in messages if isinstance(m, PrintCommitMessage)]

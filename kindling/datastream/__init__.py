@@ -1,4 +1,11 @@
-"""Flink's DataStream API on Spark: streams, keyed streams, windows, watermarks and user functions."""
+"""Flink's DataStream API on Spark: streams, keyed streams, windows, watermarks and user functions.
+
+Also PyFlink's ``pyflink.datastream``: the same classes under PyFlink's names and module layout
+(``kindling.datastream.functions``, ``.state``, ``.window``, ``.connectors``).
+"""
+
+from enum import Enum
+from typing import Any
 
 from kindling.datastream.functions import (
     AggregateFunction,
@@ -47,6 +54,9 @@ from kindling.datastream.window_functions import (
 )
 from kindling.datastream.watermarks import TimestampAssigner, WatermarkStrategy
 from kindling.datastream.windows import (
+    CountWindow,
+    GlobalWindows,
+    SessionWindowTimeGapExtractor,
     EventTimeSessionWindows,
     ProcessingTimeSessionWindows,
     SlidingEventTimeWindows,
@@ -71,4 +81,39 @@ __all__ = [
     "ProcessWindowFunction", "ProcessingTimeTrigger", "PurgingTrigger", "ReducingState", "ReducingStateDescriptor",
     "RuntimeContext", "SingleOutputStreamOperator", "StateTtlConfig", "TimeDomain", "TimeEvictor", "TimerService",
     "TimestampedValue", "Trigger", "TriggerResult", "ValueState", "ValueStateDescriptor", "WindowFunction",
+    # PyFlink's pyflink.datastream names (issue 13)
+    "CheckpointingMode", "CountWindow", "GlobalWindows", "RuntimeExecutionMode", "SessionWindowTimeGapExtractor",
+    "StreamExecutionEnvironment", "TimeCharacteristic",
 ]
+
+
+class CheckpointingMode(Enum):
+    """PyFlink's checkpointing modes; kindling's sinks are exactly-once or at-least-once by their own options."""
+
+    EXACTLY_ONCE = 0
+    AT_LEAST_ONCE = 1
+
+
+class TimeCharacteristic(Enum):
+    """PyFlink's (deprecated) time characteristic: kindling takes event time from a source's watermark strategy."""
+
+    ProcessingTime = 0
+    IngestionTime = 1
+    EventTime = 2
+
+
+def __getattr__(name: str) -> Any:
+    # The environment and the common package import this package: resolved on first use to avoid an import cycle.
+    if name in ("StreamExecutionEnvironment", "StreamEnvironment"):
+        from kindling.env import StreamEnvironment
+
+        return StreamEnvironment
+    if name == "RuntimeExecutionMode":
+        from kindling.common import RuntimeExecutionMode
+
+        return RuntimeExecutionMode
+    if name in ("Types", "Time", "Duration", "Row", "Configuration"):
+        import kindling.common as common
+
+        return getattr(common, name)
+    raise AttributeError(f"module 'kindling.datastream' has no attribute {name!r}")

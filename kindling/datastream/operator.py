@@ -109,7 +109,8 @@ class KeyedRunner(StatefulProcessor):
 
     def __init__(self, adapter: Adapter, name: str, out_schema: StructType, key_count: int,
                  parallelism: int, input_names: Sequence[Sequence[str]], slots: Optional[dict] = None,
-                 event_time_mode: bool = False, chained: bool = False) -> None:
+                 event_time_mode: bool = False, chained: bool = False, input_types: Optional[Sequence[Any]] = None,
+                 out_type: Any = None, pickled_key: bool = False) -> None:
         self._adapter = adapter
         self._name = name
         self.operator_name = name
@@ -122,6 +123,10 @@ class KeyedRunner(StatefulProcessor):
         self._input_names = [list(n) for n in input_names]
         self._slots = slots  # broadcast: partition -> slot value whose group lands in that partition
         self._opened = False
+        # PyFlink type information of each input and of the output (None: kindling's own rows).
+        self._input_types = list(input_types) if input_types is not None else [None] * len(self._input_names)
+        self._out_type = out_type
+        self._pickled_key = pickled_key  # the key is a Python key selector's result, pickled
 
     # --- Spark's StatefulProcessor ----------------------------------------------------------------
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -171,11 +176,16 @@ class KeyedRunner(StatefulProcessor):
             self._adapter.close()
 
     def _elements(self, rows: Any) -> None:
+        from kindling.datastream.errors import calling
+
+        function = getattr(self._adapter, "_function", None) or self._adapter
         for row in rows:  # arrival order: Spark's shuffle and its stable sort by key keep it
             index = row[INPUT]
             self.timestamp = row[TS]
             self.time_domain = None
-            self._emit_all(self._adapter.element(index, self._value(index, row)))
+            value = self._value(index, row)
+            with calling(function, self._name, value):
+                self._emit_all(self._adapter.element(index, value))
 
     # --- what contexts read ---------------------------------------------------------------------
     def emit_side(self, tag_id: str, value: Any) -> None:
@@ -203,6 +213,9 @@ class KeyedRunner(StatefulProcessor):
             self._row = Row(*self._out_names, ROWTIME, FROM_TIMER, TAG_COLUMN, SIDE_COLUMN, SPARK_EVENT_TIME)
             self._none = (None,) * len(self._out_names)
             self._factories = [Row(*names) for names in self._input_names]
+            self._decoders = [records.Codec(StructType([StructField(n, StringType()) for n in names]), t)
+                              for names, t in zip(self._input_names, self._input_types)]
+            self._encoder = records.Codec(self._out_schema, self._out_type)
             self._out: List[tuple] = []
             self.state = KeyState(None, 0)
             runtime_context = RuntimeContext(self._name, lambda: self.state, subtask, self._parallelism)
@@ -218,8 +231,11 @@ class KeyedRunner(StatefulProcessor):
         self.watermark = watermark
         self.time_domain = None
 
-    def _value(self, index: int, row: Row) -> Row:
+    def _value(self, index: int, row: Row) -> Any:
         value = row[value_column(index)]
+        if self._input_types[index] is not None and value is not None:
+            items = [value[n] for n in self._input_names[index]] if isinstance(value, dict) else list(value)
+            return self._decoders[index].decode(items)
         if isinstance(value, dict):
             return self._factories[index](*[value[n] for n in self._input_names[index]])
         return value
@@ -227,6 +243,8 @@ class KeyedRunner(StatefulProcessor):
     def _user_key(self, key: Any) -> Any:
         self._grouping_key = tuple(key)
         user = self._grouping_key[1:] if self._slots is not None else self._grouping_key
+        if self._pickled_key:
+            return pickle.loads(user[0]) if user[0] is not None else None
         return user[0] if len(user) == 1 else tuple(user)
 
     def _slot_key(self) -> tuple:
@@ -261,16 +279,20 @@ class KeyedRunner(StatefulProcessor):
             timestamp, domain = due
             self.time_domain = domain
             self.timestamp = timestamp if domain == TimeDomain.EVENT_TIME else None
-            self._emit_all(self._adapter.timer(timestamp), from_timer=True)
+            from kindling.datastream.errors import calling
+
+            with calling(getattr(self._adapter, "_function", None) or self._adapter, self._name, has_record=False):
+                self._emit_all(self._adapter.timer(timestamp), from_timer=True)
 
     def _emit_all(self, values: List[Any], from_timer: bool = False) -> None:
         if values:
-            schema = self._out_schema
+            encode = self._encoder.encode
+            where = f"{self._name} result"
             for value in values:
                 if isinstance(value, Stamped):
-                    self._out.append(records.normalise(value.value, schema) + (value.timestamp, from_timer, None, None))
+                    self._out.append(encode(value.value, where) + (value.timestamp, from_timer, None, None))
                 else:
-                    self._out.append(records.normalise(value, schema) + (self.timestamp, from_timer, None, None))
+                    self._out.append(encode(value, where) + (self.timestamp, from_timer, None, None))
 
     def _drain(self) -> List[Row]:
         out, self._out = self._out, []

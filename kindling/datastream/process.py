@@ -28,7 +28,13 @@ class Collector:
 
 
 class RichFunction:
-    """A function with a lifecycle and a RuntimeContext (set before ``open``)."""
+    """A function with a lifecycle and a RuntimeContext (set before ``open``).
+
+    Subscriptable as PyFlink's generic functions are (``ProcessWindowFunction[IN, OUT, KEY, W]``).
+    """
+
+    def __class_getitem__(cls, parameters: Any) -> Any:
+        return cls
 
     _runtime_context: Optional[RuntimeContext] = None
 
@@ -46,6 +52,9 @@ class RichFunction:
 
 class BaseContext:
     """What every process-function context offers: the record's timestamp, timers and side outputs."""
+
+    def __class_getitem__(cls, parameters: Any) -> Any:
+        return cls
 
     def __init__(self, runner: Any) -> None:
         self._runner = runner
@@ -170,19 +179,23 @@ class _StatelessRunner:
         self.side.append((self.timestamp, tag_id, encode(value)))
 
 
-def process_batches(function: ProcessFunction, in_schema: Any, out_user: Any, out_arrow: Any) -> Callable[..., Any]:
+def process_batches(function: ProcessFunction, in_schema: Any, out_user: Any, out_arrow: Any, in_type: Any = None,
+                    out_type: Any = None) -> Callable[..., Any]:
     """A mapInArrow function running a ProcessFunction per record; output rows are tagged like the keyed operator's."""
     import pyarrow as pa
 
     from kindling.datastream import records
 
     names = records.user_columns(in_schema)
+    decoder, encoder = records.codec(in_schema, in_type), records.Codec(out_user, out_type)
     internal = records.internal_columns(in_schema)
     rowtime = [n for n in internal if n.endswith("rowtime")][0]
     # Whether a keyed operator's timer emitted the record: carried on for the keyed operators after this one.
     from_timer = [n for n in internal if n.endswith("from_timer")]
 
     def run(batches: Any) -> Any:
+        from kindling.datastream.errors import calling
+
         runner = _StatelessRunner()
         runtime_context = RuntimeContext("Process", None, 0, 1)
         function._runtime_context = runtime_context
@@ -194,11 +207,12 @@ def process_batches(function: ProcessFunction, in_schema: Any, out_user: Any, ou
             times = batch.column(rowtime).to_pylist()
             flags = batch.column(from_timer[0]).to_pylist() if from_timer else [None] * batch.num_rows
             out: List[tuple] = []
-            for row, moment, flag in zip(records.to_rows(batch, names), times, flags):
+            for row, moment, flag in zip(records.to_rows(batch, names, decoder), times, flags):
                 runner.timestamp = int(moment.timestamp() * 1000) if moment is not None else None
                 carried = (moment, flag) if from_timer else (moment,)
-                for value in call(row, ctx):
-                    out.append(records.normalise(value, out_user) + carried + (None, None))
+                with calling(function.process_element, "Process", row):
+                    for value in call(row, ctx):
+                        out.append(encoder.encode(value, "Process result") + carried + (None, None))
                 for timestamp, tag, blob in runner.side:
                     out.append((None,) * width + carried + (tag, blob))
                 runner.side.clear()

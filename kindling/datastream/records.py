@@ -15,11 +15,20 @@ from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype
 
 from kindling.connectors.base import INTERNAL_PREFIX
 
-TypeLike = Union[StructType, DataType, str]
+TypeLike = Union[StructType, DataType, str, Any]
+
+
+def is_type_info(value: Any) -> bool:
+    """Whether ``value`` is PyFlink-style type information (``Types.ROW_NAMED(...)``, ``Types.STRING()``, ...)."""
+    from kindling.common.typeinfo import TypeInformation
+
+    return isinstance(value, TypeInformation)
 
 
 def as_struct(output_type: TypeLike, *, single_name: str = "f0") -> StructType:
-    """A StructType from a StructType, a DDL string (``"page STRING, cnt BIGINT"``) or one DataType."""
+    """A StructType from a StructType, a DDL string (``"page STRING, cnt BIGINT"``), one DataType or a TypeInformation."""
+    if is_type_info(output_type):
+        return output_type.record_schema()
     if isinstance(output_type, StructType):
         return output_type
     if isinstance(output_type, DataType):
@@ -27,7 +36,46 @@ def as_struct(output_type: TypeLike, *, single_name: str = "f0") -> StructType:
     if isinstance(output_type, str):
         parsed = _parse_datatype_string(output_type)
         return as_struct(parsed, single_name=single_name)
-    raise TypeError(f"output_type must be a StructType, a DataType or a DDL string, got {type(output_type).__name__}")
+    raise TypeError(f"output_type must be a StructType, a DataType, a DDL string or a Types.* type information, "
+                    f"got {type(output_type).__name__}")
+
+
+class Codec:
+    """How a stream's records look to Python functions and how results go back into columns.
+
+    Without type information (kindling's own streams) a record is a pyspark ``Row`` of its fields and
+    a result may be a Row, tuple, dict or scalar. With PyFlink type information the record is what
+    PyFlink hands a function (a ``Row``, a tuple, a scalar, or any object for PICKLED_BYTE_ARRAY) and a
+    result is checked against the declared type.
+    """
+
+    def __init__(self, schema: StructType, type_info: Any = None) -> None:
+        self.schema = schema
+        self.type_info = type_info
+        self.names = schema.fieldNames()
+        self._factory = Row(*self.names)
+
+    def decode(self, values: Sequence[Any]) -> Any:
+        if self.type_info is not None:
+            return self.type_info.from_columns(values)
+        return self._factory(*values)
+
+    def encode(self, value: Any, where: str = "") -> tuple:
+        if self.type_info is not None:
+            return self.type_info.to_columns(value, where)
+        return normalise(value, self.schema)
+
+    def format(self, value: Any) -> str:
+        """A decoded record as PyFlink's print() shows it."""
+        if self.type_info is not None:
+            return self.type_info.format(value)
+        from kindling.connectors.print import format_value
+
+        return "+I[" + ", ".join(format_value(v) for v in value) + "]"
+
+
+def codec(schema: StructType, type_info: Any = None) -> Codec:
+    return Codec(StructType([f for f in schema.fields if not f.name.startswith(INTERNAL_PREFIX)]), type_info)
 
 
 def user_columns(schema: StructType) -> list[str]:
@@ -38,11 +86,13 @@ def internal_columns(schema: StructType) -> list[str]:
     return [f.name for f in schema.fields if f.name.startswith(INTERNAL_PREFIX)]
 
 
-def to_rows(batch: pa.RecordBatch, names: Sequence[str]) -> list[Row]:
-    """The batch's user columns as pyspark Rows (attribute and key access, like PyFlink's Row)."""
-    factory = Row(*names)
+def to_rows(batch: pa.RecordBatch, names: Sequence[str], decoder: Optional[Codec] = None) -> list[Any]:
+    """The batch's user columns as records: pyspark Rows, or what the stream's type information gives."""
     columns = [batch.column(name).to_pylist() for name in names]
-    return [factory(*values) for values in zip(*columns)] if columns else [factory() for _ in range(batch.num_rows)]
+    decode = decoder.decode if decoder is not None else Row(*names)
+    if decoder is None:
+        return [decode(*values) for values in zip(*columns)] if columns else [decode() for _ in range(batch.num_rows)]
+    return [decode(values) for values in zip(*columns)]
 
 
 def normalise(result: Any, schema: StructType) -> tuple:
@@ -79,14 +129,21 @@ def _layout(in_schema: StructType, out_schema: StructType) -> tuple[list[str], l
 
 
 def map_batches(
-    function: Callable[[Row], Any], in_schema: StructType, out_schema: StructType
+    function: Callable[[Row], Any], in_schema: StructType, out_schema: StructType,
+    in_type: Any = None, out_type: Any = None, operator: str = "Map",
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A mapInArrow function applying ``function`` to each record; internal columns pass through."""
     names, internal, out_user, arrow_out, arrow_user = _layout(in_schema, out_schema)
+    decoder, encoder = codec(in_schema, in_type), Codec(out_user, out_type)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from kindling.datastream.errors import calling
+
         for batch in batches:
-            results = [normalise(function(row), out_user) for row in to_rows(batch, names)]
+            results = []
+            for row in to_rows(batch, names, decoder):
+                with calling(function, operator, row):
+                    results.append(encoder.encode(function(row), f"{operator} result"))
             mapped = to_batch(results, out_user, arrow_user)
             arrays = list(mapped.columns) + [batch.column(c) for c in internal]
             yield pa.RecordBatch.from_arrays(arrays, schema=arrow_out)
@@ -95,22 +152,27 @@ def map_batches(
 
 
 def flat_map_batches(
-    function: Callable[[Row], Iterable[Any]], in_schema: StructType, out_schema: StructType
+    function: Callable[[Row], Iterable[Any]], in_schema: StructType, out_schema: StructType,
+    in_type: Any = None, out_type: Any = None,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A mapInArrow function emitting zero or more records per input; each inherits its input's internals."""
     names, internal, out_user, arrow_out, arrow_user = _layout(in_schema, out_schema)
+    decoder, encoder = codec(in_schema, in_type), Codec(out_user, out_type)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from kindling.datastream.errors import calling
+
         for batch in batches:
             results: list[tuple] = []
             origin: list[int] = []
-            for index, row in enumerate(to_rows(batch, names)):
-                produced = function(row)
-                if produced is None:
-                    continue
-                for item in produced:
-                    results.append(normalise(item, out_user))
-                    origin.append(index)
+            for index, row in enumerate(to_rows(batch, names, decoder)):
+                with calling(function, "FlatMap", row):
+                    produced = function(row)
+                    if produced is None:
+                        continue
+                    for item in produced:
+                        results.append(encoder.encode(item, "FlatMap result"))
+                        origin.append(index)
             mapped = to_batch(results, out_user, arrow_user)
             taken = pa.array(origin, type=pa.int64())
             arrays = list(mapped.columns) + [batch.column(c).take(taken) for c in internal]
@@ -119,13 +181,20 @@ def flat_map_batches(
     return run
 
 
-def filter_batches(function: Callable[[Row], bool], in_schema: StructType) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def filter_batches(function: Callable[[Row], bool], in_schema: StructType, in_type: Any = None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A mapInArrow function keeping the records for which ``function`` is true."""
     names = user_columns(in_schema)
+    decoder = codec(in_schema, in_type)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from kindling.datastream.errors import calling
+
         for batch in batches:
-            mask = pa.array([bool(function(row)) for row in to_rows(batch, names)], type=pa.bool_())
+            keep = []
+            for row in to_rows(batch, names, decoder):
+                with calling(function, "Filter", row):
+                    keep.append(bool(function(row)))
+            mask = pa.array(keep, type=pa.bool_())
             yield batch.filter(mask)
 
     return run

@@ -48,13 +48,15 @@ def encode(value: Any) -> bytes:
     return pickle.dumps(value, protocol=5)
 
 
-def decode_batches(schema: StructType, internal: list[str], full_arrow: pa.Schema) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """A mapInArrow function turning pickled side-output records into the tag's columns."""
+def decode_batches(schema: StructType, internal: list[str], full_arrow: pa.Schema,
+                   type_info: Any = None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A mapInArrow function turning pickled side-output records into the tag's columns (checked against a PyFlink type)."""
     user = arrow_schema(schema)
+    codec = records.Codec(schema, type_info)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            values = [records.normalise(pickle.loads(b), schema) for b in batch.column(SIDE_COLUMN).to_pylist()]
+            values = [codec.encode(pickle.loads(b), "side output") for b in batch.column(SIDE_COLUMN).to_pylist()]
             decoded = records.to_batch(values, schema, user)
             arrays = list(decoded.columns) + [batch.column(c) for c in internal]
             yield pa.RecordBatch.from_arrays(arrays, schema=full_arrow)

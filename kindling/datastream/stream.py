@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructType
+from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, Sink
 from kindling.datastream import records
@@ -25,6 +25,9 @@ ROWTIME = INTERNAL_PREFIX + "rowtime"
 PROCTIME = INTERNAL_PREFIX + "proctime"
 WINDOW = INTERNAL_PREFIX + "window"
 KEY = "key"
+# A Python key selector's key, pickled: records keep their fields, and the key reaches
+# get_current_key() as the selector returned it (an int stays an int).
+SELECTOR_KEY = INTERNAL_PREFIX + "key"
 FROM_TIMER = INTERNAL_PREFIX + "from_timer"  # see operator.FROM_TIMER
 
 ColumnLike = Union[str, Column]
@@ -38,8 +41,13 @@ class DataStream:
     """A stream of records: a streaming DataFrame plus what kindling knows about its time."""
 
     def __init__(self, env: "StreamEnvironment", df: DataFrame, *, name: str, event_time: bool, bounded: bool,
-                 watermarked: Optional[bool] = None) -> None:
+                 watermarked: Optional[bool] = None, type_info: Any = None) -> None:
         self._env = env
+        # PyFlink type information of the records (Types.ROW_NAMED(...), Types.PICKLED_BYTE_ARRAY(), ...), or
+        # None for kindling's own streams whose functions see pyspark Rows of the schema's fields.
+        self._type_info = type_info
+        # Set on a source's stream: plans the source again with another watermark strategy.
+        self._replan: Optional[Callable[[Any], "DataStream"]] = None
         self._df = df
         self._name = name
         self._event_time = event_time
@@ -90,7 +98,7 @@ class DataStream:
                 **kwargs: Any) -> "DataStream":
         """A stream computed from this one; ``build`` (this stream's DataFrame -> ``df``) keeps it a branch of its operator."""
         derived = DataStream(self._env, df, name=name, event_time=kwargs.get("event_time", self._event_time), bounded=self._bounded,
-                             watermarked=self._watermarked)
+                             watermarked=self._watermarked, type_info=kwargs.get("type_info", self._type_info))
         derived._hides_watermark = self._hides_watermark
         if build is not None and self._branch is not None:
             branch = self._branch
@@ -102,6 +110,42 @@ class DataStream:
 
     def _internal(self) -> list[str]:
         return records.internal_columns(self._df.schema)
+
+    def get_type(self) -> Any:
+        """The records' PyFlink type information (None for a stream of kindling's own schema-typed rows)."""
+        return self._type_info
+
+    def _output(self, output_type: Any) -> tuple[StructType, Any]:
+        """A Python function's output columns and type information.
+
+        As in PyFlink, a function over a PyFlink-typed stream without ``output_type`` produces
+        untyped records (any Python object, pickled); over kindling's own rows it keeps the input's fields.
+        """
+        if output_type is None:
+            if self._type_info is None:
+                return self.schema, None
+            from kindling.common.typeinfo import Types
+
+            pickled = Types.PICKLED_BYTE_ARRAY()
+            return pickled.record_schema(), pickled
+        if records.is_type_info(output_type):
+            return output_type.record_schema(), output_type
+        return records.as_struct(output_type), None
+
+    def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> "DataStream":
+        """Event time and watermarks for this stream (PyFlink's name); kindling applies them at the source.
+
+        Spark keeps one watermark per query, set where the source's records (and its end-of-input
+        marker) enter; so the strategy goes to the source this stream reads, as if given to from_source.
+        """
+        if self._replan is None:
+            raise ValueError(
+                "assign_timestamps_and_watermarks: kindling sets event time where a source's records enter Spark; call it "
+                "directly on the stream returned by from_source/from_collection (before map, filter, key_by, ...), or pass "
+                "the WatermarkStrategy to from_source(source, watermark_strategy, name)")
+        stream = self._replan(watermark_strategy)
+        stream._name = "Timestamps/Watermarks"
+        return stream
 
     # --- stateless transformations -----------------------------------------------------------
     def map(self, *functions: Any, output_type: Optional[records.TypeLike] = None) -> "DataStream":
@@ -117,10 +161,12 @@ class DataStream:
         if len(functions) != 1:
             raise TypeError("map takes Column expressions, or exactly one Python function")
         function = as_callable(functions[0], "map")
-        out = records.as_struct(output_type) if output_type is not None else self.schema
+        out, out_type = self._output(output_type)
         full = StructType(list(out.fields) + [self._df.schema[c] for c in self._internal()])
-        run = records.map_batches(function, self._df.schema, full)
-        return self._transform(lambda df: df.mapInArrow(run, full), "Map")
+        run = records.map_batches(function, self._df.schema, full, self._type_info, out_type)
+        mapped = self._transform(lambda df: df.mapInArrow(run, full), "Map")
+        mapped._type_info = out_type
+        return mapped
 
     def filter(self, predicate: Any) -> "DataStream":
         """Keep records matching a Column condition (in Spark) or a Python predicate (over Arrow)."""
@@ -129,7 +175,7 @@ class DataStream:
             return self._transform(lambda df: df.where(condition), "Filter")
         function = as_callable(predicate, "filter")
         schema = self._df.schema
-        run = records.filter_batches(function, schema)
+        run = records.filter_batches(function, schema, self._type_info)
         return self._transform(lambda df: df.mapInArrow(run, schema), "Filter")
 
     def flat_map(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "DataStream":
@@ -140,10 +186,12 @@ class DataStream:
                 exploded = exploded.select("f0.*", *self._internal())
             return self._derive(exploded, "FlatMap")
         call = as_callable(function, "flat_map")
-        out = records.as_struct(output_type) if output_type is not None else self.schema
+        out, out_type = self._output(output_type)
         full = StructType(list(out.fields) + [self._df.schema[c] for c in self._internal()])
-        run = records.flat_map_batches(call, self._df.schema, full)
-        return self._transform(lambda df: df.mapInArrow(run, full), "FlatMap")
+        run = records.flat_map_batches(call, self._df.schema, full, self._type_info, out_type)
+        mapped = self._transform(lambda df: df.mapInArrow(run, full), "FlatMap")
+        mapped._type_info = out_type
+        return mapped
 
     def process(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "SingleOutputStreamOperator":
         """Run a ProcessFunction on every record (side outputs, time); keyed state and timers need key_by first."""
@@ -154,17 +202,19 @@ class DataStream:
             raise TypeError(f"DataStream.process takes a ProcessFunction, got {type(function).__name__}; "
                             "a KeyedProcessFunction needs key_by(...) first")
         ship_by_value(function)
-        out_user = records.as_struct(output_type) if output_type is not None else self.schema
+        out_user, out_type = self._output(output_type)
         carried = [self._df.schema[c] for c in self._df.columns if c == FROM_TIMER]
         tagged_schema = _tagged_schema(out_user, self._df.schema[ROWTIME], carried)
-        run = process_batches(function, self._df.schema, out_user, arrow_schema(tagged_schema))
+        run = process_batches(function, self._df.schema, out_user, arrow_schema(tagged_schema), self._type_info, out_type)
         tagged = self._df.mapInArrow(run, tagged_schema)
-        return SingleOutputStreamOperator(self, tagged, out_user, self.schema, "Process", watermarked=self._watermarked)
+        return SingleOutputStreamOperator(self, tagged, out_user, self.schema, "Process", watermarked=self._watermarked,
+                                          type_info=out_type, input_type_info=self._type_info)
 
     def _keyed_operation(self, adapter: Any, name: str, out_user: StructType, inputs: Sequence[tuple],
                          key_count: int, broadcast: Optional[DataFrame] = None,
                          broadcast_type: Optional[StructType] = None, bounded: Optional[bool] = None,
-                         upstream: Optional[Sequence["DataStream"]] = None) -> "SingleOutputStreamOperator":
+                         upstream: Optional[Sequence["DataStream"]] = None, out_type: Any = None,
+                         input_type_infos: Optional[Sequence[Any]] = None) -> "SingleOutputStreamOperator":
         """Run an adapter in the keyed operator over ``inputs``: (DataFrame, key Columns, value StructType) each."""
         from kindling.datastream import operator as op
 
@@ -190,12 +240,16 @@ class DataStream:
             _check_watermark_reaches([self, *(upstream or [])], name, processing_time)
         event_time_mode = self._event_time and not processing_time
         chained = any(op.from_keyed_operator(df) for df, _, _ in inputs)
+        type_infos = list(input_type_infos) if input_type_infos is not None else [self._type_info] + [None] * (len(types) - 1)
+        pickled_key = any(SELECTOR_KEY in str(k) for k in inputs[0][1])
         runner = op.KeyedRunner(adapter, name, out_user, key_count, parallelism, [t.fieldNames() for t in types], slots,
-                                event_time_mode=event_time_mode, chained=chained)
+                                event_time_mode=event_time_mode, chained=chained, input_types=type_infos, out_type=out_type,
+                                pickled_key=pickled_key)
         ship_by_value(getattr(adapter, "_function", adapter))
         tagged = op.run_operator(frames, types, key_count, runner, out_user, with_slot=slots is not None)
         bounded = self._bounded if bounded is None else bounded
-        result = SingleOutputStreamOperator(self, tagged, out_user, inputs[0][2], name, watermarked=False, bounded=bounded)
+        result = SingleOutputStreamOperator(self, tagged, out_user, inputs[0][2], name, watermarked=False, bounded=bounded,
+                                            type_info=out_type, input_type_info=type_infos[0])
         result._hides_watermark = name if self._event_time and processing_time else None
         return result
 
@@ -253,6 +307,14 @@ class DataStream:
         keyed = KeyedStream(self._derive(self._df.withColumn(all_key, F.lit(0)), "WindowAll"), [all_key])
         return WindowedStream(keyed, assigner, non_keyed=True)
 
+    def count_window_all(self, size: int, slide: int = 0) -> "WindowedStream":
+        """Count windows over the whole (non-keyed) stream."""
+        all_key = INTERNAL_PREFIX + "all"
+        keyed = KeyedStream(self._derive(self._df.withColumn(all_key, F.lit(0)), "WindowAll"), [all_key])
+        windowed = keyed.count_window(size, slide)
+        windowed._non_keyed = True
+        return windowed
+
     def key_by(self, key_selector: Any, key_type: Any = None) -> "KeyedStream":
         """Partition by key: field name(s), a Column expression (becomes field ``key``) or a Python KeySelector."""
         if isinstance(key_selector, str):
@@ -269,15 +331,9 @@ class DataStream:
         if isinstance(key_selector, Column):
             return KeyedStream(self._derive(self._df.withColumn(KEY, key_selector), "KeyBy"), [KEY])
         function = as_callable(key_selector, "get_key")
-        return_type = records.as_struct(key_type).fields[0].dataType if key_type is not None else StringType()
-        fields = records.user_columns(self._df.schema)
-
-        def select_key(row: Row) -> Any:
-            return function(row)
-
-        key_udf = F.udf(select_key, return_type, useArrow=True)
-        keyed = self._df.withColumn(KEY, key_udf(F.struct(*fields)))
-        return KeyedStream(self._derive(keyed, "KeyBy"), [KEY])
+        run = _key_batches(function, self._df.schema, self._type_info)
+        full = StructType(list(self._df.schema.fields) + [StructField(SELECTOR_KEY, BinaryType(), True)])
+        return KeyedStream(self._transform(lambda df: df.mapInArrow(run, full), "KeyBy"), [SELECTOR_KEY])
 
     # --- sinks -------------------------------------------------------------------------------
     def sink_to(self, sink: Sink) -> "DataStreamSink":
@@ -289,9 +345,20 @@ class DataStream:
     add_sink = sink_to
 
     def print(self, sink_identifier: Optional[str] = None) -> "DataStreamSink":
-        """Print every record as Flink does (``+I[...]``), optionally prefixed by an identifier."""
+        """Print every record to stdout as PyFlink does, optionally prefixed by an identifier.
+
+        kindling's own rows print as Flink's ``+I[...]``; PyFlink-typed records as PyFlink prints
+        them (a tuple as ``(a,1)``, an untyped object as Python's ``str``). With parallelism above 1
+        each line starts with ``N> ``, the number of the task that printed it.
+        """
         options = {"print-identifier": sink_identifier} if sink_identifier else {}
-        return self.sink_to(Sink("print", options))
+        if self._type_info is None:
+            return self.sink_to(Sink("print", options))
+        from kindling.common.typeinfo import Types
+
+        lines = self.map(records.Codec(self.schema, self._type_info).format, output_type=Types.STRING())
+        parallelism = self._env.get_parallelism()
+        return lines.sink_to(Sink("print", {**options, "kindling.print.plain": "true", "kindling.print.parallelism": str(parallelism)}))
 
     def execute_and_collect(self, job_name: Optional[str] = None, limit: Optional[int] = None, timeout: float = 600) -> list[Row]:
         """Run a bounded pipeline to its end and return its records (PyFlink's execute_and_collect)."""
@@ -302,7 +369,7 @@ class SingleOutputStreamOperator(DataStream):
     """The main output of a process function; ``get_side_output(tag)`` gives the records sent to a tag."""
 
     def __init__(self, parent: DataStream, tagged: DataFrame, out_user: StructType, input_type: StructType, name: str,
-                 watermarked: bool, bounded: Optional[bool] = None) -> None:
+                 watermarked: bool, bounded: Optional[bool] = None, type_info: Any = None, input_type_info: Any = None) -> None:
         from kindling.datastream.side_outputs import TAG_COLUMN
 
         from kindling.datastream.operator import FROM_TIMER
@@ -315,9 +382,10 @@ class SingleOutputStreamOperator(DataStream):
 
         main = main_output(tagged)
         super().__init__(parent._env, main, name=name, event_time=parent._event_time,
-                         bounded=parent._bounded if bounded is None else bounded, watermarked=watermarked)
+                         bounded=parent._bounded if bounded is None else bounded, watermarked=watermarked, type_info=type_info)
         self._tagged = tagged
         self._input_type = input_type
+        self._input_type_info = input_type_info
         self._origin, self._branch = self, main_output
 
     def get_side_output(self, output_tag: Any) -> DataStream:
@@ -327,22 +395,51 @@ class SingleOutputStreamOperator(DataStream):
 
         if not isinstance(output_tag, OutputTag):
             raise TypeError(f"get_side_output takes an OutputTag, got {type(output_tag).__name__}")
+        if records.is_type_info(output_tag.type_info):
+            side_type = output_tag.type_info
+        elif output_tag.type_info is None and self._input_type_info is not None:
+            side_type = self._input_type_info  # PyFlink: records of the operator's input type
+        else:
+            side_type = None
         schema = records.as_struct(output_tag.type_info) if output_tag.type_info is not None else self._input_type
         from kindling.datastream.operator import FROM_TIMER
 
         internal = [c for c in (ROWTIME, FROM_TIMER) if c in self._tagged.columns]
         full = StructType(list(schema.fields) + [self._tagged.schema[c] for c in internal])
-        decode = decode_batches(schema, internal, arrow_schema(full))
+        decode = decode_batches(schema, internal, arrow_schema(full), side_type)
         tag = output_tag.tag_id
 
         def side_output(df: DataFrame) -> DataFrame:
             return df.where(F.col(TAG_COLUMN) == F.lit(tag)).select(F.col(SIDE_COLUMN), *internal).mapInArrow(decode, full)
 
         side_stream = DataStream(self._env, side_output(self._tagged), name=f"SideOutput({tag})", event_time=self._event_time,
-                                 bounded=self._bounded, watermarked=self._watermarked)
+                                 bounded=self._bounded, watermarked=self._watermarked, type_info=side_type)
         side_stream._hides_watermark = self._hides_watermark
         side_stream._origin, side_stream._branch = self, side_output
         return side_stream
+
+
+def _key_batches(function: Callable[[Any], Any], schema: StructType, type_info: Any) -> Callable[..., Any]:
+    """A mapInArrow function adding each record's key, pickled, as SELECTOR_KEY; the record is unchanged."""
+    import pickle
+
+    import pyarrow as pa
+
+    names = records.user_columns(schema)
+    decoder = records.codec(schema, type_info)
+
+    def run(batches: Any) -> Any:
+        from kindling.datastream.errors import calling
+
+        for batch in batches:
+            keys = []
+            for row in records.to_rows(batch, names, decoder):
+                with calling(function, "KeyBy", row):
+                    keys.append(pickle.dumps(function(row), protocol=5))
+            yield pa.RecordBatch.from_arrays(list(batch.columns) + [pa.array(keys, type=pa.binary())],
+                                             names=list(batch.schema.names) + [SELECTOR_KEY])
+
+    return run
 
 
 def _check_watermark_reaches(streams: Sequence[DataStream], operation: str, processing_time: bool) -> None:
@@ -431,22 +528,45 @@ class KeyedStream(DataStream):
 
     def __init__(self, stream: DataStream, keys: Sequence[str]) -> None:
         super().__init__(stream._env, stream._df, name=stream._name, event_time=stream._event_time, bounded=stream._bounded,
-                         watermarked=stream._watermarked)
+                         watermarked=stream._watermarked, type_info=stream._type_info)
         self._hides_watermark = stream._hides_watermark
         self._origin, self._branch = stream._origin, stream._branch
         self.keys = list(keys)
+
+    @property
+    def key_fields(self) -> list[str]:
+        """The key's fields that are record fields (a Python selector's key is not one)."""
+        return [k for k in self.keys if not k.startswith(INTERNAL_PREFIX)]
 
     def window(self, assigner: WindowAssigner) -> "WindowedStream":
         """Group each key's records into windows (tumbling, sliding or session; event or processing time)."""
         return WindowedStream(self, assigner)
 
+    def count_window(self, size: int, slide: int = 0) -> "WindowedStream":
+        """Windows of ``size`` elements per key (every ``slide`` elements when sliding), as Flink's countWindow."""
+        from kindling.datastream.evictors import CountEvictor
+        from kindling.datastream.triggers import CountTrigger, PurgingTrigger
+        from kindling.datastream.windows import GlobalWindows
+
+        if size <= 0 or slide < 0:
+            raise ValueError(f"count_window: size must be positive and slide not negative, got size={size}, slide={slide}")
+        windowed = WindowedStream(self, GlobalWindows())
+        if slide == 0:
+            return windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
+        return windowed.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide))
+
     # --- rolling aggregations: one updated result per record, as Flink's keyed sum/min/max/reduce --
     def _rolling(self, kind: str, field: Optional[Union[str, int]], function: Any = None) -> SingleOutputStreamOperator:
         from kindling.datastream.rolling import RollingAdapter
 
+        from kindling.common.typeinfo import PickledBytesTypeInfo
+
         fields = self.schema.fieldNames()
         name = None
-        if field is not None:
+        position = None
+        if field is not None and isinstance(self._type_info, PickledBytesTypeInfo):
+            position = field  # untyped records: a position (or key) in the Python object itself
+        elif field is not None:
             if isinstance(field, int):
                 if not 0 <= field < len(fields):
                     raise ValueError(f"{kind}: field position {field} is out of range for fields {fields}")
@@ -454,9 +574,12 @@ class KeyedStream(DataStream):
             if field not in fields:
                 raise ValueError(f"{kind}: no field {field!r}; the stream has {fields}")
             name = field
+            position = fields.index(field)
         reduce = as_callable(function, "reduce") if function is not None else None
-        return self._keyed_operation(RollingAdapter(kind, name, fields, reduce), f"Keyed{kind.title()}", self.schema,
-                                     [(self._df, self._key_columns(), self.schema)], len(self.keys))
+        adapter = RollingAdapter(kind, name, fields, reduce, typed=self._type_info is not None, position=position,
+                                 batch=self._env.is_batch() and self._bounded)
+        return self._keyed_operation(adapter, f"Keyed{kind.title()}", self.schema,
+                                     [(self._df, self._key_columns(), self.schema)], len(self.keys), out_type=self._type_info)
 
     def sum(self, field: Union[str, int]) -> SingleOutputStreamOperator:
         """Running sum of a field per key, emitted for every record."""
@@ -501,9 +624,9 @@ class KeyedStream(DataStream):
             return DataStream.process(self, function, output_type)
         if not isinstance(function, KeyedProcessFunction):
             raise TypeError(f"KeyedStream.process takes a KeyedProcessFunction, got {type(function).__name__}")
-        out_user = records.as_struct(output_type) if output_type is not None else self.schema
+        out_user, out_type = self._output(output_type)
         return self._keyed_operation(KeyedProcessAdapter(function), type(function).__name__, out_user,
-                                     [(self._df, self._key_columns(), self.schema)], len(self.keys))
+                                     [(self._df, self._key_columns(), self.schema)], len(self.keys), out_type=out_type)
 
 
 class WindowedStream:
@@ -571,10 +694,13 @@ class WindowedStream:
         return (
             self._trigger is not None or self._evictor is not None or self._lateness_ms > 0 or self._late_tag is not None
             or (self._assigner.is_event_time and not self._keyed._watermarked)
+            or self._keyed._type_info is not None  # PyFlink-typed records: functions see them as PyFlink gives them
+            or not getattr(self._assigner, "spark_native", True)  # count windows, dynamic session gaps
         )
 
     def _state_path(self, name: str, out_user: StructType, function: Any = None, incremental: Any = None,
-                     emit: Optional[Callable[..., list]] = None, with_bounds: bool = False) -> "SingleOutputStreamOperator":
+                     emit: Optional[Callable[..., list]] = None, with_bounds: bool = False,
+                     out_type: Any = None) -> "SingleOutputStreamOperator":
         """Run the windows as keyed state with triggers and timers (Flink's WindowOperator)."""
         from kindling.datastream.triggers import EventTimeTrigger, ProcessingTimeTrigger
         from kindling.datastream.window_operator import WindowAdapter, function_emitter, window_bounds
@@ -585,7 +711,7 @@ class WindowedStream:
             if function is not None:
                 emit = function_emitter(function, self._non_keyed)
             else:
-                key_names = [] if self._non_keyed else keyed.keys
+                key_names = [] if self._non_keyed else keyed.key_fields
                 result_type = StructType([f for f in out_user.fields if f.name not in key_names + ["window_start", "window_end"]])
 
                 def emit(key: Any, window: Any, values: list, context: Any) -> list:
@@ -597,20 +723,21 @@ class WindowedStream:
         adapter = WindowAdapter(self._assigner, trigger, self._lateness_ms, self._late_tag.tag_id if self._late_tag else None,
                                 emit, function, incremental, self._evictor)
         adapter._function = function or adapter._function
-        return keyed._keyed_operation(adapter, name, out_user, [(keyed._df, keyed._key_columns(), keyed.schema)], len(keyed.keys))
+        return keyed._keyed_operation(adapter, name, out_user, [(keyed._df, keyed._key_columns(), keyed.schema)], len(keyed.keys),
+                                      out_type=out_type)
 
     def _bounded_output(self, result: StructType) -> StructType:
         """Window results without a window function: key fields, the result's fields, window_start/window_end."""
         from pyspark.sql.types import StructField, TimestampType
 
-        keys = [] if self._non_keyed else [self._keyed._df.schema[k] for k in self._keyed.keys]
+        keys = [] if self._non_keyed else [self._keyed._df.schema[k] for k in self._keyed.key_fields]
         fields = keys + [f for f in result.fields if f.name not in self._keyed.keys]
         return StructType(fields + [StructField("window_start", TimestampType(), True), StructField("window_end", TimestampType(), True)])
 
     def process(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "SingleOutputStreamOperator":
         """Run a ProcessWindowFunction over each firing window's elements, with the window in its context."""
-        out_user = records.as_struct(output_type) if output_type is not None else self._keyed.schema
-        return self._state_path("WindowProcess", out_user, function=function)
+        out_user, out_type = self._keyed._output(output_type)
+        return self._state_path("WindowProcess", out_user, function=function, out_type=out_type)
 
     def apply(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "SingleOutputStreamOperator":
         """Run a WindowFunction (key, window, elements) over each firing window."""
@@ -655,9 +782,16 @@ class WindowedStream:
                              "allowed lateness or late-data side output: use an AggregateFunction for those")
         if len(aggregations) != 1 or not isinstance(aggregations[0], AggregateFunction):
             raise TypeError("aggregate takes Spark aggregate Columns, or one AggregateFunction with an output_type")
-        if output_type is None:
-            raise ValueError("aggregate(AggregateFunction) needs output_type, e.g. output_type='total BIGINT'")
         function: AggregateFunction = aggregations[0]
+        if output_type is None and self._keyed._type_info is None:
+            raise ValueError("aggregate(AggregateFunction) needs output_type, e.g. output_type='total BIGINT'")
+        if self._keyed._type_info is not None:  # PyFlink: the result is the function's (or the window function's) output
+            out, out_type = self._keyed._output(output_type)
+            if window_function is not None:
+                return self._state_path("WindowAggregate", out, function=window_function, incremental=("aggregate", function),
+                                        out_type=out_type)
+            return self._state_path("WindowAggregate", out, incremental=("aggregate", function),
+                                    emit=lambda key, window, values, context: list(values), out_type=out_type)
         if window_function is not None:
             return self._state_path("WindowAggregate", records.as_struct(output_type), function=window_function,
                                     incremental=("aggregate", function))
@@ -739,6 +873,13 @@ class WindowedStream:
         """
         reduce = as_callable(function, "reduce")
         schema = self._keyed.schema
+        if self._keyed._type_info is not None:  # PyFlink-typed records are reduced as they are
+            if window_function is not None:
+                out, out_type = self._keyed._output(output_type)
+                return self._state_path("WindowReduce", out, function=window_function, incremental=("reduce", reduce),
+                                        out_type=out_type)
+            return self._state_path("WindowReduce", schema, incremental=("reduce", reduce),
+                                    emit=lambda key, window, values, context: list(values), out_type=self._keyed._type_info)
         fields = schema.fieldNames()
         factory = Row(*fields)
 

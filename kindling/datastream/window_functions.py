@@ -12,6 +12,9 @@ from kindling.datastream.windows import TimeWindow
 class WindowContext:
     """What a ProcessWindowFunction learns about the firing: the window, the clocks, side outputs."""
 
+    def __class_getitem__(cls, parameters: Any) -> Any:  # ProcessWindowFunction.Context[TimeWindow]
+        return cls
+
     def __init__(self, runner: Any) -> None:
         self._runner = runner
         self._window: Any = None

@@ -115,7 +115,9 @@ class WindowAdapter:
             raise ValueError("an event-time window got a record without event time; give the source a WatermarkStrategy")
         out: List[Any] = []
         skipped = True
-        for window in self.assigner.assign_windows(timestamp):
+        assign = getattr(self.assigner, "assign_element", None)
+        windows = assign(value, timestamp) if assign is not None else self.assigner.assign_windows(timestamp)
+        for window in windows:
             if self.merging:
                 window = self._merge(window)
                 if window is None:
@@ -264,6 +266,8 @@ class WindowAdapter:
 
     # --- lateness and cleanup -----------------------------------------------------------------
     def _cleanup_time(self, window: TimeWindow) -> int:
+        if window.max_timestamp() >= MAX_WATERMARK:
+            return MAX_WATERMARK  # a global (count) window is never cleaned up by time
         if not self.assigner.is_event_time:
             return window.max_timestamp()
         cleanup = window.max_timestamp() + self.lateness

@@ -123,25 +123,85 @@ class SlidingEventTimeWindows(WindowAssigner):
         return f"SlidingWindow({spark_interval(self.size)}, {spark_interval(self.slide)})"
 
 
+class SessionWindowTimeGapExtractor:
+    """PyFlink's dynamic session gap: ``extract(element)`` returns the gap in milliseconds for that element."""
+
+    def extract(self, element: object) -> int:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class EventTimeSessionWindows(WindowAssigner):
-    """Sessions: a window closes after ``gap`` without records for its key."""
+    """Sessions: a window closes after ``gap`` without records for its key (or a gap extracted per element)."""
 
     gap: timedelta
+    gap_extractor: Optional[object] = None
+
+    @property
+    def spark_native(self) -> bool:
+        return self.gap_extractor is None  # Spark's session_window takes one gap expression, not a Python function
 
     @classmethod
     def with_gap(cls, gap: DurationLike) -> "EventTimeSessionWindows":
         return cls(_positive(gap, "gap"))
 
+    @classmethod
+    def with_dynamic_gap(cls, extractor: object) -> "EventTimeSessionWindows":
+        """Sessions whose gap each element decides (a SessionWindowTimeGapExtractor or a function), in milliseconds."""
+        if not (hasattr(extractor, "extract") or callable(extractor)):
+            raise TypeError(f"with_dynamic_gap takes a SessionWindowTimeGapExtractor or a function, got {type(extractor).__name__}")
+        return cls(timedelta(0), extractor)
+
     def assign_windows(self, timestamp: int) -> list[TimeWindow]:
         # Before merging, each record opens its own session [t, t + gap).
         return [TimeWindow(timestamp, timestamp + to_millis(self.gap))]
+
+    def assign_element(self, element: object, timestamp: int) -> list[TimeWindow]:
+        """The element's own session window, with the gap its extractor gives when the gap is dynamic."""
+        if self.gap_extractor is None:
+            return self.assign_windows(timestamp)
+        extract = getattr(self.gap_extractor, "extract", self.gap_extractor)
+        gap = int(extract(element))  # type: ignore[operator]
+        if gap <= 0:
+            raise ValueError(f"the session gap extractor returned {gap} for {element!r}; a session gap must be positive")
+        return [TimeWindow(timestamp, timestamp + gap)]
 
     def to_column(self, time_column: Column) -> Column:
         return F.session_window(time_column, spark_interval(self.gap))
 
     def describe(self) -> str:
         return f"SessionWindow(gap={spark_interval(self.gap)})"
+
+
+@dataclass(frozen=True, order=True)
+class CountWindow:
+    """The window of ``count_window``: a numbered group of a key's elements (Flink's CountWindow)."""
+
+    id: int = 0
+
+    def max_timestamp(self) -> int:
+        return 2**63 - 1
+
+
+@dataclass(frozen=True)
+class GlobalWindows(WindowAssigner):
+    """One window per key that never ends; a trigger decides when it fires (count windows use one)."""
+
+    is_event_time = False
+    spark_native = False
+
+    @staticmethod
+    def create() -> "GlobalWindows":
+        return GlobalWindows()
+
+    def assign_windows(self, timestamp: int) -> list:
+        return [CountWindow(0)]
+
+    def to_column(self, time_column: Column) -> Column:
+        raise ValueError("global windows need a trigger and run as keyed state, not as Spark's windowed aggregation")
+
+    def describe(self) -> str:
+        return "GlobalWindows()"
 
 
 class _ProcessingTime:

@@ -54,8 +54,14 @@ def read_json(path: Path) -> Optional[dict]:
         return None
 
 
+# Settings given to ``kindling run`` when it runs the program in its own process (no job manager).
+LOCAL_OVERRIDES: dict[str, Any] = {}
+
+
 def apply_overrides(config: Configuration) -> None:
-    """Apply the configuration the job manager imposes on this driver (no-op outside the job manager)."""
+    """Apply the configuration the job manager (or ``kindling run``'s options) imposes on this driver."""
+    if LOCAL_OVERRIDES:
+        config.update(LOCAL_OVERRIDES)
     directory = job_dir()
     if directory is None:
         return

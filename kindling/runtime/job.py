@@ -53,6 +53,9 @@ def describe_failure(error: BaseException | str | None) -> str:
     text = str(error or "unknown failure")
     python_errors = re.findall(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)): .*$", text, flags=re.MULTILINE)
     user_errors = [e for e in python_errors if not e.startswith(("org.apache", "java.", "py4j", "pyspark.errors"))]
+    own = [e for e in user_errors if e.startswith("kindling.datastream.errors.UserFunctionError: ")]
+    if own:  # a user function failed: its one-line message says which, where and on what
+        return own[-1].split(": ", 1)[1].strip()
     if user_errors:
         return user_errors[-1].strip()
     first = text.strip().splitlines()[0] if text.strip() else text

@@ -68,6 +68,14 @@ def _when(ms: int) -> str:
 # --- job commands ------------------------------------------------------------------------------
 def _run(args: argparse.Namespace) -> int:
     client = _client(args)
+    if args.file.endswith(".py") and not args.detached and not _answers(client):
+        # No job manager: run the program here, as PyFlink's local execution does, printing to this terminal.
+        from kindling.program import run_program
+
+        print(f"kindling: no job manager answers at {client.base}; running {args.file} in this process "
+              "(start one with 'kindling cluster start' to submit it instead)", file=sys.stderr, flush=True)
+        _local_settings(args)
+        return run_program(args.file, list(args.args))
     configuration = {}
     for item in args.dynamic or []:
         key, sep, value = item.partition("=")
@@ -99,6 +107,34 @@ def _run(args: argparse.Namespace) -> int:
             print(exceptions["root-exception"], file=sys.stderr)
         return 1
     return 0
+
+
+def _answers(client: RestClient) -> bool:
+    """Whether a job manager answers at the client's address."""
+    try:
+        client.call("GET", "/overview")
+        return True
+    except RuntimeError:
+        return False
+
+
+def _local_settings(args: argparse.Namespace) -> None:
+    """``-p``, ``-s``, ``-n`` and ``-D`` for a program run in this process: every environment it creates starts with them."""
+    from kindling.runtime import control
+
+    values: dict = {}
+    for item in args.dynamic or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"-D takes key=value, got {item!r}")
+        values[key] = value
+    if args.parallelism:
+        values["parallelism.default"] = args.parallelism
+    if args.fromSavepoint:
+        values["execution.savepoint.path"] = os.path.abspath(args.fromSavepoint)
+    if args.allowNonRestoredState:
+        values["execution.savepoint.ignore-unclaimed-state"] = True
+    control.LOCAL_OVERRIDES.update(values)
 
 
 def _list(args: argparse.Namespace) -> int:

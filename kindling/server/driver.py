@@ -29,6 +29,8 @@ def run_program(kind: str, file: str, args: list[str]) -> None:
         if code:
             raise RuntimeError(f"'kindling sql -f {file}' ended with exit status {code}")
         return
+    import kindling.pyflink_compat  # noqa: F401  (a PyFlink program's imports resolve to kindling)
+
     sys.argv = [file, *args]
     sys.path.insert(0, str(Path(file).resolve().parent))
     try:

@@ -1,0 +1,5 @@
+"""pyflink.common.configuration."""
+
+from kindling.config import Configuration
+
+__all__ = ["Configuration"]

@@ -1,0 +1,57 @@
+"""One readable failure for a user function that raises or returns a value its declared type cannot hold.
+
+Python workers raise ``UserFunctionError`` with a one-line message naming the function, the
+operator, what went wrong (the offending value and expected type, or the function's own error)
+and the record being processed; the driver's ``describe_failure`` picks that line out of Spark's
+failure, so the job fails with it instead of a JVM stack trace.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+MAX_RECORD_TEXT = 300
+
+
+class UserFunctionError(RuntimeError):
+    """A user function failed on a record (its message is one line, meant for the user)."""
+
+
+def function_name(function: Any) -> str:
+    """``MyMapFunction.map`` or ``update_tel`` or ``<lambda> at job.py:12``."""
+    owner = getattr(function, "__self__", None)
+    name = getattr(function, "__qualname__", None) or getattr(function, "__name__", None) or type(function).__name__
+    if owner is not None and not name.startswith(type(owner).__name__):
+        name = f"{type(owner).__name__}.{getattr(function, '__name__', name)}"
+    code = getattr(function, "__code__", None)
+    if "<lambda>" in name and code is not None:
+        name = f"<lambda> at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+    return name
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= MAX_RECORD_TEXT else text[:MAX_RECORD_TEXT] + "..."
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@contextmanager
+def calling(function: Any, operator: str, record: Any = None, has_record: bool = True) -> Iterator[None]:
+    """Run a user function's call; any error leaves as one UserFunctionError naming function, operator and record."""
+    try:
+        yield
+    except UserFunctionError:
+        raise
+    except Exception as exc:
+        from kindling.common.typeinfo import TypeMismatchError
+
+        where = f" on record {_short(record)}" if has_record else ""
+        if isinstance(exc, TypeMismatchError):
+            what = f"returned a value that does not fit its output type: {exc}"
+        else:
+            what = f"raised {type(exc).__name__}: {exc}"
+        raise UserFunctionError(_one_line(f"user function {function_name(function)} in operator '{operator}' {what}{where}")) from exc

@@ -1,0 +1,159 @@
+"""Run PyFlink programs unchanged: ``import pyflink...`` resolves to kindling's modules.
+
+``import kindling.pyflink_compat`` (one line, before the program's own imports) installs a
+meta-path finder for the ``pyflink`` package; ``kindling run prog.py`` and
+``python -m kindling prog.py`` install it before the program runs. Every ``pyflink.X`` module is
+a view of kindling's module(s) with PyFlink's name (``pyflink.common`` is ``kindling.common``,
+``pyflink.datastream.window`` is ``kindling.datastream.window``, ...). A name kindling does not
+have is still importable, so a program does not stop at its imports: it fails where it is used
+(called, or an attribute read) with a message naming the PyFlink API and what to use instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from typing import Any, Optional, Sequence
+
+# PyFlink module -> kindling modules whose names it shows (searched in order).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "pyflink": ("kindling",),
+    "pyflink.common": ("kindling.common",),
+    "pyflink.common.typeinfo": ("kindling.common.typeinfo",),
+    "pyflink.common.types": ("kindling.common.types",),
+    "pyflink.common.time": ("kindling.common.time",),
+    "pyflink.common.configuration": ("kindling.common.configuration",),
+    "pyflink.common.serialization": ("kindling.common.serialization",),
+    "pyflink.common.watermark_strategy": ("kindling.common.watermark_strategy",),
+    "pyflink.common.execution_config": ("kindling.common",),
+    "pyflink.datastream": ("kindling.datastream",),
+    "pyflink.datastream.stream_execution_environment": ("kindling.env", "kindling.datastream"),
+    "pyflink.datastream.data_stream": ("kindling.datastream.stream", "kindling.datastream"),
+    "pyflink.datastream.functions": ("kindling.datastream.functions", "kindling.datastream"),
+    "pyflink.datastream.state": ("kindling.datastream.state",),
+    "pyflink.datastream.window": ("kindling.datastream.window",),
+    "pyflink.datastream.output_tag": ("kindling.datastream.side_outputs",),
+    "pyflink.datastream.time_domain": ("kindling.datastream.timers",),
+    "pyflink.datastream.timerservice": ("kindling.datastream.timers",),
+    "pyflink.datastream.connectors": ("kindling.datastream.connectors",),
+    "pyflink.datastream.connectors.file_system": ("kindling.datastream.connectors.file_system",),
+    "pyflink.datastream.connectors.kafka": ("kindling.datastream.connectors.kafka",),
+    "pyflink.datastream.connectors.number_seq": ("kindling.datastream.connectors.number_seq",),
+}
+
+# What to use instead of PyFlink APIs kindling does not have.
+ADVICE: dict[str, str] = {
+    "pyflink.table": "use kindling's Flink SQL: env.execute_sql(...), env.sql_query(...), env.create_temporary_view(...)",
+    "pyflink.datastream.connectors.elasticsearch": "use kindling's SQL connectors (kindling.connectors)",
+    "pyflink.datastream.connectors.pulsar": "kindling has no Pulsar connector; use Kafka (kindling.datastream.connectors.kafka)",
+    "pyflink.datastream.connectors.kinesis": "use kindling's SQL connectors (kindling.connectors)",
+    "pyflink.datastream.connectors.jdbc": "use kindling's SQL connectors (kindling.connectors)",
+    "pyflink.datastream.formats": "set a connector's value format by name (set_value_format('json'|'csv'|'avro'|'raw'))",
+}
+
+
+class UnsupportedPyFlinkAPI:
+    """Stands for a PyFlink name kindling does not implement: any use raises a message naming it."""
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_name", name)
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(unsupported_message(object.__getattribute__(self, "_name")))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fail()
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("__") and item.endswith("__"):
+            raise AttributeError(item)
+        return UnsupportedPyFlinkAPI(f"{object.__getattribute__(self, '_name')}.{item}")
+
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        # ``class X(UnsupportedName): ...`` defines a class; instantiating it fails with the message.
+        name = object.__getattribute__(self, "_name")
+
+        class Unsupported:
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                raise NotImplementedError(unsupported_message(name))
+
+            def __class_getitem__(cls, parameters: Any) -> Any:
+                return cls
+
+        return (Unsupported,)
+
+    def __getitem__(self, item: Any) -> Any:
+        return self
+
+    def __repr__(self) -> str:
+        return f"<PyFlink API {object.__getattribute__(self, '_name')} (not supported by kindling)>"
+
+
+def unsupported_message(name: str) -> str:
+    advice = next((text for prefix, text in sorted(ADVICE.items(), key=lambda kv: -len(kv[0])) if name.startswith(prefix)), None)
+    return (f"{name} is a PyFlink API that kindling does not support"
+            + (f": {advice}" if advice else "; see kindling's README for the DataStream and SQL APIs it has"))
+
+
+class PyFlinkAlias(types.ModuleType):
+    """A ``pyflink.*`` module whose names are kindling's."""
+
+    def __init__(self, name: str, targets: Sequence[str]) -> None:
+        super().__init__(name)
+        self.__path__: list[str] = []  # a package: submodules resolve through the finder
+        self.__kindling_targets__ = tuple(targets)
+        self.__file__ = f"<kindling alias of {', '.join(targets) or 'nothing'}>"
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("__") and item.endswith("__"):
+            raise AttributeError(item)
+        for target in self.__kindling_targets__:
+            module = importlib.import_module(target)
+            try:
+                return getattr(module, item)
+            except AttributeError:
+                continue
+        submodule = f"{self.__name__}.{item}"
+        if submodule in ALIASES:
+            return importlib.import_module(submodule)
+        return UnsupportedPyFlinkAPI(submodule)
+
+    def __dir__(self) -> list[str]:
+        names: set[str] = set()
+        for target in self.__kindling_targets__:
+            names.update(dir(importlib.import_module(target)))
+        return sorted(names)
+
+
+class PyFlinkFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``pyflink`` and its submodules as kindling aliases."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
+        if fullname != "pyflink" and not fullname.startswith("pyflink."):
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return PyFlinkAlias(spec.name, ALIASES.get(spec.name, ()))
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        for target in getattr(module, "__kindling_targets__", ()):
+            importlib.import_module(target)  # fail here, at import, if kindling's own module is broken
+
+
+_FINDER = PyFlinkFinder()
+
+
+def install() -> None:
+    """Make ``import pyflink...`` resolve to kindling (idempotent); a real PyFlink imported before stays as it is."""
+    if not any(isinstance(f, PyFlinkFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _FINDER)
+    for name in [n for n in sys.modules if n == "pyflink" or n.startswith("pyflink.")]:
+        if not isinstance(sys.modules[name], PyFlinkAlias):
+            del sys.modules[name]  # a real apache-flink imported earlier: the program gets kindling's
+
+
+install()
