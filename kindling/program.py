@@ -7,6 +7,7 @@ Python traceback through kindling's internals.
 
 from __future__ import annotations
 
+import logging
 import runpy
 import sys
 from pathlib import Path
@@ -18,6 +19,8 @@ def run_program(file: str, args: Sequence[str] = ()) -> int:
     import kindling.pyflink_compat  # noqa: F401  (installs the pyflink aliases)
     from kindling.runtime.job import JobFailedError
 
+    # A program that logs INFO to stdout (PyFlink's examples do) would print py4j's connection chatter among its records.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     path = Path(file)
     if not path.is_file():
         print(f"kindling: no program file {file!r}", file=sys.stderr)

@@ -77,10 +77,6 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
             "spark.sql.streaming.stateStore.providerClass": _state_store_provider(conf),
             "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}",
             "spark.python.worker.reuse": "true",
-            # How long Spark waits for a Python worker it started to connect back (15 s by default): on a loaded
-            # machine a data source's driver-side worker takes longer to import, and the query failed with
-            # "Python worker failed to connect back".
-            "spark.python.authenticate.socketTimeout": "180s",
             "spark.sql.streaming.metricsEnabled": "true",
             # An idle query reports progress (with its current watermark) every second rather than every 10 s:
             # a bounded job whose last batch needs no follow-up batch is seen to be done within a second.

@@ -55,7 +55,16 @@ def expected_lines(program: str) -> list[str]:
 
 @pytest.fixture
 def in_tmp(tmp_path, monkeypatch):
-    """Each program runs in a fresh directory (its checkpoints land there) with its own argv."""
+    """Each program runs in a fresh directory (its checkpoints land there) with its own argv.
+
+    As ``kindling run -D restart-strategy.type=fixed-delay`` would: on a loaded machine Spark sometimes
+    fails a query because a Python worker took longer than its fixed 10 s to start; the job restarts
+    from its checkpoint instead of failing the test.
+    """
+    from kindling.runtime import control
+
+    monkeypatch.setattr(control, "LOCAL_OVERRIDES", {"restart-strategy.type": "fixed-delay",
+                                                     "restart-strategy.fixed-delay.attempts": 3})
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -132,7 +141,8 @@ def test_type_mismatch_fails_with_one_readable_message(spark, in_tmp, capfd):
 def test_word_count_through_kindling_run_in_batch_mode(tmp_path):
     """The wheel's word_count, unchanged, through the ``kindling run`` command: batch mode prints final counts only."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    result = subprocess.run([sys.executable, "-m", "kindling", "run", "-m", "127.0.0.1:1", str(examples_dir() / "word_count.py")],
+    result = subprocess.run([sys.executable, "-m", "kindling", "run", "-m", "127.0.0.1:1", "-D", "restart-strategy.type=fixed-delay",
+                             "-D", "restart-strategy.fixed-delay.attempts=3", str(examples_dir() / "word_count.py")],
                             capture_output=True, text=True, cwd=tmp_path, env=env, timeout=1200, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "running" in result.stderr and "in this process" in result.stderr
