@@ -99,7 +99,7 @@ def job_sql(bootstrap_servers: str, mysql) -> str:
 
 
 def run_spend_report_demo(duration: float = 60.0, rate: float = 50.0, out: TextIO = sys.stdout,
-                          settle_timeout: float = 180.0) -> int:
+                          settle_timeout: float = 300.0) -> int:
     """Run the playground for ``duration`` seconds of input, check the report, return the exit status."""
     from kindling.env import StreamEnvironment
     from kindling.local.kafka import LocalKafka

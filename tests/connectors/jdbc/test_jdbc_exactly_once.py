@@ -43,8 +43,20 @@ def _kill(process: subprocess.Popen) -> None:
     process.wait(timeout=30)
 
 
-def _count(db, target: str) -> int:
-    return rows(db, f"SELECT COUNT(*) FROM {target}")[0][0]
+class Counter:
+    """The table's row count through one open connection (a new connection per poll is slow on a loaded machine)."""
+
+    def __init__(self, db, target: str) -> None:
+        self.connection = db.connect()
+        self.target = target
+
+    def __call__(self) -> int:
+        cursor = self.connection.cursor()
+        cursor.execute(f"SELECT COUNT(*) FROM {self.target}")
+        count = cursor.fetchone()[0]
+        cursor.close()
+        self.connection.commit()  # end the read transaction: the next poll sees newer commits
+        return count
 
 
 @pytest.mark.parametrize("server", ["postgres", "mysql"])
@@ -56,18 +68,19 @@ def test_killed_job_writes_every_row_exactly_once(request, server, tmp_path):
     checkpoints, log = tmp_path / "checkpoints", tmp_path / "job.log"
     process = _start(checkpoints, options, log)
     chance = random.Random()
+    count = Counter(db, target)
     kills = 0
     try:
         for _ in range(3):
             # Kill only after this run committed something more, then at a random moment.
-            before = _count(db, target)
+            before = count()
             deadline = time.monotonic() + 300
-            while _count(db, target) <= before:
+            while count() <= before:
                 assert process.poll() is None, f"the job ended early (exit {process.returncode}):\n{log.read_text()[-3000:]}"
                 assert time.monotonic() < deadline, f"no progress within 300 s:\n{log.read_text()[-3000:]}"
                 time.sleep(0.2)  # polling the database for the job's progress
             time.sleep(chance.uniform(0, 1.5))
-            assert _count(db, target) < ROWS, "the job finished before the third kill: raise ROWS or lower RATE"
+            assert count() < ROWS, "the job finished before the third kill: raise ROWS or lower RATE"
             _kill(process)
             kills += 1
             process = _start(checkpoints, options, log)
@@ -75,6 +88,7 @@ def test_killed_job_writes_every_row_exactly_once(request, server, tmp_path):
     finally:
         if process.poll() is None:
             _kill(process)
+        count.connection.close()
     assert kills == 3
     ids = [r[0] for r in rows(db, f"SELECT id FROM {target}")]
     duplicates = len(ids) - len(set(ids))

@@ -105,10 +105,13 @@ def test_type_round_trip(env, request, server):
     db = request.getfixturevalue(server)
     target = table_name("types")
     execute(db, f"CREATE TABLE {target} ({TYPES[server]})")
-    when = dt.datetime(2024, 2, 29, 13, 45, 30, 123456)
-    row = [True, -7, 123456, 9007199254740993, 1.5, 2.25, "12345678.91", "héllo 'quoted'", "", "AAEC/w==",
-           "2024-02-29", when.isoformat(), "2024-02-29T13:45:30.123456+00:00"]
-    env.execute_sql(f"CREATE TABLE src ({FLINK_TYPES}) WITH ('connector' = 'collection', 'data' = '{json.dumps([row, [None] * 13]).replace(chr(39), chr(39) * 2)}')")
+    from kindling.connectors.collection import _encode
+
+    when = dt.datetime(2024, 2, 29, 13, 45, 30, 125000)
+    row = [True, -7, 123456, 9007199254740993, 1.5, 2.25, Decimal("12345678.91"), "héllo 'quoted'", "", bytes([0, 1, 2, 255]),
+           dt.date(2024, 2, 29), when, when.replace(tzinfo=dt.timezone.utc)]
+    data = json.dumps([[_encode(v) for v in row], [None] * 13]).replace("'", "''")
+    env.execute_sql(f"CREATE TABLE src ({FLINK_TYPES}) WITH ('connector' = 'collection', 'data' = '{data}')")
     env.execute_sql(f"CREATE TABLE sink_t ({FLINK_TYPES}) WITH ({with_options(db, target)})")
     assert env.execute_sql("INSERT INTO sink_t SELECT * FROM src").wait(timeout=900) == "FINISHED"
     stored = rows(db, f"SELECT s, t, m, l FROM {target} WHERE s IS NOT NULL")
