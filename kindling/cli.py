@@ -56,6 +56,17 @@ def _local_database(args: argparse.Namespace) -> int:
     return _stop_or_status(service, label, args.action, state_dir)
 
 
+def _local_kinesis(args: argparse.Namespace) -> int:
+    from kindling.local import kinesis
+
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = kinesis.start_background(port=args.port, state_dir=state_dir)
+        print(f"url={info['url']}")  # exactly one line, for scripts
+        return 0
+    return _stop_or_status(kinesis, "Kinesis server", args.action, state_dir)
+
+
 def _local_schema_registry(args: argparse.Namespace) -> int:
     import os
 
@@ -74,6 +85,19 @@ def _local_schema_registry(args: argparse.Namespace) -> int:
               + ("; basic auth on" if info["basic_auth"] else ""))
         return 0
     return _stop_or_status(schema_registry, "schema registry", args.action, state_dir)
+
+
+def _local_search(args: argparse.Namespace) -> int:
+    """``kindling local elasticsearch|opensearch start|stop|status``; ``start`` prints ``url=...`` for scripts."""
+    import importlib
+
+    service = importlib.import_module(f"kindling.local.{args.service}")
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = service.start_background(port=args.port, state_dir=state_dir)
+        print(f"url={info['url']}")
+        return 0
+    return _stop_or_status(service, f"{service.SERVICE.label} server", args.action, state_dir)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -141,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
         server.add_argument("--port", type=int, default=port)
         server.add_argument("--state-dir", default=f".kindling/local/{name}")
         server.set_defaults(handler=_local_database)
+    kinesis = services.add_parser("kinesis", help="a local Kinesis Data Streams API server (kinesis-local) on 127.0.0.1")
+    kinesis.add_argument("action", choices=["start", "stop", "status"])
+    kinesis.add_argument("--port", type=int, default=4568)
+    kinesis.add_argument("--state-dir", default=".kindling/local/kinesis")
+    kinesis.set_defaults(handler=_local_kinesis)
     registry = services.add_parser("schema-registry", help="a local Confluent-compatible schema registry on 127.0.0.1")
     registry.add_argument("action", choices=["start", "stop", "status"])
     registry.add_argument("--port", type=int, default=8081)
@@ -148,6 +177,13 @@ def build_parser() -> argparse.ArgumentParser:
     registry.add_argument("--basic-auth", action="store_true",
                           help="require the credentials in $KINDLING_SCHEMA_REGISTRY_USER_INFO ('user:password')")
     registry.set_defaults(handler=_local_schema_registry)
+    for name, label, port in (("elasticsearch", "an Elasticsearch 8 REST API (noida-db)", 9200),
+                              ("opensearch", "an OpenSearch REST API (osmem-server)", 9201)):
+        search = services.add_parser(name, help=f"{label} on 127.0.0.1")
+        search.add_argument("action", choices=["start", "stop", "status"])
+        search.add_argument("--port", type=int, default=port)
+        search.add_argument("--state-dir", default=f".kindling/local/{name}")
+        search.set_defaults(handler=_local_search)
 
     from kindling.server.cli import add_commands
 

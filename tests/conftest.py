@@ -52,11 +52,44 @@ def s3(tmp_path_factory) -> Iterator[object]:
 
 
 @pytest.fixture(scope="session")
+def kinesis(tmp_path_factory) -> Iterator[object]:
+    """A local Kinesis API server (kinesis-local) on a free loopback port, stopped at the end of the run."""
+    from kindling.local.kinesis import LocalKinesis
+
+    server = LocalKinesis(data_dir=tmp_path_factory.mktemp("kinesis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def schema_registry(tmp_path_factory) -> Iterator[object]:
     """A local Confluent-compatible schema registry on a free loopback port (no auth), stopped at the end of the run."""
     from kindling.local.schema_registry import LocalSchemaRegistry
 
     server = LocalSchemaRegistry(data_dir=tmp_path_factory.mktemp("schema-registry"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def elasticsearch(tmp_path_factory) -> Iterator[object]:
+    """A local Elasticsearch 8 REST API (noida-db) on a free loopback port, stopped at the end of the run."""
+    from kindling.local.elasticsearch import LocalElasticsearch
+
+    server = LocalElasticsearch(data_dir=tmp_path_factory.mktemp("elasticsearch"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def opensearch(tmp_path_factory) -> Iterator[object]:
+    """A local OpenSearch REST API (osmem-server) on a free loopback port, stopped at the end of the run."""
+    from kindling.local.opensearch import LocalOpenSearch
+
+    server = LocalOpenSearch(data_dir=tmp_path_factory.mktemp("opensearch"))
     server.start()
     yield server
     server.stop()

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
-from kindling.connectors.base import Connector, spark_format
+from kindling.connectors.base import TABLE_PRIMARY_KEY, Connector, spark_format
 from kindling.connectors.jdbc.dialects import check_reachable
 from kindling.connectors.jdbc.options import OPTIONS, jdbc_config
 from kindling.options import OptionError, ParsedOptions
@@ -64,6 +64,12 @@ class JdbcConnector(Connector):
     @classmethod
     def is_bounded(cls, options: ParsedOptions) -> bool:
         return True  # a scan reads one snapshot and finishes, as in Flink
+
+    @classmethod
+    def prepare_sink(cls, options: Mapping[str, Any], schema: StructType, updating: bool) -> None:
+        if updating and not options.get(TABLE_PRIMARY_KEY):
+            raise OptionError("please declare primary key for sink table when query contains update/delete record "
+                              "(PRIMARY KEY (...) NOT ENFORCED makes the jdbc sink upsert)")
 
 
 CONNECTOR = JdbcConnector
