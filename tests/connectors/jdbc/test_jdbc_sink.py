@@ -26,7 +26,7 @@ def db(request):
     return request.getfixturevalue(request.param)
 
 
-def _collection(env, name: str, data: list, columns: str, per_batch: int = 2) -> None:
+def _collection(env, name: str, data: list, columns: str, per_batch: int = 4) -> None:
     env.execute_sql(f"CREATE TABLE {name} ({columns}) WITH ('connector' = 'collection', 'rows-per-batch' = '{per_batch}', "
                     f"'data' = '{json.dumps(data)}')")
 
@@ -62,7 +62,7 @@ def test_upserts_and_deletes_reduced_per_key(env, db):
         (3, "Hubei", 7, "+I"), (2, "Shanghai", 5, "-D"), (3, "Hubei", 7, "-U"), (3, "Hubei", 9, "+U"),
         (4, "Hebei", 1, "+I"), (4, "Hebei", 1, "-D"), (5, "Henan", 2, "+I"),
     ]
-    stream = env.from_collection(changelog, "account BIGINT, province STRING, total BIGINT, kind STRING", rows_per_batch=4)
+    stream = env.from_collection(changelog, "account BIGINT, province STRING, total BIGINT, kind STRING", rows_per_batch=6)
     out = stream.map(F.col("account"), F.col("province"), F.col("total"), F.col("kind").alias(ROWKIND_COLUMN))
     options = {"url": db.url, "username": db.user, "password": db.password, "table-name": target,
                "kindling.table.primary-key": "account", "sink.buffer-flush.max-rows": "2"}
@@ -75,7 +75,7 @@ def test_unbounded_group_by_kept_in_a_table_equals_the_final_result(env, db):
     target = table_name("counts")
     execute(db, f"CREATE TABLE {target} (word VARCHAR(20) PRIMARY KEY, n BIGINT, total BIGINT)")
     words = [["a", 1], ["b", 2], ["a", 3], ["c", 4], ["b", 5], ["a", 6], ["d", 7], ["c", 8], ["a", 9]]
-    _collection(env, "words", words, "word STRING, v BIGINT", per_batch=2)
+    _collection(env, "words", words, "word STRING, v BIGINT", per_batch=3)
     env.execute_sql(f"CREATE TABLE counts (word STRING, n BIGINT, total BIGINT, PRIMARY KEY (word) NOT ENFORCED) "
                     f"WITH ({with_options(db, target)})")
     assert env.execute_sql("INSERT INTO counts SELECT word, COUNT(*), SUM(v) FROM words GROUP BY word").wait(timeout=900) == "FINISHED"

@@ -81,8 +81,9 @@ def test_partitioned_scan_equals_full_scan_in_streamed_batches(db, filled):
 
 
 def test_sql_scan_through_spark(env, db, filled):
-    env.execute_sql(f"CREATE TABLE scanned (id BIGINT, name STRING, score DOUBLE) WITH "
-                    f"({with_options(db, filled, **{'scan.partition.column': 'id', 'scan.partition.num': '3', 'scan.partition.lower-bound': '0', 'scan.partition.upper-bound': str(ROWS - 1)})})")
+    partitions = {"scan.partition.column": "id", "scan.partition.num": "3", "scan.partition.lower-bound": "0",
+                  "scan.partition.upper-bound": str(ROWS - 1)}
+    env.execute_sql(f"CREATE TABLE scanned (id BIGINT, name STRING, score DOUBLE) WITH ({with_options(db, filled, **partitions)})")
     rows = env.execute_sql("SELECT id, name FROM scanned WHERE id < 10").collect(timeout=900)
     assert sorted((r["id"], r["name"]) for r in rows) == [(i, f"name-{i}") for i in range(10)]
 
