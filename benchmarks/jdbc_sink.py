@@ -59,8 +59,20 @@ def kindling_run(server: LocalPostgres, rows: int, checkpoints: str) -> float:
         assert written == count, (written, count)
         return elapsed
 
-    job("warmup", 10_000)
-    return job("kindling_bench", rows)
+    def attempts(name: str, count: int) -> float:
+        """A job that failed before writing (Spark could not start a Python worker in time on a loaded
+        machine) is run again on a fresh table; the timing is the successful run's."""
+        for attempt in range(3):
+            try:
+                return job(f"{name}_{attempt}", count)
+            except Exception as exc:
+                if "connect back" not in str(exc) or attempt == 2:
+                    raise
+                print(f"  {name}: Spark could not start a Python worker in time; running it again", flush=True)
+        raise AssertionError("unreachable")
+
+    attempts("warmup", 10_000)
+    return attempts("kindling_bench", rows)
 
 
 def plain_run(server: LocalPostgres, rows: int, chunk: int = 100_000) -> float:

@@ -14,7 +14,7 @@ from kindling.connectors import Sink
 from kindling.connectors.base import ROWKIND_COLUMN
 
 sys.path.insert(0, os.path.dirname(__file__))
-from jdbc_helpers import execute, rows, table_name, with_options  # noqa: E402
+from jdbc_helpers import collect, execute, rows, run_job, table_name, with_options  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +36,7 @@ def test_append_without_primary_key(env, db):
     execute(db, f"CREATE TABLE {target} (id BIGINT, name VARCHAR(20))")
     _collection(env, "src", [[i, f"n{i}"] for i in range(7)] + [[7, None]], "id BIGINT, name STRING")
     env.execute_sql(f"CREATE TABLE out_t (id BIGINT, name STRING) WITH ({with_options(db, target)})")
-    assert env.execute_sql("INSERT INTO out_t SELECT id, name FROM src").wait(timeout=900) == "FINISHED"
+    assert run_job(lambda: env.execute_sql("INSERT INTO out_t SELECT id, name FROM src"), db, target) == "FINISHED"
     assert rows(db, f"SELECT id, name FROM {target}") == [(i, f"n{i}") for i in range(7)] + [(7, None)]
 
 
@@ -66,8 +66,12 @@ def test_upserts_and_deletes_reduced_per_key(env, db):
     out = stream.map(F.col("account"), F.col("province"), F.col("total"), F.col("kind").alias(ROWKIND_COLUMN))
     options = {"url": db.url, "username": db.user, "password": db.password, "table-name": target,
                "kindling.table.primary-key": "account", "sink.buffer-flush.max-rows": "2"}
-    out.sink_to(Sink("jdbc", options))
-    assert env.execute("jdbc-upsert").get_job_status() == "FINISHED"
+
+    def start():
+        out.sink_to(Sink("jdbc", options))
+        return env.execute("jdbc-upsert")
+
+    assert run_job(start, db, target) == "FINISHED"
     assert rows(db, f"SELECT account, province, total FROM {target}") == [(1, "Beijing", 25), (3, "Hubei", 9), (5, "Henan", 2)]
 
 
@@ -78,14 +82,15 @@ def test_unbounded_group_by_kept_in_a_table_equals_the_final_result(env, db):
     _collection(env, "words", words, "word STRING, v BIGINT", per_batch=3)
     env.execute_sql(f"CREATE TABLE counts (word STRING, n BIGINT, total BIGINT, PRIMARY KEY (word) NOT ENFORCED) "
                     f"WITH ({with_options(db, target)})")
-    assert env.execute_sql("INSERT INTO counts SELECT word, COUNT(*), SUM(v) FROM words GROUP BY word").wait(timeout=900) == "FINISHED"
+    assert run_job(lambda: env.execute_sql("INSERT INTO counts SELECT word, COUNT(*), SUM(v) FROM words GROUP BY word"),
+                   db, target) == "FINISHED"
     assert rows(db, f"SELECT word, n, total FROM {target}") == [("a", 4, 19), ("b", 2, 7), ("c", 2, 12), ("d", 1, 7)]
     # a filter over the aggregation retracts rows: deletes reach the table
     filtered = table_name("small")
     execute(db, f"CREATE TABLE {filtered} (word VARCHAR(20) PRIMARY KEY, n BIGINT)")
     env.execute_sql(f"CREATE TABLE small (word STRING, n BIGINT, PRIMARY KEY (word) NOT ENFORCED) WITH ({with_options(db, filtered)})")
-    assert env.execute_sql("INSERT INTO small SELECT word, n FROM (SELECT word, COUNT(*) AS n FROM words GROUP BY word) "
-                           "WHERE n < 2").wait(timeout=900) == "FINISHED"
+    assert run_job(lambda: env.execute_sql("INSERT INTO small SELECT word, n FROM (SELECT word, COUNT(*) AS n FROM words "
+                                           "GROUP BY word) WHERE n < 2"), db, filtered) == "FINISHED"
     assert rows(db, f"SELECT word, n FROM {filtered}") == [("d", 1)]
 
 
@@ -113,10 +118,10 @@ def test_type_round_trip(env, request, server):
     data = json.dumps([[_encode(v) for v in row], [None] * 13]).replace("'", "''")
     env.execute_sql(f"CREATE TABLE src ({FLINK_TYPES}) WITH ('connector' = 'collection', 'data' = '{data}')")
     env.execute_sql(f"CREATE TABLE sink_t ({FLINK_TYPES}) WITH ({with_options(db, target)})")
-    assert env.execute_sql("INSERT INTO sink_t SELECT * FROM src").wait(timeout=900) == "FINISHED"
+    assert run_job(lambda: env.execute_sql("INSERT INTO sink_t SELECT * FROM src"), db, target) == "FINISHED"
     stored = rows(db, f"SELECT s, t, m, l FROM {target} WHERE s IS NOT NULL")
     assert stored == [("héllo 'quoted'", "", Decimal("12345678.91"), 9007199254740993)]
-    back = sorted(env.execute_sql("SELECT * FROM sink_t").collect(timeout=900), key=lambda r: r["s"] is None)
+    back = sorted(collect(env, "SELECT * FROM sink_t"), key=lambda r: r["s"] is None)
     first = back[0]
     assert (first["b"], first["i"], first["n"], first["l"], first["f"], first["d"]) == (True, -7, 123456, 9007199254740993, 1.5, 2.25)
     assert first["m"] == Decimal("12345678.91") and first["s"] == "héllo 'quoted'" and first["t"] == ""

@@ -13,7 +13,7 @@ from kindling.connectors.jdbc.sink import check_table
 from kindling.connectors.jdbc.source import JdbcStreamReader, ScanSplit
 
 sys.path.insert(0, os.path.dirname(__file__))
-from jdbc_helpers import execute, table_name, with_options  # noqa: E402
+from jdbc_helpers import collect, execute, table_name, with_options  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -84,7 +84,7 @@ def test_sql_scan_through_spark(env, db, filled):
     partitions = {"scan.partition.column": "id", "scan.partition.num": "3", "scan.partition.lower-bound": "0",
                   "scan.partition.upper-bound": str(ROWS - 1)}
     env.execute_sql(f"CREATE TABLE scanned (id BIGINT, name STRING, score DOUBLE) WITH ({with_options(db, filled, **partitions)})")
-    rows = env.execute_sql("SELECT id, name FROM scanned WHERE id < 10").collect(timeout=900)
+    rows = collect(env, "SELECT id, name FROM scanned WHERE id < 10")
     assert sorted((r["id"], r["name"]) for r in rows) == [(i, f"name-{i}") for i in range(10)]
 
 
