@@ -126,7 +126,8 @@ def run_spend_report_demo(duration: float = 60.0, rate: float = 50.0, out: TextI
         print(f"  Kafka on {broker.bootstrap_servers}; MariaDB at {mysql.url} (table spend_report)", file=out, flush=True)
         generator = TransactionGenerator(broker.bootstrap_servers, rate=rate).start()
         env = StreamEnvironment({"state.checkpoints.dir": str(workdir / "checkpoints"), "execution.checkpointing.interval": "1 s",
-                                 "parallelism.default": 2, "kindling.log.level": "ERROR"})
+                                 "parallelism.default": 2, "kindling.log.level": "ERROR",
+                                 "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 5})
         result = None
         for statement in _statements(job_sql(broker.bootstrap_servers, mysql)):
             result = env.execute_sql(statement)

@@ -15,7 +15,9 @@ from kindling.env import StreamEnvironment
 def main() -> None:
     checkpoints, rows, rate, options = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
     env = StreamEnvironment({"execution.checkpointing.interval": "300 ms", "state.checkpoints.dir": checkpoints,
-                             "parallelism.default": 2, "kindling.log.level": "ERROR"})
+                             "parallelism.default": 2, "kindling.log.level": "ERROR",
+                             # a transient failure (a Python worker that starts too slowly) restarts from the checkpoint
+                             "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 5})
     env.execute_sql(f"CREATE TABLE seq (id BIGINT, payload STRING) WITH ('connector' = 'datagen', "
                     f"'rows-per-second' = '{rate}', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', "
                     f"'fields.id.end' = '{rows - 1}', 'fields.payload.length' = '6')")
