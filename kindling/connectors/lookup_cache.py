@@ -26,7 +26,8 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime, time as dt_time, timedelta, timezone
+from datetime import datetime, timedelta, timezone
+from datetime import time as dt_time
 from typing import Any, Callable, Hashable, Iterable, Mapping, Optional, Sequence
 
 from kindling.options import OptionError

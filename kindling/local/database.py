@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any, ClassVar, Optional
@@ -52,7 +52,7 @@ def hand_to(path: Path, user: str) -> None:
                 f"the database server runs as the system user {user!r}, which cannot enter {parent} "
                 f"(mode {oct(mode & 0o777)}); put the data directory somewhere every user can traverse"
             )
-    for root, dirs, files in os.walk(path):
+    for root, _dirs, files in os.walk(path):
         os.chown(root, entry.pw_uid, entry.pw_gid)
         for name in files:
             os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)

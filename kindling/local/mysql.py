@@ -65,7 +65,7 @@ class LocalMySQL(LocalDatabase):
     def _admin_connect(self) -> Any:
         import pymysql
 
-        return pymysql.connect(unix_socket=self._socket, user="root", password="", connect_timeout=2, autocommit=True)
+        return pymysql.connect(unix_socket=self._socket, user="root", password="", connect_timeout=10, autocommit=True)
 
     def _admin_answers(self) -> bool:
         connection = self._admin_connect()
@@ -97,7 +97,7 @@ class LocalMySQL(LocalDatabase):
         import pymysql
 
         return pymysql.connect(host=self.host, port=self.port, user=self.user, password=self.password,
-                               database=self.database, connect_timeout=5, autocommit=False)
+                               database=self.database, connect_timeout=30, autocommit=False)
 
 
 def status(state_dir: Path = DEFAULT_STATE_DIR) -> dict:

@@ -69,7 +69,7 @@ class LocalPostgres(LocalDatabase):
 
         assert self.data_dir is not None
         return psycopg.connect(host=str(self.data_dir / "run"), port=self.port, user=self._admin, dbname=dbname,
-                               connect_timeout=2, autocommit=True)
+                               connect_timeout=10, autocommit=True)
 
     def _admin_answers(self) -> bool:
         with self._admin_connect() as connection:
@@ -92,7 +92,7 @@ class LocalPostgres(LocalDatabase):
         import psycopg
 
         return psycopg.connect(host=self.host, port=self.port, user=self.user, password=self.password,
-                               dbname=self.database, connect_timeout=5)
+                               dbname=self.database, connect_timeout=30)
 
 
 def status(state_dir: Path = DEFAULT_STATE_DIR) -> dict:

@@ -70,6 +70,11 @@ class JdbcConnector(Connector):
         if updating and not options.get(TABLE_PRIMARY_KEY):
             raise OptionError("please declare primary key for sink table when query contains update/delete record "
                               "(PRIMARY KEY (...) NOT ENFORCED makes the jdbc sink upsert)")
+        from kindling.connectors.base import INTERNAL_PREFIX
+        from kindling.connectors.jdbc.sink import check_table
+
+        # the table's columns against the query's: a missing column or a type that does not fit fails here
+        check_table(jdbc_config(options), StructType([f for f in schema.fields if not f.name.startswith(INTERNAL_PREFIX)]))
 
 
 CONNECTOR = JdbcConnector

@@ -47,7 +47,7 @@ from kindling.connectors.jdbc.options import JdbcConfig
 from kindling.options import OptionError
 
 COMMITS_TABLE = "kindling_jdbc_commits"
-CONNECT_TIMEOUT_S = 10
+CONNECT_TIMEOUT_S = 30
 
 
 class JdbcError(OptionError):

@@ -35,3 +35,33 @@ def rows(server: Any, query: str) -> list[tuple]:
         return sorted(tuple(r) for r in cursor.fetchall())
     finally:
         connection.close()
+
+
+ENVIRONMENT_FAILURE = "Python worker failed to connect back"
+
+
+def run_job(start, db: Any = None, truncate: str | None = None, timeout: float = 900, attempts: int = 3) -> str:
+    """Run a job (``start()`` returns something with ``wait``) to its end; a job that Spark failed to run
+    because a Python worker did not start in time (a heavily loaded machine) is run again from an emptied
+    table. Any other failure fails the test."""
+    for attempt in range(attempts):
+        try:
+            result = start()
+            return result.wait(timeout=timeout) if hasattr(result, "wait") else result.get_job_status()
+        except Exception as exc:
+            if ENVIRONMENT_FAILURE not in str(exc) or attempt == attempts - 1:
+                raise
+            if truncate is not None:
+                execute(db, f"DELETE FROM {truncate}")
+    raise AssertionError("unreachable")
+
+
+def collect(env: Any, query: str, timeout: float = 900, attempts: int = 3) -> list:
+    """The rows of a bounded SELECT, run again if Spark failed to start a Python worker in time."""
+    for attempt in range(attempts):
+        try:
+            return env.execute_sql(query).collect(timeout=timeout)
+        except Exception as exc:
+            if ENVIRONMENT_FAILURE not in str(exc) or attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")

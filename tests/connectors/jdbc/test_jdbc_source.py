@@ -1,0 +1,138 @@
+"""The jdbc scan source against real servers: partitioned scans equal a full scan; bad input fails at start."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from kindling.connectors.jdbc.dialects import JdbcError, dialect_for
+from kindling.connectors.jdbc.options import jdbc_config
+from kindling.connectors.jdbc.sink import check_table
+from kindling.connectors.jdbc.source import JdbcStreamReader, ScanSplit
+
+sys.path.insert(0, os.path.dirname(__file__))
+from jdbc_helpers import collect, execute, table_name, with_options  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+ROWS = 500
+
+
+@pytest.fixture(params=["postgres", "mysql"])
+def db(request):
+    return request.getfixturevalue(request.param)
+
+
+@pytest.fixture
+def filled(db):
+    target = table_name("scan")
+    execute(db, f"CREATE TABLE {target} (id BIGINT, name VARCHAR(20), score DOUBLE PRECISION)")
+    connection = db.connect()
+    cursor = connection.cursor()
+    cursor.executemany(f"INSERT INTO {target} (id, name, score) VALUES (%s, %s, %s)",
+                       [(i, f"name-{i}", i / 4) for i in range(ROWS)])
+    connection.commit()
+    connection.close()
+    return target
+
+
+def _reader(db, target, **extra):
+    from pyspark.sql.types import BooleanType, DoubleType, LongType, StringType, StructField, StructType
+
+    schema = StructType([StructField("id", LongType()), StructField("name", StringType()), StructField("score", DoubleType()),
+                         StructField("__kindling_eos", BooleanType())])
+    return JdbcStreamReader(schema, {"url": db.url, "username": db.user, "password": db.password, "table-name": target, **extra})
+
+
+def _read_all(reader) -> tuple[list[tuple], int, int]:
+    start = reader.initialOffset()
+    parts = reader.partitions(start, reader.latestOffset(start, reader.getDefaultReadLimit()))
+    rows, batches, eos = [], 0, 0
+    for part in parts:
+        for batch in reader.read(part):
+            batches += 1
+            for row in batch.to_pylist():
+                if row["__kindling_eos"]:
+                    eos += 1
+                else:
+                    rows.append((row["id"], row["name"], row["score"]))
+    assert reader.partitions(reader.latestOffset(start, None), reader.latestOffset(start, None)) == []
+    return sorted(rows), len(parts), eos
+
+
+def test_partitioned_scan_equals_full_scan_in_streamed_batches(db, filled):
+    full, parts, eos = _read_all(_reader(db, filled))
+    assert parts == 1 and eos == 1 and len(full) == ROWS
+    assert full[:2] == [(0, "name-0", 0.0), (1, "name-1", 0.25)]
+    options = {"scan.partition.column": "id", "scan.partition.num": "4", "scan.partition.lower-bound": "0",
+               "scan.partition.upper-bound": str(ROWS - 1), "scan.fetch-size": "64"}
+    split, parts, eos = _read_all(_reader(db, filled, **options))
+    assert parts == 4 and eos == 1
+    assert split == full
+    # the fetch size streams: one Arrow batch per round trip
+    reader = _reader(db, filled, **options)
+    batches = list(reader.read(ScanSplit(0, 0, 199, False)))
+    assert [b.num_rows for b in batches] == [64, 64, 64, 8]
+    # the bounds filter, as in Flink: rows outside them are never read
+    narrow, _, _ = _read_all(_reader(db, filled, **{**options, "scan.partition.upper-bound": "99"}))
+    assert narrow == full[:100]
+
+
+def test_sql_scan_through_spark(env, db, filled):
+    partitions = {"scan.partition.column": "id", "scan.partition.num": "3", "scan.partition.lower-bound": "0",
+                  "scan.partition.upper-bound": str(ROWS - 1)}
+    env.execute_sql(f"CREATE TABLE scanned (id BIGINT, name STRING, score DOUBLE) WITH ({with_options(db, filled, **partitions)})")
+    rows = collect(env, "SELECT id, name FROM scanned WHERE id < 10")
+    assert sorted((r["id"], r["name"]) for r in rows) == [(i, f"name-{i}") for i in range(10)]
+
+
+def _config(db, target, **extra):
+    return jdbc_config({"url": db.url, "username": db.user, "password": db.password, "table-name": target, **extra})
+
+
+def _schema(*fields):
+    from pyspark.sql.types import StructType
+
+    return StructType.fromDDL(", ".join(fields))
+
+
+def test_bad_input_fails_at_start_naming_the_option_or_column(db, filled):
+    secret = db.password
+    wrong = _config(db, filled, password="not-" + secret)
+    with pytest.raises(JdbcError, match="'username' and 'password'") as error:
+        check_table(wrong, _schema("id BIGINT"))
+    assert secret not in str(error.value) and "not-" + secret not in str(error.value)
+    unreachable = jdbc_config({"url": f"jdbc:{db.jdbc_scheme}://127.0.0.1:1/kindling", "username": db.user,
+                               "password": secret, "table-name": filled})
+    with pytest.raises(JdbcError, match="cannot connect to 127.0.0.1:1 named in option 'url'") as error:
+        check_table(unreachable, _schema("id BIGINT"))
+    assert secret not in str(error.value)
+    with pytest.raises(JdbcError, match="does not exist \\(option 'table-name'\\)"):
+        check_table(_config(db, "no_such_table"), _schema("id BIGINT"))
+    with pytest.raises(JdbcError, match="column 'missing' of the DDL does not exist"):
+        check_table(_config(db, filled), _schema("id BIGINT", "missing STRING"))
+    with pytest.raises(JdbcError, match="column 'name' is INT in the DDL but (VARCHAR|CHARACTER VARYING)"):
+        check_table(_config(db, filled), _schema("id BIGINT", "name INT"))
+    with pytest.raises(JdbcError, match="column 'score' is DATE in the DDL"):
+        check_table(_config(db, filled), _schema("score DATE"))
+    with pytest.raises(JdbcError, match="dialect doesn't support type: MAP<STRING,STRING>"):
+        check_table(_config(db, filled), _schema("id MAP<STRING, STRING>"))
+
+
+def test_bad_password_through_sql_names_the_options_and_hides_the_password(env, db, filled):
+    from kindling.sql import SqlError
+
+    secret = "wrong-" + db.password
+    env.execute_sql(f"CREATE TABLE bad (id BIGINT) WITH ({with_options(db, filled).replace(db.password, secret)})")
+    env.execute_sql("CREATE TABLE one_row (id BIGINT) WITH ('connector' = 'collection', 'data' = '[[1]]')")
+    with pytest.raises((SqlError, Exception)) as error:
+        env.execute_sql("INSERT INTO bad SELECT id FROM one_row").wait(timeout=900)
+    text = str(error.value)
+    assert "'username' and 'password'" in text and secret not in text and db.password not in text
+
+
+def test_dialect_quotes_as_flink(db):
+    dialect = dialect_for(_config(db, "t"))
+    assert dialect.quote("a") == ("`a`" if db.jdbc_scheme == "mysql" else "a")

@@ -1,0 +1,48 @@
+"""The spend-report playground end to end: Kafka -> SQL job -> MariaDB, checked against the generated transactions."""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import datetime
+
+import pytest
+
+from kindling.playground.spend_report import TransactionGenerator, _statements, job_sql, wrong_rows
+
+
+def test_generator_spreads_accounts_and_hours():
+    generator = TransactionGenerator("unused:1")
+    first = [generator.transaction(i) for i in range(10)]
+    assert [t[0] for t in first] == [1, 2, 3, 4, 5, 1, 2, 3, 4, 5]
+    assert all(1 <= t[1] <= 1000 for t in first)
+    assert first[0][2] == datetime(2024, 1, 1) and first[9][2] == datetime(2024, 1, 1, 0, 9)
+
+
+def test_report_check_counts_missing_extra_and_wrong_rows():
+    hour = datetime(2024, 1, 1)
+    assert wrong_rows({(1, hour): 5, (2, hour): 3}, {(1, hour): 5, (2, hour): 4, (3, hour): 1}) == 2
+    assert wrong_rows({(1, hour): 5}, {(1, hour): 5}) == 0
+
+
+def test_shipped_sql_has_the_walkthrough_query():
+    class Server:
+        url, user, password = "jdbc:mysql://127.0.0.1:1/kindling", "kindling", "pw"
+
+    statements = _statements(job_sql("127.0.0.1:9", Server()))
+    assert len(statements) == 3 and "${" not in " ".join(statements)
+    assert "FLOOR(transaction_time TO HOUR)" in statements[2] and "'connector'  = 'jdbc'" in statements[1]
+
+
+@pytest.mark.integration
+def test_demo_runs_end_to_end():
+    from kindling.playground.spend_report import run_spend_report_demo
+
+    out = io.StringIO()
+    status = run_spend_report_demo(duration=25, rate=40, out=out)
+    text = out.getvalue()
+    last = text.strip().splitlines()[-1]
+    match = re.fullmatch(r"accounts=(\d+) hours=(\d+) wrong=(\d+)", last)
+    assert match is not None, text
+    assert status == 0, text
+    assert int(match.group(1)) == 5 and int(match.group(2)) >= 2 and int(match.group(3)) == 0, text
