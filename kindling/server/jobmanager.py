@@ -377,7 +377,10 @@ def stop_background(
         (home / KEEP_JOBS_FILE).touch()
     else:
         (home / KEEP_JOBS_FILE).unlink(missing_ok=True)
-        report = _end_jobs(current["url"], savepoint_dir, JOB_END_TIMEOUT_S)
+        try:
+            report = _end_jobs(current["url"], savepoint_dir, JOB_END_TIMEOUT_S)
+        except (OSError, TimeoutError, ValueError) as exc:  # the job manager did not answer: its drivers are killed below
+            report = [f"The job manager did not end its jobs ({exc}); their drivers are killed."]
     os.kill(pid, signal.SIGTERM)
     try:
         wait_until(lambda: not process_alive(pid), timeout, f"the job manager (pid {pid}) to stop")
@@ -388,9 +391,14 @@ def stop_background(
     if keep_jobs:
         report += [f"Kept job {j['jid']} ({j['name']}, driver pid {j['pid']}) running; 'kindling cluster start' supervises it again." for j in kept]
     else:
+        store = JobStore(home) if kept else None
         for job in kept:  # a driver the job manager could not end (it was killed, or timed out): end it now
             kill_group(job["pid"])
-            report.append(f"Killed the driver (pid {job['pid']}) of job {job['jid']}, left running by the job manager.")
+            record = store.get(job["jid"]) if store else None
+            if record is not None and not record.terminal:  # cancelled, so that no later job manager restarts it
+                record.set_state("CANCELED")
+                store.save(record)
+            report.append(f"Killed the driver (pid {job['pid']}) of job {job['jid']}, left running by the job manager; the job is CANCELED.")
     return report
 
 

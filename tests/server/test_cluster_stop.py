@@ -95,7 +95,7 @@ def test_stop_with_savepoint_path_leaves_no_driver(home):
         state = http.get(f"/jobs/{jid}").json()["state"]
         return state in ("FAILED", "CANCELED", "FINISHED") or (state == "RUNNING" and http.get(f"/jobs/{jid}/checkpoints").json()["counts"]["completed"] > 0)
 
-    wait_until(committed, 400, f"job {jid} to commit a micro-batch", interval=1.0)
+    wait_until(committed, 600, f"job {jid} to commit a micro-batch", interval=1.0)
     assert http.get(f"/jobs/{jid}").json()["state"] == "RUNNING", http.get(f"/jobs/{jid}/exceptions").json()["root-exception"]
     pid = _driver_pid(http, jid)
 

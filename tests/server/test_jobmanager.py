@@ -136,7 +136,7 @@ def test_rest_routes_answer_with_flink_field_names(playground):
     assert {"jid", "name", "isStoppable", "state", "start-time", "end-time", "duration", "maxParallelism", "now", "timestamps", "vertices", "status-counts", "plan"} <= details.keys()
     vertex = details["vertices"][0]
     assert {"id", "name", "maxParallelism", "parallelism", "status", "start-time", "end-time", "duration", "tasks", "metrics"} <= vertex.keys()
-    assert [v["kind"] for v in details["vertices"]][0] == "source" and details["vertices"][-1]["kind"] == "sink"
+    assert details["vertices"][0]["kind"] == "source" and details["vertices"][-1]["kind"] == "sink"
     assert details["vertices"][-1]["name"] == "Sink: ClickEventStatistics Sink" and vertex["metrics"]["write-records"] > 0
     assert details["timestamps"]["RUNNING"] >= details["timestamps"]["CREATED"] > 0
 
