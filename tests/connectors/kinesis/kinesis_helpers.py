@@ -55,7 +55,7 @@ class Collector:
             writer = writer.trigger(**trigger)
         self.query = writer.start()
 
-    def wait_for(self, count: int, timeout: float = 120, condition: Optional[Callable[[], bool]] = None) -> list:
+    def wait_for(self, count: int, timeout: float = 300, condition: Optional[Callable[[], bool]] = None) -> list:
         deadline = time.monotonic() + timeout
         while len(self.rows) < count:
             if self.query.exception() is not None:
@@ -64,7 +64,7 @@ class Collector:
             time.sleep(0.1)
         return [r for _, r in self.rows]
 
-    def wait_started(self, timeout: float = 120) -> None:
+    def wait_started(self, timeout: float = 300) -> None:
         """Until the first micro-batch (the start position is fixed by then)."""
         deadline = time.monotonic() + timeout
         while not self.query.recentProgress:
