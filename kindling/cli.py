@@ -43,6 +43,19 @@ def _local_s3(args: argparse.Namespace) -> int:
     return _stop_or_status(s3, "S3 server", args.action, state_dir)
 
 
+def _local_database(args: argparse.Namespace) -> int:
+    """``kindling local postgres|mysql start|stop|status``; start prints one line for scripts."""
+    from kindling.local import mysql, postgres
+
+    service, label = (postgres, "PostgreSQL server") if args.service == "postgres" else (mysql, "MariaDB server")
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = service.start_background(port=args.port, state_dir=state_dir)
+        print(f"url={info['url']} user={info['user']} password={info['password']}")
+        return 0
+    return _stop_or_status(service, label, args.action, state_dir)
+
+
 def _local_kinesis(args: argparse.Namespace) -> int:
     from kindling.local import kinesis
 
@@ -72,6 +85,19 @@ def _local_schema_registry(args: argparse.Namespace) -> int:
               + ("; basic auth on" if info["basic_auth"] else ""))
         return 0
     return _stop_or_status(schema_registry, "schema registry", args.action, state_dir)
+
+
+def _local_search(args: argparse.Namespace) -> int:
+    """``kindling local elasticsearch|opensearch start|stop|status``; ``start`` prints ``url=...`` for scripts."""
+    import importlib
+
+    service = importlib.import_module(f"kindling.local.{args.service}")
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = service.start_background(port=args.port, state_dir=state_dir)
+        print(f"url={info['url']}")
+        return 0
+    return _stop_or_status(service, f"{service.SERVICE.label} server", args.action, state_dir)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -127,6 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     s3.add_argument("--port", type=int, default=8333)
     s3.add_argument("--state-dir", default=".kindling/local/s3")
     s3.set_defaults(handler=_local_s3)
+    for name, port, text in (("postgres", 5432, "a local PostgreSQL server on 127.0.0.1"),
+                             ("mysql", 3306, "a local MariaDB server (MySQL protocol) on 127.0.0.1")):
+        server = services.add_parser(name, help=text)
+        server.add_argument("action", choices=["start", "stop", "status"])
+        server.add_argument("--port", type=int, default=port)
+        server.add_argument("--state-dir", default=f".kindling/local/{name}")
+        server.set_defaults(handler=_local_database)
     kinesis = services.add_parser("kinesis", help="a local Kinesis Data Streams API server (kinesis-local) on 127.0.0.1")
     kinesis.add_argument("action", choices=["start", "stop", "status"])
     kinesis.add_argument("--port", type=int, default=4568)
@@ -139,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     registry.add_argument("--basic-auth", action="store_true",
                           help="require the credentials in $KINDLING_SCHEMA_REGISTRY_USER_INFO ('user:password')")
     registry.set_defaults(handler=_local_schema_registry)
+    for name, label, port in (("elasticsearch", "an Elasticsearch 8 REST API (noida-db)", 9200),
+                              ("opensearch", "an OpenSearch REST API (osmem-server)", 9201)):
+        search = services.add_parser(name, help=f"{label} on 127.0.0.1")
+        search.add_argument("action", choices=["start", "stop", "status"])
+        search.add_argument("--port", type=int, default=port)
+        search.add_argument("--state-dir", default=f".kindling/local/{name}")
+        search.set_defaults(handler=_local_search)
 
     from kindling.server.cli import add_commands
 

@@ -73,6 +73,53 @@ def schema_registry(tmp_path_factory) -> Iterator[object]:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def elasticsearch(tmp_path_factory) -> Iterator[object]:
+    """A local Elasticsearch 8 REST API (noida-db) on a free loopback port, stopped at the end of the run."""
+    from kindling.local.elasticsearch import LocalElasticsearch
+
+    server = LocalElasticsearch(data_dir=tmp_path_factory.mktemp("elasticsearch"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def opensearch(tmp_path_factory) -> Iterator[object]:
+    """A local OpenSearch REST API (osmem-server) on a free loopback port, stopped at the end of the run."""
+    from kindling.local.opensearch import LocalOpenSearch
+
+    server = LocalOpenSearch(data_dir=tmp_path_factory.mktemp("opensearch"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[object]:
+    """A local PostgreSQL server (login and database 'kindling', generated password), stopped at the end of the run.
+
+    Its data directory is a temporary one under /tmp: as root the server runs as the postgres user,
+    which cannot enter pytest's private temporary directories."""
+    from kindling.local.postgres import LocalPostgres
+
+    server = LocalPostgres()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mysql() -> Iterator[object]:
+    """A local MariaDB server (MySQL protocol; login and database 'kindling'), stopped at the end of the run."""
+    from kindling.local.mysql import LocalMySQL
+
+    server = LocalMySQL()
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def topic(kafka) -> Iterator[str]:
     """A fresh 4-partition topic name for one test, deleted afterwards."""

@@ -20,6 +20,12 @@ _MODULES = {
     "collection": "kindling.connectors.collection",
     "filesystem": "kindling.connectors.filesystem",
     "nexmark": "kindling.connectors.nexmark",
+    # module:attribute when one module defines several connectors
+    "elasticsearch-6": "kindling.connectors.elasticsearch:ELASTICSEARCH_6",
+    "elasticsearch-7": "kindling.connectors.elasticsearch:ELASTICSEARCH_7",
+    "elasticsearch-8": "kindling.connectors.elasticsearch:ELASTICSEARCH_8",
+    "opensearch": "kindling.connectors.elasticsearch:OPENSEARCH",
+    "jdbc": "kindling.connectors.jdbc",
     "kinesis": "kindling.connectors.kinesis",
     "kinesis-legacy": "kindling.connectors.kinesis.legacy",
 }
@@ -39,7 +45,8 @@ def get_connector(name: str) -> Type[Connector]:
         if hint:
             message += f"; did you mean '{hint}'?"
         raise OptionError(message + " Available connectors: " + ", ".join(available()))
-    return importlib.import_module(module).CONNECTOR
+    module, _, attribute = module.partition(":")
+    return getattr(importlib.import_module(module), attribute or "CONNECTOR")
 
 
 def register_all(spark: SparkSession) -> None:

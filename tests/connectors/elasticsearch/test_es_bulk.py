@@ -1,0 +1,153 @@
+"""The bulk processor against the real local servers (no Spark): flush triggers seen in the requests, backoff on
+rejected items, the failure handler on a mapping error, and the start-up connection check."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from kindling.connectors.elasticsearch.actions import ActionBuilder
+from kindling.connectors.elasticsearch.bulk import BulkFailure, BulkProcessor
+from kindling.connectors.elasticsearch.client import check_connection, make_client
+from kindling.connectors.elasticsearch.options import FLAVORS, sink_config
+from kindling.local.ports import free_port
+from kindling.options import OptionError
+
+sys.path.insert(0, os.path.dirname(__file__))
+from es_helpers import BulkProxy, client_for, connector_for, documents, fresh_index  # noqa: E402
+
+pytestmark = pytest.mark.integration
+SCHEMA = StructType([StructField("id", StringType()), StructField("n", LongType())])
+
+
+@pytest.fixture(params=["elasticsearch", "opensearch"])
+def server(request):
+    return request.getfixturevalue(request.param)
+
+
+def _config(url, index, flavor="elasticsearch-7", **extra):
+    return sink_config(FLAVORS[flavor], {"hosts": url, "index": index, **extra})
+
+
+def _batch(start, count, n=None):
+    return pa.RecordBatch.from_arrays([pa.array([f"d{i}" for i in range(start, start + count)]),
+                                       pa.array([n if n is not None else i for i in range(start, start + count)], pa.int64())],
+                                      names=["id", "n"])
+
+
+def _write(config, batches):
+    builder = ActionBuilder(config, SCHEMA)
+    client = make_client(config)
+    processor = BulkProcessor(config, client)
+    try:
+        for batch in batches:
+            processor.add(builder.build(batch))
+        processor.close()
+    finally:
+        processor.stop()
+        client.close()
+    return processor.stats
+
+
+def test_flush_by_max_actions(elasticsearch):
+    index = fresh_index()
+    with BulkProxy(elasticsearch.url) as proxy:
+        config = _config(proxy.url, index, **{"sink.bulk-flush.max-actions": "10", "sink.bulk-flush.interval": "0",
+                                              "kindling.table.primary-key": "id"})
+        _write(config, [_batch(0, 7), _batch(7, 18)])
+    assert [a for a, _ in proxy.bulk_requests] == [10, 10, 5]
+    assert len(documents(elasticsearch, index)) == 25
+
+
+def test_flush_by_max_size(server):
+    index = fresh_index()
+    with BulkProxy(server.url) as proxy:
+        config = _config(proxy.url, index, **{"sink.bulk-flush.max-actions": "0", "sink.bulk-flush.max-size": "1mb",
+                                              "sink.bulk-flush.interval": "0"})
+        config = config.__class__(**{**config.__dict__, "flavor": FLAVORS[connector_for(server)]})
+        big = pa.RecordBatch.from_arrays([pa.array(["x" * 10_000] * 250), pa.array(range(250), pa.int64())], names=["id", "n"])
+        _write(config, [big])
+    sizes = [size for _, size in proxy.bulk_requests]
+    # 250 actions of ~10 kB: a request is sent as soon as it reaches 1 MiB (the item that crosses it included)
+    assert len(sizes) == 3 and all(s >= 1024 * 1024 for s in sizes[:2]) and sizes[2] < 1024 * 1024
+    assert sum(a for a, _ in proxy.bulk_requests) == 250
+    assert len(documents(server, index)) == 250
+
+
+def test_flush_by_interval_while_the_input_waits(elasticsearch):
+    index = fresh_index()
+    with BulkProxy(elasticsearch.url) as proxy:
+        config = _config(proxy.url, index, **{"sink.bulk-flush.interval": "200 ms", "kindling.table.primary-key": "id"})
+
+        def batches():
+            yield _batch(0, 3)
+            proxy.wait_for_bulk(1, timeout=20)  # only the interval timer can send these 3 actions
+            yield _batch(3, 2)
+
+        _write(config, batches())
+    assert [a for a, _ in proxy.bulk_requests][0] == 3
+    assert sum(a for a, _ in proxy.bulk_requests) == 5
+
+
+def test_rejected_bulk_is_retried_with_backoff_and_fails_without(elasticsearch):
+    index = fresh_index()
+    with BulkProxy(elasticsearch.url) as proxy:
+        proxy.reject_next = 2
+        config = _config(proxy.url, index, **{"sink.bulk-flush.backoff.strategy": "CONSTANT", "kindling.table.primary-key": "id",
+                                              "sink.bulk-flush.backoff.max-retries": "3", "sink.bulk-flush.backoff.delay": "10 ms"})
+        stats = _write(config, [_batch(0, 4)])
+        assert len(proxy.bulk_requests) == 3 and stats.retried == 8
+        assert len(documents(elasticsearch, index)) == 4
+        proxy.reject_next = 1
+        with pytest.raises(BulkFailure, match="es_rejected_execution_exception"):
+            _write(_config(proxy.url, index, **{"kindling.table.primary-key": "id"}), [_batch(10, 2)])
+        proxy.reject_next = 5  # retry-rejected re-adds rejected items until they get through
+        stats = _write(_config(proxy.url, index, **{"failure-handler": "retry-rejected", "kindling.table.primary-key": "id",
+                                                    "sink.bulk-flush.backoff.strategy": "CONSTANT",
+                                                    "sink.bulk-flush.backoff.max-retries": "1",
+                                                    "sink.bulk-flush.backoff.delay": "5 ms"}), [_batch(20, 2)])
+        assert stats.retried == 10
+    assert set(documents(elasticsearch, index)) == {"d0", "d1", "d2", "d3", "d20", "d21"}
+
+
+def test_failure_handler_ignore_vs_fail_on_a_mapping_error(server):
+    index = fresh_index()
+    client = client_for(server)
+    client.indices.create(index=index, body={"mappings": {"properties": {"n": {"type": "long"}, "id": {"type": "long"}}}})
+    flavor = connector_for(server)
+    bad = _batch(0, 3)  # ids "d0".. are not longs: every document fails to map
+    good = pa.RecordBatch.from_arrays([pa.array(["1", "2"]), pa.array([1, 2], pa.int64())], names=["id", "n"])
+    with pytest.raises(BulkFailure, match="3 of 5 bulk item.*failure-handler' = 'fail'"):
+        _write(_config(server.url, index, flavor), [good, bad])
+    stats = _write(_config(server.url, index, flavor, **{"failure-handler": "ignore"}), [bad, good])
+    assert stats.ignored == 3 and "d0" not in str(documents(server, index))
+    assert sorted(d["n"] for d in documents(server, index).values()) == [1, 1, 2, 2]
+
+
+def test_connection_check_names_the_option(elasticsearch, opensearch):
+    check_connection(_config(elasticsearch.url, "i"))
+    check_connection(_config(opensearch.url, "i", "opensearch"))
+    with pytest.raises(OptionError, match="cannot reach option 'hosts' = 'http://127.0.0.1:"):
+        check_connection(_config(f"http://127.0.0.1:{free_port()}", "i"))
+    with BulkProxy(elasticsearch.url, credentials=("elastic", "secret")) as proxy:
+        check_connection(_config(proxy.url, "i", username="elastic", password="secret"))
+        with pytest.raises(OptionError, match="refused the credentials of options 'username' and 'password'") as caught:
+            check_connection(_config(proxy.url, "i", username="elastic", password="wrong"))
+        assert "wrong" not in str(caught.value)
+
+
+def test_processor_is_safe_against_its_timer(elasticsearch):
+    index = fresh_index()
+    config = _config(elasticsearch.url, index, **{"sink.bulk-flush.interval": "1 ms", "sink.bulk-flush.max-actions": "7",
+                                                  "kindling.table.primary-key": "id"})
+    threads = [threading.Thread(target=_write, args=(config, [_batch(i * 100, 50) for _ in range(1)])) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(documents(elasticsearch, index)) == 150

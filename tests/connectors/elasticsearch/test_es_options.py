@@ -1,0 +1,125 @@
+"""Option validation and the pure parts of the sink (no server, no Spark): Flink's keys, defaults and messages."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.types import BooleanType, DoubleType, LongType, StringType, StructField, StructType, TimestampType
+
+from kindling.connectors import Sink, available, get_connector
+from kindling.connectors.elasticsearch.actions import ActionBuilder, check_input, java_double
+from kindling.connectors.elasticsearch.index import IndexPattern
+from kindling.connectors.elasticsearch.options import FLAVORS, sink_config
+from kindling.options import OptionError
+
+BASE = {"hosts": "http://127.0.0.1:9200", "index": "users"}
+SCHEMA = StructType([StructField("a", StringType()), StructField("b", LongType()), StructField("ts", TimestampType()),
+                     StructField("ok", BooleanType()), StructField("x", DoubleType())])
+
+
+def config(flavor="elasticsearch-7", **extra):
+    return sink_config(FLAVORS[flavor], {**BASE, **extra})
+
+
+def test_four_names_one_implementation():
+    assert {"elasticsearch-6", "elasticsearch-7", "elasticsearch-8", "opensearch"} <= set(available())
+    names = {get_connector(n).data_source.name() for n in ("elasticsearch-6", "elasticsearch-7", "elasticsearch-8", "opensearch")}
+    assert names == {"kindling_elasticsearch_6", "kindling_elasticsearch_7", "kindling_elasticsearch_8", "kindling_opensearch"}
+    assert get_connector("opensearch").flavor == "opensearch"
+
+
+def test_defaults_as_flink():
+    c = config()
+    assert (c.max_actions, c.max_bytes, c.interval_s) == (1000, 2 * 1024 * 1024, 1.0)
+    assert c.key_delimiter == "_" and c.failure_handler == "fail" and c.delivery_guarantee == "AT_LEAST_ONCE"
+    assert c.backoff == "DISABLED" and c.backoff_delays() == []
+    assert c.json.timestamp_standard == "SQL"
+
+
+def test_union_of_the_3x_and_4x_option_sets_is_accepted():
+    c = config(**{"failure-handler": "retry-rejected", "sink.flush-on-checkpoint": "false", "connection.timeout": "5 s",
+                  "socket.timeout": "30 s", "connection.request-timeout": "2 s", "sink.parallelism": "2",
+                  "connection.path-prefix": "/v1", "json.timestamp-format.standard": "ISO-8601",
+                  "sink.bulk-flush.backoff.strategy": "EXPONENTIAL", "sink.bulk-flush.backoff.max-retries": "3",
+                  "sink.bulk-flush.backoff.delay": "100 ms", "sink.bulk-flush.max-actions": "0", "sink.bulk-flush.max-size": "0",
+                  "sink.bulk-flush.interval": "0"})
+    assert c.failure_handler == "retry-rejected" and c.delivery_guarantee == "NONE"  # flush-on-checkpoint=false
+    assert (c.max_actions, c.max_bytes, c.interval_s) == (-1, -1, 0.0)
+    assert c.backoff_delays() == pytest.approx([0.1, 0.2, 0.4])
+    assert c.socket_timeout_s == 30 and c.path_prefix == "/v1"
+    assert config("elasticsearch-8", **{"sink.bulk-flush.max-buffered-actions": "100"}).flavor.name == "elasticsearch-8"
+
+
+def test_exactly_once_is_refused_with_flinks_message():
+    with pytest.raises(OptionError, match="Elasticsearch sink does not support the EXACTLY_ONCE guarantee.*sink.delivery-guarantee"):
+        config(**{"sink.delivery-guarantee": "EXACTLY_ONCE"})
+    with pytest.raises(OptionError, match="EXACTLY_ONCE"):
+        Sink("elasticsearch-7", {**BASE, "sink.delivery-guarantee": "exactly_once"})
+
+
+@pytest.mark.parametrize("hosts, message", [
+    ("localhost:9200", "Missing scheme"),
+    ("http://localhost", "Missing port"),
+    ("http://localhost:port", "Could not parse host 'http://localhost:port' in option 'hosts'"),
+    ("ftp://h:1", "is not http or https"),
+])
+def test_malformed_hosts(hosts, message):
+    with pytest.raises(OptionError, match=message):
+        config(hosts=hosts)
+    assert [h.url for h in config(hosts="http://a:1; https://b:2").hosts] == ["http://a:1", "https://b:2"]
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("sink.bulk-flush.max-size", "1500kb", "'sink.bulk-flush.max-size' must be in MB granularity. Got: 1500kb"),
+    ("sink.bulk-flush.max-actions", "-5", "'sink.bulk-flush.max-actions' must be at least 1. Got: -5"),
+    ("sink.bulk-flush.backoff.max-retries", "0", "'sink.bulk-flush.backoff.max-retries' must be at least 1"),
+    ("username", "elastic", "'username' and 'password' must be set at the same time"),
+    ("failure-handler", "com.acme.Handler", "Could not instantiate the failure handler class: com.acme.Handler"),
+    ("index", "", "'index' must not be empty"),
+    ("format", "csv", "'format'"),
+    ("sink.bulk-flush.interal", "1s", "did you mean 'sink.bulk-flush.interval'"),
+])
+def test_bad_values_name_the_option(key, value, message):
+    with pytest.raises(OptionError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        config(**{key: value})
+
+
+def test_elasticsearch_6_needs_a_document_type():
+    with pytest.raises(OptionError, match="'document-type' is required"):
+        config("elasticsearch-6")
+    assert config("elasticsearch-6", **{"document-type": "_doc"}).document_type == "_doc"
+    with pytest.raises(OptionError, match="unknown"):
+        config("elasticsearch-7", **{"document-type": "_doc"})
+
+
+def test_index_grammar_errors():
+    with pytest.raises(OptionError, match="Chaining dynamic index pattern a-{x}-{y} is not supported"):
+        IndexPattern.parse("a-{x}-{y}")
+    with pytest.raises(OptionError, match="Unknown field 'nope' in index pattern"):
+        IndexPattern.parse("a-{nope}").check(SCHEMA, False)
+    with pytest.raises(OptionError, match="Unsupported type BOOLEAN of index field"):
+        IndexPattern.parse("a-{ok}").check(SCHEMA, False)
+    with pytest.raises(OptionError, match="time-related pattern only support types are: DATE,TIME,TIMESTAMP"):
+        IndexPattern.parse("a-{a|yyyy}").check(SCHEMA, False)
+    with pytest.raises(OptionError, match="Dynamic indexing based on system time only works on append only stream"):
+        IndexPattern.parse("a-{now()|yyyy-MM-dd}").check(SCHEMA, True)
+    IndexPattern.parse("a-{NOW()|yyyy-MM-dd}").check(SCHEMA, False)
+    with pytest.raises(OptionError, match="has no primary key"):
+        check_input(config(), SCHEMA, updating=True)
+
+
+def test_index_values_and_ids_as_flink_writes_them():
+    ts = pa.array([dt.datetime(2020, 3, 27, 12, 25, 55), dt.datetime(2021, 1, 2, 3, 4, 5, 120000)], pa.timestamp("us", tz="UTC"))
+    batch = pa.RecordBatch.from_arrays([pa.array(["k1", "k2"]), pa.array([1, 2]), ts, pa.array([True, False]), pa.array([1.0, 1e10])],
+                                       names=SCHEMA.names)
+    assert IndexPattern.parse("myusers-{ts|yyyy-MM-dd}").generate(batch).to_pylist() == ["myusers-2020-03-27", "myusers-2021-01-02"]
+    assert IndexPattern.parse("u_{ts|}").generate(batch).to_pylist() == ["u_2020_03_27_12_25_55", "u_2021_01_02_03_04_05"]
+    assert IndexPattern.parse("u-{a}-x").generate(batch).to_pylist() == ["u-k1-x", "u-k2-x"]
+    assert IndexPattern.parse("static").generate(batch) == "static"
+    today = dt.datetime.now(dt.timezone.utc).strftime("%Y.%m.%d")
+    assert IndexPattern.parse("n-{now()|yyyy.MM.dd}").generate(batch) in (f"n-{today}", "n-" + dt.datetime.now(dt.timezone.utc).strftime("%Y.%m.%d"))
+    builder = ActionBuilder(config(**{"kindling.table.primary-key": "a;b;ts;ok;x", "document-id.key-delimiter": "$"}), SCHEMA)
+    assert builder.ids(batch).to_pylist() == ["k1$1$2020-03-27T12:25:55$true$1.0", "k2$2$2021-01-02T03:04:05.120$false$1.0E10"]
+    assert [java_double(v) for v in (0.5, 12345678.0, 1e-5)] == ["0.5", "1.2345678E7", "1.0E-5"]
