@@ -24,7 +24,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional
 
 from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS
-from kindling.connectors.kafka.options import FormatSettings
+from kindling.formats import FormatSettings
 from kindling.options import (
     ConfigOption,
     OptionError,

@@ -36,7 +36,7 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 from pyspark.sql.types import StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
-from kindling.connectors.kafka.formats import RowEncoder
+from kindling.formats import RowEncoder
 from kindling.connectors.kinesis.aws import error_code, kinesis_client
 from kindling.connectors.kinesis.options import MAX_PARTITION_KEY, SinkConfig, sink_config
 from kindling.options import OptionError

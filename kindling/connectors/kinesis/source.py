@@ -44,7 +44,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, with_eos
-from kindling.connectors.kafka.formats import ValueDecoder, value_columns
+from kindling.formats import ValueDecoder, value_columns
 from kindling.connectors.kinesis.aws import describe_failure, kinesis_client, with_retries
 from kindling.connectors.kinesis.options import SourceConfig, source_config
 from kindling.options import OptionError
