@@ -44,9 +44,9 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, with_eos
-from kindling.formats import ValueDecoder, value_columns
 from kindling.connectors.kinesis.aws import describe_failure, kinesis_client, with_retries
 from kindling.connectors.kinesis.options import SourceConfig, source_config
+from kindling.formats import ValueDecoder, value_columns
 from kindling.options import OptionError
 
 log = logging.getLogger("kindling.connectors.kinesis")
@@ -243,7 +243,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             client = self._kinesis()
             kwargs: dict[str, Any] = {"StreamName": config.stream}
             while True:
-                response = with_retries(lambda: client.list_shards(**kwargs), config.list_shards_retry, "ListShards")
+                response = with_retries(lambda kwargs=kwargs: client.list_shards(**kwargs), config.list_shards_retry, "ListShards")
                 for shard in response.get("Shards", ()):
                     shards[shard["ShardId"]] = tuple(p for p in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId")) if p)
                 token = response.get("NextToken")
@@ -347,7 +347,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if buffer.iterator is None:
                 request = iterator_request(buffer.next_position())
                 buffer.iterator = with_retries(
-                    lambda: client.get_shard_iterator(StreamName=config.stream, ShardId=shard, **request),
+                    lambda request=request: client.get_shard_iterator(StreamName=config.stream, ShardId=shard, **request),
                     config.get_iterator_retry, "GetShardIterator")["ShardIterator"]
             try:
                 response = with_retries(lambda: client.get_records(ShardIterator=buffer.iterator, Limit=config.max_records_per_get),
@@ -438,7 +438,7 @@ def _fetch_range(config: SourceConfig, part: KinesisInputPartition, connector: s
                             config.get_iterator_retry, "GetShardIterator")["ShardIterator"]
     progress = time.monotonic()
     while iterator is not None:
-        response = with_retries(lambda: client.get_records(ShardIterator=iterator, Limit=config.max_records_per_get),
+        response = with_retries(lambda iterator=iterator: client.get_records(ShardIterator=iterator, Limit=config.max_records_per_get),
                                 config.get_records_retry, "GetRecords")
         records = _records(response)
         iterator = response.get("NextShardIterator")
