@@ -43,7 +43,10 @@ def main() -> None:
         "scan.shard.getrecords.intervalmillis": "100", "scan.shard.discovery.intervalmillis": "1000",
     }, schema=StructType([StructField("id", LongType()), StructField("payload", StringType())]))
     records = env.from_source(source, WatermarkStrategy.no_watermarks(), "Input")
-    records.sink_to(FileSink.for_row_format(args.path, "json").build()).name("Files").uid("kinesis-copy-files")
+    # Small part files, rolled every micro-batch: the records become visible as each batch commits.
+    files = (FileSink.for_row_format(args.path, "json").with_option("sink.rolling-policy.file-size", "1b")
+             .with_option("sink.rolling-policy.rollover-interval", "1 s").build())
+    records.sink_to(files).name("Files").uid("kinesis-copy-files")
     env.execute(JOB_NAME)
 
 

@@ -102,8 +102,8 @@ class Collector:
         return [r for _, r in self.rows]
 
 
-def reader(spark, kinesis, stream: str, schema, **options):
-    opts = {"stream": stream, "format": "json", "aws.region": "us-east-1", "aws.endpoint": kinesis.endpoint,
+def reader(spark, kinesis, stream_name: str, schema, **options):
+    opts = {"stream": stream_name, "format": "json", "aws.region": "us-east-1", "aws.endpoint": kinesis.endpoint,
             "aws.credentials.provider": "BASIC", "aws.credentials.basic.accesskeyid": "kindling-local",
             "aws.credentials.basic.secretkey": "kindling-local-secret", "scan.stream.initpos": "TRIM_HORIZON",
             "scan.shard.getrecords.intervalmillis": "50", "scan.shard.discovery.intervalmillis": "500", **options}
