@@ -73,7 +73,7 @@ class Collector:
         error = self.query.exception()
         if error is None:
             return
-        if TRANSIENT in str(error) and self.restarts < 3:
+        if TRANSIENT in str(error) and self.restarts < 10:
             self.restarts += 1
             self.query = self._start()
             return
