@@ -17,7 +17,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 from kindling.connectors.base import Connector
 from kindling.connectors.kinesis.options import LEGACY_OPTIONS, SINK_OPTIONS, SOURCE_OPTIONS, canonical, sink_config, source_config
 from kindling.connectors.kinesis.source import KinesisDataSource, KinesisLegacyDataSource
-from kindling.options import ParsedOptions
+from kindling.options import OptionError, ParsedOptions
 
 
 class KinesisConnector(Connector):
@@ -35,6 +35,14 @@ class KinesisConnector(Connector):
     def validate_sink(cls, options: Mapping[str, Any]) -> ParsedOptions:
         sink_config(options)
         return SINK_OPTIONS.validate(canonical(options))
+
+    @classmethod
+    def prepare_sink(cls, options: Mapping[str, Any], schema: StructType, updating: bool) -> None:
+        """Flink's Kinesis table sink is append-only ("Sink: Streaming Append Mode")."""
+        if updating:
+            raise OptionError("kinesis sink: the table sink only supports append-only input (Flink: 'Sink: Streaming "
+                              "Append Mode'); the query produces updates or deletes. Write it to an upsert sink instead")
+        sink_config(options)
 
     @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:

@@ -36,9 +36,9 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 from pyspark.sql.types import StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
-from kindling.formats import RowEncoder
 from kindling.connectors.kinesis.aws import error_code, kinesis_client
 from kindling.connectors.kinesis.options import MAX_PARTITION_KEY, SinkConfig, sink_config
+from kindling.formats import RowEncoder
 from kindling.options import OptionError
 
 _KEEP_ROWKINDS = pa.array(["+I", "+U"])

@@ -10,7 +10,10 @@ How a micro-batch is read, exactly once:
 * **Start positions**: ``TRIM_HORIZON``; ``AT_TIMESTAMP`` (records that arrived at or after the time);
   ``LATEST`` is fixed when the job first starts as ``AT_TIMESTAMP:<now>``, so that replaying the first
   batch after a crash does not move it (records put before the job started are not read, as in Flink).
-  A restored checkpoint wins over the configured position.
+  A restored checkpoint wins over the configured position. The batch that first reads a shard logs where
+  that reading began (``from`` in its end offset), so replaying it reads the same records even though
+  Spark asks ``initialOffset`` again on restart; a job killed before its first batch was logged picks a
+  new ``LATEST`` when restarted.
 * **latestOffset** (driver) lists shards every ``scan.shard.discovery.intervalmillis`` (ListShards), and
   polls each readable shard once per ``scan.shard.getrecords.intervalmillis`` (GetRecords, up to
   ``maxrecordcount`` records, one thread per shard as in Flink's ShardConsumer). The records it fetched
@@ -44,9 +47,9 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, with_eos
-from kindling.formats import ValueDecoder, value_columns
 from kindling.connectors.kinesis.aws import describe_failure, kinesis_client, with_retries
 from kindling.connectors.kinesis.options import SourceConfig, source_config
+from kindling.formats import ValueDecoder, value_columns
 from kindling.options import OptionError
 
 log = logging.getLogger("kindling.connectors.kinesis")
@@ -62,6 +65,11 @@ READ_STALL_TIMEOUT_S = 120.0
 
 def _seq(position: str) -> Optional[int]:
     return int(position[len(AFTER):]) if position.startswith(AFTER) else None
+
+
+def _read_from(position: str) -> bool:
+    """Whether a position lies after a record read (``AFTER:``) or at the shard's end, not at a start position."""
+    return position.startswith(AFTER) or position == SHARD_END
 
 
 def iterator_request(position: str) -> dict[str, Any]:
@@ -243,7 +251,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             client = self._kinesis()
             kwargs: dict[str, Any] = {"StreamName": config.stream}
             while True:
-                response = with_retries(lambda: client.list_shards(**kwargs), config.list_shards_retry, "ListShards")
+                response = with_retries(lambda kwargs=kwargs: client.list_shards(**kwargs), config.list_shards_retry, "ListShards")
                 for shard in response.get("Shards", ()):
                     shards[shard["ShardId"]] = tuple(p for p in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId")) if p)
                 token = response.get("NextToken")
@@ -303,9 +311,17 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 time.sleep(0.05)  # Trigger.AvailableNow ends when nothing is new: poll until caught up
                 self._poll(readable)
             end = dict(shards)
+            began: dict[str, str] = {}
             for shard in readable:
                 end[shard] = self._buffers[shard].end_position()
-        return {"stream": start.get("stream", self.config.stream), "shards": end}
+                if end[shard] != shards[shard] and not _read_from(shards[shard]):
+                    began[shard] = shards[shard]
+        offset: dict[str, Any] = {"stream": start.get("stream", self.config.stream), "shards": end}
+        if began:
+            # Where these shards' reading began (a start position, not a record): logged with the batch, so
+            # that a replay of the first batch starts there even though Spark asks initialOffset() again.
+            offset["from"] = began
+        return offset
 
     def _has_new(self, readable: list[str], shards: dict[str, str]) -> bool:
         return any(self._buffers[s].end_position() != shards[s] for s in readable)
@@ -347,7 +363,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if buffer.iterator is None:
                 request = iterator_request(buffer.next_position())
                 buffer.iterator = with_retries(
-                    lambda: client.get_shard_iterator(StreamName=config.stream, ShardId=shard, **request),
+                    lambda request=request: client.get_shard_iterator(StreamName=config.stream, ShardId=shard, **request),
                     config.get_iterator_retry, "GetShardIterator")["ShardIterator"]
             try:
                 response = with_retries(lambda: client.get_records(ShardIterator=buffer.iterator, Limit=config.max_records_per_get),
@@ -375,10 +391,11 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begin = start.get("shards", {}) if start else {}
         parts: list[InputPartition] = []
         with self._lock:
+            began = end.get("from", {})
             for shard, stop in sorted(end.get("shards", {}).items()):
-                first = begin.get(shard, TRIM_HORIZON)
-                if first == stop or first == SHARD_END:
-                    continue
+                first = began.get(shard) or begin.get(shard, TRIM_HORIZON)
+                if first == stop or first == SHARD_END or not _read_from(stop):
+                    continue  # nothing read in this batch (an end that is still a start position)
                 buffer = self._buffers.get(shard)
                 held = buffer.slice_to(stop) if buffer is not None and buffer.base == first else None
                 if held is not None:
@@ -438,7 +455,7 @@ def _fetch_range(config: SourceConfig, part: KinesisInputPartition, connector: s
                             config.get_iterator_retry, "GetShardIterator")["ShardIterator"]
     progress = time.monotonic()
     while iterator is not None:
-        response = with_retries(lambda: client.get_records(ShardIterator=iterator, Limit=config.max_records_per_get),
+        response = with_retries(lambda iterator=iterator: client.get_records(ShardIterator=iterator, Limit=config.max_records_per_get),
                                 config.get_records_retry, "GetRecords")
         records = _records(response)
         iterator = response.get("NextShardIterator")

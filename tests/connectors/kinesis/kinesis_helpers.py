@@ -38,38 +38,60 @@ def put(client, stream: str, records: Iterable[tuple[str, bytes]]) -> list[tuple
     return [p for p in placed if p is not None]
 
 
+TRANSIENT = "Python worker failed to connect back"  # Spark's fixed 10 s, missed on an overloaded machine
+
+
 class Collector:
-    """Runs a streaming DataFrame with foreachBatch and keeps (batch id, row) pairs on the driver."""
+    """Runs a streaming DataFrame with foreachBatch and keeps each micro-batch's rows by batch id (a replayed
+    batch replaces its first run, as an exactly-once sink does). A query that fails because a Python worker
+    did not connect back in time is restarted from its checkpoint, as kindling's restart strategy would."""
 
     def __init__(self, df, checkpoint: str, trigger: Optional[dict] = None) -> None:
-        self.rows: list[tuple[int, object]] = []
+        self.batches: dict[int, list] = {}
         self._lock = threading.Lock()
+        self._df, self._checkpoint, self._trigger = df, checkpoint, trigger
+        self.restarts = 0
+        self.query = self._start()
 
+    def _start(self):
         def collect(batch, batch_id):
             got = batch.collect()
             with self._lock:
-                self.rows.extend((batch_id, r) for r in got)
+                self.batches[batch_id] = got
 
-        writer = df.writeStream.foreachBatch(collect).option("checkpointLocation", checkpoint)
-        if trigger:
-            writer = writer.trigger(**trigger)
-        self.query = writer.start()
+        writer = self._df.writeStream.foreachBatch(collect).option("checkpointLocation", self._checkpoint)
+        if self._trigger:
+            writer = writer.trigger(**self._trigger)
+        return writer.start()
 
-    def wait_for(self, count: int, timeout: float = 120, condition: Optional[Callable[[], bool]] = None) -> list:
+    @property
+    def rows(self) -> list[tuple[int, object]]:
+        with self._lock:
+            return [(batch_id, row) for batch_id in sorted(self.batches) for row in self.batches[batch_id]]
+
+    def _check(self) -> None:
+        error = self.query.exception()
+        if error is None:
+            return
+        if TRANSIENT in str(error) and self.restarts < 10:
+            self.restarts += 1
+            self.query = self._start()
+            return
+        raise AssertionError(f"query failed: {error}")
+
+    def wait_for(self, count: int, timeout: float = 300, condition: Optional[Callable[[], bool]] = None) -> list:
         deadline = time.monotonic() + timeout
         while len(self.rows) < count:
-            if self.query.exception() is not None:
-                raise AssertionError(f"query failed: {self.query.exception()}")
+            self._check()
             assert time.monotonic() < deadline, f"only {len(self.rows)} of {count} rows within {timeout} s"
             time.sleep(0.1)
         return [r for _, r in self.rows]
 
-    def wait_started(self, timeout: float = 120) -> None:
+    def wait_started(self, timeout: float = 300) -> None:
         """Until the first micro-batch (the start position is fixed by then)."""
         deadline = time.monotonic() + timeout
         while not self.query.recentProgress:
-            if self.query.exception() is not None:
-                raise AssertionError(f"query failed: {self.query.exception()}")
+            self._check()
             assert time.monotonic() < deadline, "the query made no progress"
             time.sleep(0.1)
 
@@ -80,8 +102,8 @@ class Collector:
         return [r for _, r in self.rows]
 
 
-def reader(spark, kinesis, stream: str, schema, **options):
-    opts = {"stream": stream, "format": "json", "aws.region": "us-east-1", "aws.endpoint": kinesis.endpoint,
+def reader(spark, kinesis, stream_name: str, schema, **options):
+    opts = {"stream": stream_name, "format": "json", "aws.region": "us-east-1", "aws.endpoint": kinesis.endpoint,
             "aws.credentials.provider": "BASIC", "aws.credentials.basic.accesskeyid": "kindling-local",
             "aws.credentials.basic.secretkey": "kindling-local-secret", "scan.stream.initpos": "TRIM_HORIZON",
             "scan.shard.getrecords.intervalmillis": "50", "scan.shard.discovery.intervalmillis": "500", **options}

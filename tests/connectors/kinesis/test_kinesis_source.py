@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import time
-from collections import Counter, defaultdict
 
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
