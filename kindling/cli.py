@@ -77,10 +77,14 @@ def _local_search(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    if args.name == "payments":
+        from kindling.playground.payments import run_payments_demo
+
+        return run_payments_demo(duration=args.duration, rate=args.rate if args.rate is not None else 20.0)
     from kindling.playground.demo import run_click_count_demo
 
     return run_click_count_demo(
-        duration=args.duration, rate=args.rate, event_time=args.event_time, backpressure=args.backpressure
+        duration=args.duration, rate=args.rate if args.rate is not None else 1000.0, event_time=args.event_time, backpressure=args.backpressure
     )
 
 
@@ -103,9 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="run a playground end to end")
-    demo.add_argument("name", choices=["click-count"], help="which playground")
+    demo.add_argument("name", choices=["click-count", "payments"], help="which playground")
     demo.add_argument("--duration", type=float, default=60.0, help="seconds to run (default 60)")
-    demo.add_argument("--rate", type=float, default=1000.0, help="click events per second (default 1000)")
+    demo.add_argument("--rate", type=float, default=None,
+                      help="events per second (click-count: 1000 by default; payments: 20)")
     mode = demo.add_mutually_exclusive_group()
     mode.add_argument("--event-time", dest="event_time", action="store_true", default=True)
     mode.add_argument("--processing-time", dest="event_time", action="store_false")
