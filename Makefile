@@ -6,10 +6,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DURATION ?= 60
 
-.PHONY: demo test setup java chromium benchmark clean
+.PHONY: demo test setup java chromium databases kinesis-local benchmark clean
 .PHONY: nexmark-check nexmark-bench
 
-setup: java chromium $(STAMP)
+setup: java chromium databases kinesis-local $(STAMP)
 
 # Java 17 for Spark: use what is there, else install it from Debian's packages.
 java:
@@ -32,6 +32,33 @@ chromium:
 			echo "the dashboard tests need Chromium: install it (e.g. 'sudo apt-get install chromium')"; exit 1; \
 		fi; \
 	fi
+
+# PostgreSQL and MariaDB for the JDBC connector's tests and `kindling local postgres|mysql` (run by
+# kindling itself on 127.0.0.1; the packages' own services are not used).
+databases:
+	@if ! command -v mariadbd >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then \
+		echo "MariaDB or PostgreSQL not found: installing mariadb-server postgresql with apt-get"; \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server postgresql; \
+		else \
+			echo "the JDBC tests need MariaDB and PostgreSQL: install them (e.g. 'sudo apt-get install mariadb-server postgresql')"; exit 1; \
+		fi; \
+	fi
+# The local Kinesis API server (npm kinesis-local) for the Kinesis connector's tests and
+# `kindling local kinesis`: Node.js from Debian if missing, the package into .kindling/node.
+KINESIS_LOCAL := .kindling/node/node_modules/kinesis-local/main.js
+kinesis-local: $(KINESIS_LOCAL)
+$(KINESIS_LOCAL):
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		echo "Node.js not found: installing nodejs and npm with apt-get"; \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+		else \
+			echo "the Kinesis tests need Node.js: install it (e.g. 'sudo apt-get install nodejs npm')"; exit 1; \
+		fi; \
+	fi
+	mkdir -p .kindling/node
+	npm install --prefix .kindling/node --no-audit --no-fund --silent kinesis-local@0.6.2
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -43,6 +43,30 @@ def _local_s3(args: argparse.Namespace) -> int:
     return _stop_or_status(s3, "S3 server", args.action, state_dir)
 
 
+def _local_database(args: argparse.Namespace) -> int:
+    """``kindling local postgres|mysql start|stop|status``; start prints one line for scripts."""
+    from kindling.local import mysql, postgres
+
+    service, label = (postgres, "PostgreSQL server") if args.service == "postgres" else (mysql, "MariaDB server")
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = service.start_background(port=args.port, state_dir=state_dir)
+        print(f"url={info['url']} user={info['user']} password={info['password']}")
+        return 0
+    return _stop_or_status(service, label, args.action, state_dir)
+
+
+def _local_kinesis(args: argparse.Namespace) -> int:
+    from kindling.local import kinesis
+
+    state_dir = Path(args.state_dir)
+    if args.action == "start":
+        info = kinesis.start_background(port=args.port, state_dir=state_dir)
+        print(f"url={info['url']}")  # exactly one line, for scripts
+        return 0
+    return _stop_or_status(kinesis, "Kinesis server", args.action, state_dir)
+
+
 def _local_schema_registry(args: argparse.Namespace) -> int:
     import os
 
@@ -134,6 +158,18 @@ def build_parser() -> argparse.ArgumentParser:
     s3.add_argument("--port", type=int, default=8333)
     s3.add_argument("--state-dir", default=".kindling/local/s3")
     s3.set_defaults(handler=_local_s3)
+    for name, port, text in (("postgres", 5432, "a local PostgreSQL server on 127.0.0.1"),
+                             ("mysql", 3306, "a local MariaDB server (MySQL protocol) on 127.0.0.1")):
+        server = services.add_parser(name, help=text)
+        server.add_argument("action", choices=["start", "stop", "status"])
+        server.add_argument("--port", type=int, default=port)
+        server.add_argument("--state-dir", default=f".kindling/local/{name}")
+        server.set_defaults(handler=_local_database)
+    kinesis = services.add_parser("kinesis", help="a local Kinesis Data Streams API server (kinesis-local) on 127.0.0.1")
+    kinesis.add_argument("action", choices=["start", "stop", "status"])
+    kinesis.add_argument("--port", type=int, default=4568)
+    kinesis.add_argument("--state-dir", default=".kindling/local/kinesis")
+    kinesis.set_defaults(handler=_local_kinesis)
     registry = services.add_parser("schema-registry", help="a local Confluent-compatible schema registry on 127.0.0.1")
     registry.add_argument("action", choices=["start", "stop", "status"])
     registry.add_argument("--port", type=int, default=8081)

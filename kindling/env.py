@@ -25,7 +25,6 @@ from kindling.connectors.base import (
     Sink,
     Source,
     spark_format,
-    with_eos,
 )
 from kindling.connectors.collection import collection_source
 from kindling.datastream import records
@@ -123,7 +122,7 @@ class StreamEnvironment:
         strategy = watermark_strategy or WatermarkStrategy.no_watermarks()
         df = (
             self.spark.readStream.format(spark_format(source.connector))
-            .schema(with_eos(source.schema))
+            .schema(source.read_schema())
             .options(**source.options)
             .options(**_split_event_time_options(source, strategy))
             .load()

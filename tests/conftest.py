@@ -52,6 +52,17 @@ def s3(tmp_path_factory) -> Iterator[object]:
 
 
 @pytest.fixture(scope="session")
+def kinesis(tmp_path_factory) -> Iterator[object]:
+    """A local Kinesis API server (kinesis-local) on a free loopback port, stopped at the end of the run."""
+    from kindling.local.kinesis import LocalKinesis
+
+    server = LocalKinesis(data_dir=tmp_path_factory.mktemp("kinesis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def schema_registry(tmp_path_factory) -> Iterator[object]:
     """A local Confluent-compatible schema registry on a free loopback port (no auth), stopped at the end of the run."""
     from kindling.local.schema_registry import LocalSchemaRegistry
@@ -79,6 +90,31 @@ def opensearch(tmp_path_factory) -> Iterator[object]:
     from kindling.local.opensearch import LocalOpenSearch
 
     server = LocalOpenSearch(data_dir=tmp_path_factory.mktemp("opensearch"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[object]:
+    """A local PostgreSQL server (login and database 'kindling', generated password), stopped at the end of the run.
+
+    Its data directory is a temporary one under /tmp: as root the server runs as the postgres user,
+    which cannot enter pytest's private temporary directories."""
+    from kindling.local.postgres import LocalPostgres
+
+    server = LocalPostgres()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mysql() -> Iterator[object]:
+    """A local MariaDB server (MySQL protocol; login and database 'kindling'), stopped at the end of the run."""
+    from kindling.local.mysql import LocalMySQL
+
+    server = LocalMySQL()
     server.start()
     yield server
     server.stop()

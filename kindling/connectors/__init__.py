@@ -25,6 +25,9 @@ _MODULES = {
     "elasticsearch-7": "kindling.connectors.elasticsearch:ELASTICSEARCH_7",
     "elasticsearch-8": "kindling.connectors.elasticsearch:ELASTICSEARCH_8",
     "opensearch": "kindling.connectors.elasticsearch:OPENSEARCH",
+    "jdbc": "kindling.connectors.jdbc",
+    "kinesis": "kindling.connectors.kinesis",
+    "kinesis-legacy": "kindling.connectors.kinesis.legacy",
 }
 
 

@@ -13,24 +13,14 @@ from typing import Any, Callable, ClassVar, Mapping, Optional, Type
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource
-from pyspark.sql.types import BooleanType, StructField, StructType
+from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
 from kindling.options import OptionSet, ParsedOptions
+from kindling.row_layout import EOS_COLUMN, INTERNAL_PREFIX, ROWKIND_COLUMN  # noqa: F401 - connectors take them from here
 
-# A bounded source ends its data with one marker row whose EOS column is true and whose
-# event time is the far future: it pushes Spark's watermark to "+infinity", which fires
-# every pending window and timer, as Flink's final watermark does. kindling filters the
-# marker out right after the watermark is applied; users never see it.
-EOS_COLUMN = "__kindling_eos"
 EOS_FIELD = StructField(EOS_COLUMN, BooleanType(), True)
 # Offsets of a source that reached its end carry this flag, so the runtime knows the job may finish.
 EOS_OFFSET_KEY = "eos"
-# Updating results (unbounded GROUP BY, rolling aggregations) carry Flink's RowKind in this
-# column: '+I' insert, '-U' update-before, '+U' update-after, '-D' delete. Sinks that
-# understand changelogs read it; when absent every row is an insert.
-ROWKIND_COLUMN = "__kindling_rowkind"
-# Sinks never write columns whose names start with this prefix.
-INTERNAL_PREFIX = "__kindling_"
 # Table facts the SQL layer hands a connector (see kindling.options.TABLE_FACT_PREFIX):
 # primary key and partition keys as ';'-separated column names; metadata columns as a JSON
 # list of [column, metadata key, virtual] triples (for example [["ts", "timestamp", false]]).
@@ -98,6 +88,17 @@ class Connector:
     on_bounded_finish: ClassVar[Optional[Callable[[Mapping[str, str], str], None]]] = None
 
     @classmethod
+    def produces_changelog(cls, options: ParsedOptions) -> bool:
+        """Whether the source's rows form a changelog, each with its kind in ``ROWKIND_COLUMN`` (a CDC format)."""
+        return False
+
+    @classmethod
+    def consumes_updates(cls, options: Mapping[str, str]) -> bool:
+        """Whether the sink accepts an updating query's changelog (Flink: a sink whose changelog mode is not
+        insert-only); an append-only sink makes the planner refuse such a query naming the table."""
+        return True
+
+    @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:
         """A source's schema when the user gives none (for example Kafka's ``raw`` format)."""
         return None
@@ -118,6 +119,7 @@ class Source:
         connector = get_connector(self.connector)
         parsed = connector.validate_source(self.options)
         self._bounded = connector.is_bounded(parsed)
+        self._changelog = connector.produces_changelog(parsed)
         if self.schema is None:
             self.schema = connector.default_schema(parsed)
         if self.schema is None:
@@ -127,6 +129,20 @@ class Source:
     def bounded(self) -> bool:
         """Whether the source ends by itself (decided from its options when it was made)."""
         return self._bounded
+
+    @property
+    def changelog(self) -> bool:
+        """Whether the source's rows carry row kinds (``ROWKIND_COLUMN``): an updating table."""
+        return self._changelog
+
+    def read_schema(self) -> StructType:
+        """The schema the source's Data Source produces: the user's columns, the row kind of a changelog
+        source, and the end-of-input marker."""
+        assert self.schema is not None
+        schema = self.schema
+        if self._changelog:
+            schema = StructType(schema.fields + [StructField(ROWKIND_COLUMN, StringType(), True)])
+        return with_eos(schema)
 
 
 @dataclass

@@ -89,17 +89,19 @@ def log_tail(path: Optional[Path], limit: int = 2000) -> str:
 
 
 def start_and_wait(command: list[str], log_path: Path, ready: Callable[[], bool], what: str, timeout: float,
-                   detached: bool = False) -> subprocess.Popen:
+                   detached: bool = False, user: Optional[str] = None, env: Optional[dict[str, str]] = None,
+                   cwd: Optional[Path] = None) -> subprocess.Popen:
     """Start ``command`` logging to ``log_path`` and return once ``ready()`` is true.
 
     An owned server dies with its parent; a detached one runs in its own session, out of reach of
     the terminal's Ctrl-C. If the process exits or does not get ready in time, it is stopped and
-    the error carries the log's end.
+    the error carries the log's end. ``user`` runs the server as that system user (PostgreSQL refuses
+    to run as root). ``env`` and ``cwd`` default to this process's.
     """
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=detached,
+            start_new_session=detached, user=user, group=user, env=env, cwd=cwd,
             preexec_fn=None if detached or not sys.platform.startswith("linux") else _die_with_parent,
         )
 

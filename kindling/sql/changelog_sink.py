@@ -24,12 +24,17 @@ BATCH_ID_PROPERTY = "streaming.sql.batchId"
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 
 
-def changelog_batch_writer(sink: Sink, query_name: str) -> Callable[[DataFrame, int], None]:
-    """A ``foreachBatch`` function that writes each batch through the sink connector's stream writer."""
+def changelog_batch_writer(sink: Sink, query_name: str, checkpoint: str | None = None) -> Callable[[DataFrame, int], None]:
+    """A ``foreachBatch`` function that writes each batch through the sink connector's stream writer.
+
+    The writer sees the query's ``checkpointLocation`` as it would in a native streaming write (the
+    jdbc sink derives its identity from it)."""
     from kindling.connectors import get_connector
 
     data_source_class = get_connector(sink.connector).data_source
     options = dict(sink.options)
+    if checkpoint is not None:
+        options.setdefault("checkpointLocation", checkpoint)
 
     def write_batch(batch: DataFrame, batch_id: int) -> None:
         writer = data_source_class(options).streamWriter(batch.schema, False)
@@ -56,7 +61,7 @@ def changelog_batch_writer(sink: Sink, query_name: str) -> Callable[[DataFrame, 
 def start_changelog_query(out: DataFrame, sink: Sink, checkpoint: str, query_name: str, interval: str, mode: str) -> StreamingQuery:
     """Start a sink's query in ``mode`` (update) with the connector's writer driven by ``foreachBatch``."""
     return (
-        out.writeStream.foreachBatch(changelog_batch_writer(sink, query_name))
+        out.writeStream.foreachBatch(changelog_batch_writer(sink, query_name, checkpoint))
         .option("checkpointLocation", checkpoint)
         .queryName(query_name)
         .outputMode(mode)

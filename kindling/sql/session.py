@@ -25,8 +25,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType, TimestampType
 
 from kindling import config as cfg
-from kindling.connectors.base import ROWKIND_COLUMN, Sink, Source
 from kindling.connectors import get_connector
+from kindling.connectors.base import ROWKIND_COLUMN, Sink, Source
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy
 from kindling.durations import parse_duration, spark_interval
@@ -49,8 +49,6 @@ from kindling.sql.translate import WindowTvf, translate_expression, translate_qu
 if TYPE_CHECKING:
     from kindling.env import StreamEnvironment
 
-# Sinks that accept only appends, as in Flink (an updating query must go to an upsert sink).
-APPEND_ONLY_SINKS = ("kafka", "filesystem")
 # SQL-session options kindling understands besides the job configuration keys.
 SESSION_OPTIONS = {
     "table.dml-sync": "false",
@@ -387,7 +385,7 @@ class SqlSession:
                 projected.append(F.lit(None).cast(column.type.spark).alias(column.name))
         if planned.updating:
             projected.append(F.col(ROWKIND_COLUMN))
-            if table.connector in APPEND_ONLY_SINKS:
+            if not get_connector(table.connector).consumes_updates(table.connector_options()):
                 raise SqlError(f"table sink '{table.name}' (connector '{table.connector}') doesn't support consuming update changes, "
                                "which this query produces (an unbounded GROUP BY, DISTINCT or Top-N)", line=insert.line, construct="INSERT",
                                hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
@@ -729,6 +727,8 @@ class SqlSession:
                     raise _spark_error(exc, column.line, f"computed column '{column.name}'") from None
             else:
                 projection.append(_with_precision(F.col(_quote(column.name)), column.type.flink).alias(column.name))
+        if source.changelog:  # a CDC format: the table is updating, each row keeps its kind
+            projection.append(F.col(ROWKIND_COLUMN))
         try:
             df = df.select(*projection)
         except Exception as exc:

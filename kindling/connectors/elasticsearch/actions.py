@@ -27,7 +27,7 @@ from pyspark.sql.types import (
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.connectors.elasticsearch.index import IndexPattern, local_datetime_strings
 from kindling.connectors.elasticsearch.options import SinkConfig
-from kindling.connectors.kafka.formats import RowEncoder, _json_strings, _json_text
+from kindling.formats.encoding import RowEncoder, _json_strings, _json_text
 from kindling.options import OptionError
 
 _ILLEGAL_KEY_TYPES = (BinaryType, ArrayType, MapType, StructType)

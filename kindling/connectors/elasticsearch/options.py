@@ -16,7 +16,7 @@ from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
 from kindling.connectors.base import TABLE_PRIMARY_KEY
-from kindling.connectors.kafka.options import FormatSettings
+from kindling.formats import FormatSettings
 from kindling.options import (
     OptionError,
     OptionSet,

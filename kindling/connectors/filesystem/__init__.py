@@ -79,6 +79,10 @@ class FileSystemConnector(Connector):
         return options.get("source.monitor-interval") is None
 
     @classmethod
+    def consumes_updates(cls, options: Mapping[str, str]) -> bool:
+        return False
+
+    @classmethod
     def on_bounded_finish(cls, options: Mapping[str, str], checkpoint: Optional[str] = None) -> None:
         """End of a bounded input (Flink's final checkpoint): publish every pending file, commit every partition."""
         from kindling.connectors.filesystem.commit_log import CommitLog

@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 from pyspark.sql.types import StructType
 
 from kindling.connectors.filesystem.options import FileSystemConfig
-from kindling.connectors.kafka.formats import RowEncoder, ValueDecoder
-from kindling.connectors.kafka.options import FormatSettings
+from kindling.formats import RowEncoder, ValueDecoder
+from kindling.formats import FormatSettings
 
 
 def _settings(config: FileSystemConfig) -> FormatSettings:

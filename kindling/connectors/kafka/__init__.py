@@ -1,7 +1,8 @@
 """The Kafka connector (``'connector' = 'kafka'``): source and sink with Flink's options.
 
 * ``options``: option names, types, defaults and the rules between them;
-* ``formats``: json / csv / raw values <-> Arrow columns;
+* the record formats (json, csv, raw, avro, avro-confluent, debezium/canal/maxwell-json) are
+  :mod:`kindling.formats`, shared with the other connectors;
 * ``source``: the stream reader (offsets in Spark's checkpoint, Arrow batches);
 * ``sink``: the Arrow stream writer (at-least-once by delivery reports; exactly-once by encoding on
   executors and publishing on the driver);
@@ -26,6 +27,7 @@ from kindling.connectors.kafka.builder import (
 )
 from kindling.connectors.kafka.options import EOF_RECORD_EVALUATOR, SINK_OPTIONS, SOURCE_OPTIONS, sink_config, source_config
 from kindling.connectors.kafka.source import KafkaDataSource
+from kindling.formats.changelog import CHANGELOG_FORMATS
 from kindling.options import ParsedOptions
 
 
@@ -50,6 +52,14 @@ class KafkaConnector(Connector):
     def is_bounded(cls, options: ParsedOptions) -> bool:
         bounded = (options.get("scan.bounded.mode") or "unbounded") != "unbounded"
         return bounded or options.get(EOF_RECORD_EVALUATOR) is not None
+
+    @classmethod
+    def produces_changelog(cls, options: ParsedOptions) -> bool:
+        return (options.get("format") or options.get("value.format")) in CHANGELOG_FORMATS
+
+    @classmethod
+    def consumes_updates(cls, options: Mapping[str, str]) -> bool:
+        return (options.get("format") or options.get("value.format")) in CHANGELOG_FORMATS
 
     @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:

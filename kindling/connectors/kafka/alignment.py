@@ -144,7 +144,7 @@ def _millis(column: pa.Array) -> Optional[int]:
     if pa.types.is_integer(column.type):
         return int(column[0].as_py())
     if pa.types.is_string(column.type):
-        from kindling.connectors.kafka.formats import parse_timestamps
+        from kindling.formats import parse_timestamps
 
         return _millis(parse_timestamps(column))
     if pa.types.is_date(column.type):

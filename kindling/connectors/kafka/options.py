@@ -38,7 +38,8 @@ from datetime import timedelta
 from typing import Any, Mapping, Optional, Sequence
 
 from kindling.connectors.base import TABLE_METADATA, TABLE_ROWTIME
-from kindling.connectors.kafka.confluent import format_options as confluent_options, property_prefixes, registry_settings
+from kindling.formats.avro_confluent import format_options as confluent_options, property_prefixes, registry_settings
+from kindling.formats.settings import FORMATS, FormatSettings, format_options, format_settings
 from kindling.options import (
     ConfigOption,
     OptionError,
@@ -52,7 +53,6 @@ from kindling.options import (
     string_option,
 )
 
-FORMATS = ("json", "csv", "raw", "avro", "avro-confluent")
 STARTUP_MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
 DELIVERY_GUARANTEES = ("at-least-once", "none", "exactly-once")
 PARTITIONERS = ("default", "round-robin", "fixed")
@@ -73,30 +73,12 @@ EOF_RECORD_EVALUATOR = "kindling.eof-record-evaluator"
 _OFFSET_RESETS = ("earliest", "latest", "none", "smallest", "largest", "beginning", "end", "error")
 
 
-def _format_options(prefix: str = "") -> list[ConfigOption[Any]]:
-    """Options of the formats, under ``json.``/``csv.`` and (Flink's value/key form) ``value.json.`` etc."""
-    return [
-        bool_option(prefix + "json.ignore-parse-errors", False,
-                    "Skip records that are not valid JSON for the schema instead of failing (counted and logged)."),
-        bool_option(prefix + "json.fail-on-missing-field", False,
-                    "Fail on records that lack a field of the schema (instead of reading it as null)."),
-        enum_option(prefix + "json.timestamp-format.standard", ("SQL", "ISO-8601"), "SQL",
-                    "How TIMESTAMP values are written: SQL '2026-11-22 01:02:03.123' or ISO-8601 "
-                    "'2026-11-22T01:02:03.123'. Reading accepts both."),
-        bool_option(prefix + "json.encode.decimal-as-plain-number", False, "Accepted for compatibility."),
-        string_option(prefix + "csv.field-delimiter", ",", "Field delimiter character."),
-        bool_option(prefix + "csv.ignore-parse-errors", False,
-                    "Skip records that are not valid CSV for the schema instead of failing (counted and logged)."),
-        *confluent_options(prefix),
-    ]
-
-
 _COMMON = [
     string_option("properties.bootstrap.servers", None, "Kafka brokers, host:port[,host:port...]", required=True),
     enum_option("format", FORMATS, None, "Format of the record values (same as 'value.format')."),
     enum_option("value.format", FORMATS, None, "Format of the record values (same as 'format')."),
-    *_format_options(),
-    *_format_options("value."),
+    *format_options(),
+    *format_options("value."),
     *confluent_options("key."),
 ]
 
@@ -172,18 +154,6 @@ SINK_OPTIONS = OptionSet(
     ],
     prefixes=("properties.", *property_prefixes()),
 )
-
-
-@dataclass(frozen=True)
-class FormatSettings:
-    """The value (or key) format and its options, independent of Kafka."""
-
-    name: str
-    ignore_parse_errors: bool = False
-    fail_on_missing_field: bool = False
-    timestamp_standard: str = "SQL"
-    field_delimiter: str = ","
-    registry: Optional[Any] = None  # avro-confluent: confluent.RegistrySettings
 
 
 @dataclass(frozen=True)
@@ -286,46 +256,6 @@ class SinkConfig:
         return conf
 
 
-def _value_format(parsed: ParsedOptions, context: str, raw: Mapping[str, Any]) -> FormatSettings:
-    fmt, value_fmt = parsed.get("format"), parsed.get("value.format")
-    if fmt and value_fmt and fmt != value_fmt:
-        raise OptionError(
-            f"{context} options 'format' = {fmt!r} and 'value.format' = {value_fmt!r} disagree; "
-            f"set only one of them (allowed values: {', '.join(FORMATS)})"
-        )
-    name = fmt or value_fmt
-    if not name:
-        raise OptionError(
-            f"{context} option 'format' (or 'value.format') is required; allowed values: "
-            + ", ".join(f"'{f}'" for f in FORMATS)
-        )
-    # Format options must belong to the chosen format, as in Flink ("Unsupported options found").
-    lowered = {k.lower() for k in raw}
-    for key in sorted(lowered):
-        base = key[len("value."):] if key.startswith("value.") else key
-        family = base.split(".", 1)[0]
-        if family in ("json", "csv", "avro-confluent") and "." in base and family != name:
-            raise OptionError(
-                f"{context} option '{key}' belongs to the '{family}' format, but the value format is {name!r}; "
-                f"remove it or set 'format' = '{family}'"
-            )
-
-    def pick(key: str) -> Any:
-        value = parsed.values.get("value." + key)
-        return value if key_given("value." + key) else parsed.get(key)
-
-    def key_given(key: str) -> bool:
-        return key in lowered
-
-    return FormatSettings(
-        name=name,
-        ignore_parse_errors=bool(pick(f"{name}.ignore-parse-errors")) if name in ("json", "csv") else False,
-        fail_on_missing_field=bool(pick("json.fail-on-missing-field")),
-        timestamp_standard=pick("json.timestamp-format.standard") or "SQL",
-        field_delimiter=_delimiter(pick("csv.field-delimiter") or ",", context),
-    )
-
-
 def _with_registry(fmt: Optional[FormatSettings], parsed: ParsedOptions, raw: Mapping[str, Any], role: str,
                    topic: Optional[str], context: str) -> Optional[FormatSettings]:
     """The format with its schema registry settings when it is 'avro-confluent' (subject default '<topic>-<role>')."""
@@ -337,13 +267,6 @@ def _with_registry(fmt: Optional[FormatSettings], parsed: ParsedOptions, raw: Ma
             raise OptionError(f"{context} option '{stray[0]}' belongs to the 'avro-confluent' format, but the key format "
                               f"is {fmt.name if fmt else None!r}; remove it or set 'key.format' = 'avro-confluent'")
     return fmt
-
-
-def _delimiter(value: str, context: str) -> str:
-    text = value.replace("\\t", "\t")
-    if len(text) != 1:
-        raise OptionError(f"{context} option 'csv.field-delimiter' has value {value!r}; allowed: a single character")
-    return text
 
 
 def parse_specific_offsets(text: str, context: str = "kafka source", key: str = "scan.startup.specific-offsets") -> dict[int, int]:
@@ -455,7 +378,7 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         )
     idle = parsed.get("scan.watermark.idle-timeout")
     key_format, key_fields = _key_settings(parsed, context)
-    value_format = _value_format(parsed, context, raw)
+    value_format = format_settings(parsed, context, raw)
     properties = parsed.with_prefix("properties.")
     reset = properties.get("auto.offset.reset", "earliest").strip().lower()
     if reset not in _OFFSET_RESETS:
@@ -550,7 +473,7 @@ def sink_config(raw: Mapping[str, Any]) -> SinkConfig:
                 "'transaction.max.timeout.ms')"
             )
     key_format, key_fields = _key_settings(parsed, context)
-    value_format = _value_format(parsed, context, raw)
+    value_format = format_settings(parsed, context, raw)
     return SinkConfig(
         topic=parsed["topic"].strip(),
         bootstrap_servers=parsed["properties.bootstrap.servers"],

@@ -45,7 +45,7 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 from pyspark.sql.types import StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
-from kindling.connectors.kafka.formats import RowEncoder
+from kindling.formats import RowEncoder
 from kindling.connectors.kafka.options import SinkConfig, sink_config
 from kindling.options import OptionError
 
@@ -197,8 +197,8 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         )
 
     def _drop_retractions(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
-        """Keep the rows this sink writes: +I/+U (and -D as tombstones for upsert-kafka)."""
-        if ROWKIND_COLUMN not in batch.schema.names:
+        """Keep the rows this sink writes: +I/+U (and -D as tombstones for upsert-kafka; every kind for a changelog format)."""
+        if ROWKIND_COLUMN not in batch.schema.names or self.config.value_format.is_changelog:
             return batch, 0
         kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
         keep = pc.fill_null(pc.is_in(kinds, value_set=_UPSERT_ROWKINDS if self.config.upsert else _KEEP_ROWKINDS), True)

@@ -38,10 +38,11 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from pyspark.sql import Row
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, end_of_input_batch, with_eos
+from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, ROWKIND_COLUMN, end_of_input_batch, with_eos
 from kindling.arrow import arrow_schema
 from kindling.connectors.kafka.alignment import AlignmentGroup, EventTimeProbe, PartitionAligner, value_time_decoder
-from kindling.connectors.kafka.formats import ValueDecoder, value_columns
+from kindling.formats import ValueDecoder, value_columns
+from kindling.formats.changelog import CHANGELOG_FORMATS
 from kindling.connectors.kafka.options import SourceConfig, source_config
 from kindling.options import OptionError
 
@@ -158,7 +159,10 @@ class _SourceLayout:
             raise OptionError(f"kafka source option 'key.fields' names column {absent[0]!r}, which is not in the schema ({', '.join(schema.names)})")
         # With 'EXCEPT_KEY' the key columns come from the record key; with 'ALL' the value holds them too.
         from_key = list(config.key_fields) if config.value_fields_include == "EXCEPT_KEY" else []
-        self.value_schema = value_columns(schema, list(self.metadata) + from_key, [EOS_COLUMN])
+        self.value_schema = value_columns(schema, list(self.metadata) + from_key, [EOS_COLUMN, ROWKIND_COLUMN])
+        if ROWKIND_COLUMN in names and not config.value_format.is_changelog:
+            raise OptionError(f"kafka source: rows carry a row kind only with a changelog format ({', '.join(CHANGELOG_FORMATS)}); "
+                              f"the value format is {config.value_format.name!r}")
         self.decoder = ValueDecoder(self.value_schema, config.value_format)
         self.key_schema = StructType([schema[c] for c in from_key])
         self.key_decoder = ValueDecoder(self.key_schema, config.key_format) if from_key and config.key_format else None
@@ -616,6 +620,8 @@ def _to_batch(layout: _SourceLayout, config: SourceConfig, part: KafkaInputParti
             arrays.append(value_arrays[field.name])
         elif field.name == EOS_COLUMN:
             arrays.append(pa.array(np.zeros(n, dtype=bool), type=pa.bool_()))
+        elif field.name == ROWKIND_COLUMN:
+            arrays.append(decoded.kinds if decoded.kinds is not None else pa.array(["+I"] * n, pa.string()))
         else:
             arrays.append(_metadata_array(layout.metadata[field.name], kept, part, field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=layout.arrow_schema)

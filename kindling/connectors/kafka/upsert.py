@@ -30,7 +30,7 @@ from kindling.connectors.kafka.options import (
     SinkConfig,
     sink_config,
 )
-from kindling.connectors.kafka.confluent import property_prefixes
+from kindling.formats.avro_confluent import property_prefixes
 from kindling.options import OptionError, OptionSet, ParsedOptions, duration_option, enum_option, int_option, string_option
 
 SINK_OPTIONS = OptionSet(

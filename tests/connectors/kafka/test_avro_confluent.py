@@ -17,8 +17,8 @@ from pyspark.sql.types import ArrayType, DoubleType, IntegerType, LongType, MapT
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import with_eos
 from kindling.connectors.kafka import KafkaOffsetsInitializer, KafkaSink, KafkaSource
-from kindling.connectors.kafka.confluent import SchemaRegistryError
-from kindling.connectors.kafka.formats import RowEncoder, ValueDecoder
+from kindling.formats.avro_confluent import SchemaRegistryError
+from kindling.formats import RowEncoder, ValueDecoder
 from kindling.connectors.kafka.options import sink_config, source_config
 from kindling.local.ports import free_port
 from kindling.local.schema_registry import LocalSchemaRegistry

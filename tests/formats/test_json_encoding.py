@@ -11,9 +11,7 @@ import random
 import pyarrow as pa
 import pytest
 
-from kindling.connectors.kafka import formats
-from kindling.connectors.kafka.formats import RowEncoder
-from kindling.connectors.kafka.options import FormatSettings
+from kindling.formats import FormatSettings, RowEncoder, encoding
 
 ALPHABET = ['"', "\\", "\n", "\r", "\t", "\b", "\f", "\x00", "\x01", "\x1f", "\x7f", "/", ",", ":", "{", "}",
             "é", "ß", "中", "\u2028", "\U0001F600", " ", "a", "Z", "0", "'"]
@@ -169,7 +167,7 @@ def test_timestamp_text_matches_python_formatting():
             values = [v for v in values if 1678 <= v.year <= 2261]
         for tz in (None, "UTC"):
             column = pa.array(values, pa.timestamp("us")).cast(pa.timestamp(unit, tz))
-            assert formats._timestamp_strings(column, "SQL").to_pylist() == [reference(v, " ") for v in values]
+            assert encoding._timestamp_strings(column, "SQL").to_pylist() == [reference(v, " ") for v in values]
             zone = "Z" if tz else ""
-            assert formats._timestamp_strings(column, "ISO-8601").to_pylist() == [
+            assert encoding._timestamp_strings(column, "ISO-8601").to_pylist() == [
                 reference(v, "T") + zone for v in values]

@@ -32,12 +32,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
 from kindling.options import ConfigOption, OptionError, ParsedOptions, bool_option, string_option
+
+if TYPE_CHECKING:
+    from kindling.formats.settings import FormatSettings
 
 FORMAT = "avro-confluent"
 MAGIC_BYTE = 0
@@ -320,7 +323,7 @@ class ConfluentAvroCodec:
     def __init__(self, schema: StructType, settings: RegistrySettings, precision: int = 3) -> None:
         import fastavro
 
-        from kindling.connectors.kafka.avro import avro_schema
+        from kindling.formats.avro import avro_schema
 
         self.columns = schema
         self.settings = settings
@@ -367,7 +370,7 @@ class ConfluentAvroCodec:
     def encode(self, batch: pa.RecordBatch, names: Sequence[str]) -> list[Optional[bytes]]:
         import fastavro
 
-        from kindling.connectors.kafka.avro import _avro_value
+        from kindling.formats.avro import _avro_value
 
         header = _HEADER.pack(MAGIC_BYTE, self.schema_id())
         selected = batch.select(list(names))
@@ -520,5 +523,20 @@ def _non_null(schema: Any) -> Any:
     return schema
 
 
+def confluent_codec(schema: StructType, settings: FormatSettings) -> ConfluentAvroCodec:
+    """The ``avro-confluent`` codec; it reaches the registry only when it first encodes or decodes."""
+    from kindling.formats.settings import FormatError  # settings imports this module
+
+    if settings.registry is None:
+        raise FormatError("the 'avro-confluent' format needs the schema registry options ('avro-confluent.url')")
+    try:
+        return ConfluentAvroCodec(schema, settings.registry)
+    except FormatError:
+        raise
+    except ValueError as exc:
+        raise FormatError(str(exc)) from None
+
+
 __all__ = ["ConfluentAvroCodec", "RegistryClient", "RegistrySettings", "SchemaRegistryError", "UnknownSchemaError",
+           "confluent_codec",
            "format_options", "property_prefixes", "registry_settings"]

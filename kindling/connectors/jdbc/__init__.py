@@ -1,0 +1,77 @@
+"""The JDBC connector (``'connector' = 'jdbc'``) for MySQL/MariaDB and PostgreSQL, with Flink's options.
+
+* ``options``: Flink's option names, defaults and cross-option rules (``JdbcDynamicTableFactory``);
+* ``dialects``: connecting (PyMySQL, psycopg 3), quoting, type checks, upsert/delete/insert statements;
+* ``sink``: exactly-once micro-batches: rows and batch id committed in one database transaction;
+* ``source``: the bounded scan, in parallel splits by ``scan.partition.*``, streamed from the server.
+
+When the table is used (a Source or Sink is made, an INSERT planned) the driver logs in and finds the
+table; when the query starts it checks the columns: the login works (``username``/``password``),
+the ``table-name`` exists and every DDL column exists there with a type that fits; each failure names
+the option or the column, never the password.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import StructType
+
+from kindling.connectors.base import TABLE_PRIMARY_KEY, Connector, spark_format
+from kindling.connectors.jdbc.dialects import check_reachable
+from kindling.connectors.jdbc.options import OPTIONS, jdbc_config
+from kindling.options import OptionError, ParsedOptions
+
+
+class JdbcDataSource(DataSource):
+    """``format("kindling_jdbc")`` with Flink's jdbc options."""
+
+    @classmethod
+    def name(cls) -> str:
+        return spark_format("jdbc")
+
+    def schema(self) -> StructType:
+        raise OptionError("the jdbc source needs the table's columns (a CREATE TABLE with its columns)")
+
+    def streamReader(self, schema: StructType):
+        from kindling.connectors.jdbc.source import JdbcStreamReader
+
+        return JdbcStreamReader(schema, dict(self.options))
+
+    def streamWriter(self, schema: StructType, overwrite: bool):
+        from kindling.connectors.jdbc.sink import JdbcStreamWriter
+
+        return JdbcStreamWriter(dict(self.options), schema)
+
+
+class JdbcConnector(Connector):
+    name = "jdbc"
+    data_source = JdbcDataSource
+    source_options = OPTIONS
+    sink_options = OPTIONS
+
+    @classmethod
+    def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        check_reachable(jdbc_config(options))
+        return OPTIONS.validate(options)
+
+    @classmethod
+    def validate_sink(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        check_reachable(jdbc_config(options))
+        return OPTIONS.validate(options)
+
+    @classmethod
+    def is_bounded(cls, options: ParsedOptions) -> bool:
+        return True  # a scan reads one snapshot and finishes, as in Flink
+
+    @classmethod
+    def prepare_sink(cls, options: Mapping[str, Any], schema: StructType, updating: bool) -> None:
+        if updating and not options.get(TABLE_PRIMARY_KEY):
+            raise OptionError("please declare primary key for sink table when query contains update/delete record "
+                              "(PRIMARY KEY (...) NOT ENFORCED makes the jdbc sink upsert)")
+
+
+CONNECTOR = JdbcConnector
+
+__all__ = ["CONNECTOR", "JdbcConnector", "JdbcDataSource"]

@@ -1,0 +1,87 @@
+"""Batched lookups on a jdbc table: the rows of many keys in ONE query, for lookup joins and their caches.
+
+Flink's ``JdbcRowDataLookupFunction`` runs ``SELECT <cols> FROM t WHERE k1 = ? AND k2 = ?`` per key;
+a micro-batch engine does better asking once per batch of distinct keys:
+``SELECT <cols> FROM t WHERE k IN (?, …)`` (one key column) or ``WHERE (k1, k2) IN ((?, ?), …)``.
+A failed query is retried ``lookup.max-retries`` times, sleeping 1 s, 2 s, ... and reconnecting, as
+Flink does. The planner's lookup join (``FOR SYSTEM_TIME AS OF``) is not wired to this yet; it is
+used with :mod:`kindling.connectors.lookup_cache`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Hashable, Optional, Sequence
+
+from kindling.connectors.jdbc.dialects import Dialect, JdbcError, dialect_for
+from kindling.connectors.jdbc.options import JdbcConfig
+
+MAX_KEYS_PER_QUERY = 1000
+
+
+class JdbcLookup:
+    """``lookup(keys)`` -> ``{key: [row, ...]}`` for the columns ``columns`` by the key columns ``key_columns``.
+
+    A key is a tuple of the key columns' values (a bare value when there is one key column); rows are
+    tuples of ``columns``. Keys with a NULL never match (SQL equality), as in Flink."""
+
+    def __init__(self, config: JdbcConfig, key_columns: Sequence[str], columns: Sequence[str]) -> None:
+        if not key_columns:
+            raise JdbcError("jdbc lookup needs at least one key column (an equality in the join's ON clause)")
+        self.config = config
+        self.dialect: Dialect = dialect_for(config)
+        self.key_columns = list(key_columns)
+        self.columns = list(columns)
+        self._connection: Optional[Any] = None
+        self.queries = 0
+
+    def _query(self, count: int) -> str:
+        names = ", ".join(self.dialect.quote(c) for c in self.columns + self.key_columns)
+        if len(self.key_columns) == 1:
+            where = f"{self.dialect.quote(self.key_columns[0])} IN ({', '.join(['%s'] * count)})"
+        else:
+            group = "(" + ", ".join(["%s"] * len(self.key_columns)) + ")"
+            where = f"({', '.join(self.dialect.quote(c) for c in self.key_columns)}) IN ({', '.join([group] * count)})"
+        return f"SELECT {names} FROM {self.dialect.table} WHERE {where}"
+
+    def lookup(self, keys: Sequence[Hashable]) -> dict[Hashable, list[tuple]]:
+        """The rows of every key, fetched in one query per ``MAX_KEYS_PER_QUERY`` distinct keys."""
+        single = len(self.key_columns) == 1
+        distinct = [k for k in dict.fromkeys(keys) if (k is not None if single else None not in k)]
+        result: dict[Hashable, list[tuple]] = {}
+        for start in range(0, len(distinct), MAX_KEYS_PER_QUERY):
+            chunk = distinct[start:start + MAX_KEYS_PER_QUERY]
+            params = list(chunk) if single else [value for key in chunk for value in key]
+            width = len(self.columns)
+            for row in self._run(self._query(len(chunk)), params):
+                key = row[width] if single else tuple(row[width:])
+                result.setdefault(key, []).append(tuple(row[:width]))
+        return result
+
+    def _run(self, query: str, params: list[Any]) -> list[tuple]:
+        attempts = self.config.lookup_max_retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                if self._connection is None:
+                    self._connection = self.dialect.connect_checked(autocommit=True)
+                cursor = self._connection.cursor()
+                cursor.execute(query, params)
+                rows = cursor.fetchall()
+                cursor.close()
+                self.queries += 1
+                return [tuple(r) for r in rows]
+            except Exception as exc:
+                self.close()
+                if attempt >= attempts:
+                    raise JdbcError(f"jdbc lookup on {self.config.describe()} failed after {attempts} attempt(s): "
+                                    f"{self.dialect._scrub(str(exc).strip())}") from None
+                time.sleep(attempt)
+        return []
+
+    def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            try:
+                connection.close()
+            except Exception:  # a broken connection is gone either way
+                pass

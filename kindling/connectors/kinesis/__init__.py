@@ -1,0 +1,55 @@
+"""The Kinesis Data Streams connector (``'connector' = 'kinesis'`` and ``'kinesis-legacy'``) with Flink's options.
+
+* ``options``: both option dialects (4.x/legacy ``stream`` + ``scan.*``, 5.x ``stream.arn`` + ``source.*``),
+  ``aws.*`` and the credential providers, the sink's ``KinesisStreamsSink`` options;
+* ``aws``: boto3 sessions for Flink's credential providers, Flink's retry back-off;
+* ``source``: the POLLING stream reader, exactly once (per-shard sequence numbers in Spark's checkpoint,
+  parents before children across resharding);
+* ``sink``: PutRecords batching, partial failures re-queued, at-least-once per micro-batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from pyspark.sql.types import BinaryType, StructField, StructType
+
+from kindling.connectors.base import Connector
+from kindling.connectors.kinesis.options import LEGACY_OPTIONS, SINK_OPTIONS, SOURCE_OPTIONS, canonical, sink_config, source_config
+from kindling.connectors.kinesis.source import KinesisDataSource, KinesisLegacyDataSource
+from kindling.options import ParsedOptions
+
+
+class KinesisConnector(Connector):
+    name = "kinesis"
+    data_source = KinesisDataSource
+    source_options = SOURCE_OPTIONS
+    sink_options = SINK_OPTIONS
+
+    @classmethod
+    def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        source_config(options, cls.name)  # the rules between options (dialects, start position, credentials)
+        return cls.source_options.validate(canonical(options))
+
+    @classmethod
+    def validate_sink(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        sink_config(options)
+        return SINK_OPTIONS.validate(canonical(options))
+
+    @classmethod
+    def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:
+        if options.get("format") == "raw":
+            return StructType([StructField("data", BinaryType(), True)])
+        return None
+
+
+class KinesisLegacyConnector(KinesisConnector):
+    name = "kinesis-legacy"
+    data_source = KinesisLegacyDataSource
+    source_options = LEGACY_OPTIONS
+
+
+CONNECTOR = KinesisConnector
+LEGACY = KinesisLegacyConnector
+
+__all__ = ["CONNECTOR", "LEGACY", "KinesisConnector", "KinesisDataSource", "KinesisLegacyConnector", "KinesisLegacyDataSource"]

@@ -1,0 +1,494 @@
+"""Kinesis source: a Spark Python Data Source stream reader (``format("kindling_kinesis")``), POLLING.
+
+How a micro-batch is read, exactly once:
+
+* **Offsets** are JSON ``{"stream": name, "shards": {shardId: position}}`` kept only in Spark's checkpoint.
+  A position is ``TRIM_HORIZON``, ``AT_TIMESTAMP:<epoch ms>`` (a start not yet read from), ``AFTER:<sequence
+  number>`` (everything up to and including that record is read) or ``SHARD_END`` (a closed shard read to
+  its end). A batch's range for a shard is (start position, end position]: a closed shard's records and the
+  records up to a sequence number never change, so a replayed batch reads exactly the same records.
+* **Start positions**: ``TRIM_HORIZON``; ``AT_TIMESTAMP`` (records that arrived at or after the time);
+  ``LATEST`` is fixed when the job first starts as ``AT_TIMESTAMP:<now>``, so that replaying the first
+  batch after a crash does not move it (records put before the job started are not read, as in Flink).
+  A restored checkpoint wins over the configured position.
+* **latestOffset** (driver) lists shards every ``scan.shard.discovery.intervalmillis`` (ListShards), and
+  polls each readable shard once per ``scan.shard.getrecords.intervalmillis`` (GetRecords, up to
+  ``maxrecordcount`` records, one thread per shard as in Flink's ShardConsumer). The records it fetched
+  are kept on the driver; the batch ends at the last one of each shard.
+* **Resharding**: a child shard joins the batch *after* the batch in which all its parents reached
+  ``SHARD_END``, so every record of a partition key in a parent is emitted in an earlier micro-batch than
+  any record of that key in a child. New shards found by discovery join the next micro-batch, read from
+  their first record. A closed shard stays in the offsets as ``SHARD_END`` until ListShards no longer
+  returns it (retention), so it is never read twice.
+* **partitions / read**: one Spark partition per shard with new records. When the driver still holds the
+  batch's records (the normal case) they travel in the partition (Arrow IPC) and the executor only
+  decodes them; a replayed batch (after a restart) is read again by the executor from Kinesis, from the
+  start position up to the end sequence number. Executors yield Arrow batches of the schema, with the
+  metadata columns ``timestamp`` (approximate arrival), ``shard-id`` and ``sequence-number``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, SupportsTriggerAvailableNow
+from pyspark.sql.types import BinaryType, StructField, StructType
+
+from kindling.arrow import arrow_schema
+from kindling.connectors.base import EOS_COLUMN, with_eos
+from kindling.formats import ValueDecoder, value_columns
+from kindling.connectors.kinesis.aws import describe_failure, kinesis_client, with_retries
+from kindling.connectors.kinesis.options import SourceConfig, source_config
+from kindling.options import OptionError
+
+log = logging.getLogger("kindling.connectors.kinesis")
+
+TRIM_HORIZON = "TRIM_HORIZON"
+SHARD_END = "SHARD_END"
+AFTER = "AFTER:"
+AT_TIMESTAMP = "AT_TIMESTAMP:"
+BATCH_ROWS = 50_000
+BUFFER_RECORDS = 100_000  # records the driver holds per shard before it stops polling that shard
+READ_STALL_TIMEOUT_S = 120.0
+
+
+def _seq(position: str) -> Optional[int]:
+    return int(position[len(AFTER):]) if position.startswith(AFTER) else None
+
+
+def iterator_request(position: str) -> dict[str, Any]:
+    """GetShardIterator arguments that start right after ``position``."""
+    if position == TRIM_HORIZON:
+        return {"ShardIteratorType": "TRIM_HORIZON"}
+    if position.startswith(AT_TIMESTAMP):
+        return {"ShardIteratorType": "AT_TIMESTAMP", "Timestamp": int(position[len(AT_TIMESTAMP):]) / 1000.0}
+    if position.startswith(AFTER):
+        return {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "StartingSequenceNumber": position[len(AFTER):]}
+    raise ValueError(f"no iterator after position {position!r}")
+
+
+class KinesisInputPartition(InputPartition):
+    """Records of one shard in (start, end]; ``records`` holds them (Arrow IPC) when the driver fetched them."""
+
+    def __init__(self, shard: str, start: str, end: str, records: Optional[bytes] = None) -> None:
+        self.shard, self.start, self.end, self.records = shard, start, end, records
+
+    def __repr__(self) -> str:
+        held = f", {len(self.records)} bytes held" if self.records is not None else ""
+        return f"KinesisInputPartition({self.shard} ({self.start}, {self.end}]{held})"
+
+
+RECORD_SCHEMA = pa.schema([("data", pa.binary()), ("sequence", pa.string()), ("arrival", pa.int64())])
+
+
+def _record_batch(records: Sequence[tuple[str, bytes, int]]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([
+        pa.array([r[1] for r in records], pa.binary()),
+        pa.array([r[0] for r in records], pa.string()),
+        pa.array([r[2] for r in records], pa.int64()),
+    ], schema=RECORD_SCHEMA)
+
+
+def _ipc(batch: pa.RecordBatch) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as stream:
+        stream.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def _records(response: dict) -> list[tuple[str, bytes, int]]:
+    """(sequence number, data, approximate arrival ms) of a GetRecords response."""
+    return [(r["SequenceNumber"], r["Data"], int(r["ApproximateArrivalTimestamp"].timestamp() * 1000))
+            for r in response.get("Records", ())]
+
+
+@dataclass
+class _ShardBuffer:
+    """What the driver fetched from one shard after ``base`` and not yet committed."""
+
+    base: str
+    records: list = field(default_factory=list)  # (sequence, data, arrival ms)
+    iterator: Optional[str] = None
+    ended: bool = False  # the shard is closed and every record after ``base`` is in ``records``
+    last_call: float = 0.0
+    caught_up: bool = False
+
+    def next_position(self) -> str:
+        return AFTER + self.records[-1][0] if self.records else self.base
+
+    def end_position(self) -> str:
+        return SHARD_END if self.ended else self.next_position()
+
+    def advance(self, position: str) -> bool:
+        """Drop the records up to ``position``; False when ``position`` is not in this buffer."""
+        if position == self.base:
+            return True
+        if position == SHARD_END:
+            return False
+        seq = _seq(position)
+        if seq is None:
+            return False
+        for i, record in enumerate(self.records):
+            if int(record[0]) == seq:
+                del self.records[:i + 1]
+                self.base = position
+                return True
+        return False
+
+    def slice_to(self, end: str) -> Optional[list]:
+        """The records in (base, end], or None when this buffer does not hold all of them."""
+        if end == SHARD_END:
+            return list(self.records) if self.ended else None
+        seq = _seq(end)
+        for i, record in enumerate(self.records):
+            if int(record[0]) == seq:
+                return self.records[:i + 1]
+        return None
+
+
+class _SourceLayout:
+    """Which schema column comes from where; built on the driver (checks) and executors (reads)."""
+
+    def __init__(self, config: SourceConfig, schema: StructType) -> None:
+        names = set(schema.names)
+        missing = [c for c, _ in config.metadata if c not in names]
+        if missing:
+            raise OptionError(f"kinesis source: metadata column {missing[0]!r} is not in the schema ({', '.join(schema.names)})")
+        self.metadata = dict(config.metadata)
+        self.value_schema = value_columns(schema, list(self.metadata), [EOS_COLUMN])
+        self.decoder = ValueDecoder(self.value_schema, config.format)
+        self.arrow_schema = arrow_schema(schema)
+
+
+class KinesisDataSource(DataSource):
+    """``spark.readStream.format("kindling_kinesis")`` / ``df.writeStream.format("kindling_kinesis")``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kindling_kinesis"
+
+    connector = "kinesis"  # which option dialects it accepts
+
+    def _options(self) -> dict[str, str]:
+        return dict(self.options)
+
+    def schema(self) -> StructType:
+        config = source_config(self._options(), self.connector)
+        if config.format.name == "raw" and not config.metadata:
+            return with_eos(StructType([StructField("data", BinaryType(), True)]))
+        raise OptionError("kinesis source needs a schema (the record columns plus metadata columns); only "
+                          "'format' = 'raw' has a default one (a single BYTES column 'data')")
+
+    def streamReader(self, schema: StructType) -> "KinesisStreamReader":
+        return KinesisStreamReader(self._options(), schema, self.connector)
+
+    def streamWriter(self, schema: StructType, overwrite: bool):
+        from kindling.connectors.kinesis.sink import KinesisStreamWriter
+
+        return KinesisStreamWriter(self._options(), schema)
+
+
+class KinesisLegacyDataSource(KinesisDataSource):
+    """``'connector' = 'kinesis-legacy'``: the same source, the 4.x option dialect only."""
+
+    connector = "kinesis-legacy"
+
+    @classmethod
+    def name(cls) -> str:
+        return "kindling_kinesis_legacy"
+
+
+class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, options: dict[str, str], schema: StructType, connector: str = "kinesis") -> None:
+        self.options = options
+        self.connector = connector
+        self.config = source_config(options, connector)
+        self.schema = schema
+        _SourceLayout(self.config, schema)  # fail on the driver, before any task, on a bad schema
+        self._client: Any = None
+        self._buffers: dict[str, _ShardBuffer] = {}
+        self._parents: dict[str, tuple[str, ...]] = {}
+        self._listed: Optional[set[str]] = None
+        self._last_discovery: Optional[float] = None
+        self._available_now_ms: Optional[int] = None
+        self._lock = threading.Lock()
+        self._list_shards()  # the stream exists, the endpoint answers, the credentials work: else fail now
+
+    def __getstate__(self) -> dict:
+        """The reader is pickled to executors: never ship the driver's client, buffers or lock."""
+        state = dict(self.__dict__)
+        state.update(_client=None, _buffers={}, _lock=None)
+        return state
+
+    # ------------------------------------------------------------------ driver side
+
+    def _kinesis(self) -> Any:
+        if self._client is None:
+            self._client = kinesis_client(self.config.aws, f"{self.connector} source")
+        return self._client
+
+    def _list_shards(self) -> dict[str, tuple[str, ...]]:
+        """Every shard ListShards returns, with its parents; remembered for the parent-before-child rule."""
+        config = self.config
+        shards: dict[str, tuple[str, ...]] = {}
+        try:
+            client = self._kinesis()
+            kwargs: dict[str, Any] = {"StreamName": config.stream}
+            while True:
+                response = with_retries(lambda: client.list_shards(**kwargs), config.list_shards_retry, "ListShards")
+                for shard in response.get("Shards", ()):
+                    shards[shard["ShardId"]] = tuple(p for p in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId")) if p)
+                token = response.get("NextToken")
+                if not token:
+                    break
+                kwargs = {"NextToken": token}
+        except OptionError:
+            raise
+        except Exception as exc:
+            raise RuntimeError(describe_failure(exc, config.aws, config.stream, f"{self.connector} source")) from None
+        self._parents.update(shards)
+        self._listed = set(shards)
+        self._last_discovery = time.monotonic()
+        return shards
+
+    def initialOffset(self) -> dict:
+        config = self.config
+        shards = self._list_shards() if self._listed is None else {s: self._parents[s] for s in self._listed}
+        if config.init_position == "TRIM_HORIZON":
+            start = TRIM_HORIZON
+        elif config.init_position == "AT_TIMESTAMP":
+            start = AT_TIMESTAMP + str(config.init_timestamp_ms)
+        else:  # LATEST, fixed now so that a replay of the first batch starts at the same place
+            start = AT_TIMESTAMP + str(int(time.time() * 1000))
+        return {"stream": config.stream, "shards": {shard: start for shard in sorted(shards)}}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Trigger.AvailableNow: read what arrived before now, then end."""
+        self._available_now_ms = int(time.time() * 1000)
+
+    def _discovery_due(self) -> bool:
+        interval = self.config.discovery_interval_ms
+        return self._last_discovery is None or (interval > 0 and time.monotonic() - self._last_discovery >= interval / 1000.0)
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        shards: dict[str, str] = dict(start.get("shards", {}))
+        if self._discovery_due():
+            listed = self._list_shards()
+            for shard in sorted(listed):
+                shards.setdefault(shard, TRIM_HORIZON)  # a new shard: read from its first record
+            for shard in [s for s, p in shards.items() if p == SHARD_END and s not in listed]:
+                del shards[shard]  # expired from the stream: nothing can read it again
+        readable = [s for s in sorted(shards) if self._readable(s, shards)]
+        with self._lock:
+            for shard in list(self._buffers):
+                if shard not in shards:
+                    del self._buffers[shard]
+            for shard in readable:
+                buffer = self._buffers.get(shard)
+                if buffer is None or not buffer.advance(shards[shard]):
+                    self._buffers[shard] = _ShardBuffer(base=shards[shard])
+            self._poll(readable)
+            while self._available_now_ms is not None and not self._has_new(readable, shards) and not self._all_done(readable):
+                time.sleep(0.05)  # Trigger.AvailableNow ends when nothing is new: poll until caught up
+                self._poll(readable)
+            end = dict(shards)
+            for shard in readable:
+                end[shard] = self._buffers[shard].end_position()
+        return {"stream": start.get("stream", self.config.stream), "shards": end}
+
+    def _has_new(self, readable: list[str], shards: dict[str, str]) -> bool:
+        return any(self._buffers[s].end_position() != shards[s] for s in readable)
+
+    def _all_done(self, readable: list[str]) -> bool:
+        return all(self._buffers[s].ended or self._buffers[s].caught_up for s in readable)
+
+    def _readable(self, shard: str, shards: dict[str, str]) -> bool:
+        """Open for reading: not finished, and every parent still known to this job finished in an earlier batch."""
+        if shards.get(shard) == SHARD_END:
+            return False
+        return all(shards.get(parent, SHARD_END) == SHARD_END for parent in self._parents.get(shard, ()))
+
+    def _poll(self, shards: list[str]) -> None:
+        """One GetRecords per due shard, in parallel (one thread per shard, as Flink's ShardConsumer)."""
+        now = time.monotonic()
+        interval = self.config.get_records_interval_ms / 1000.0
+        due = [s for s in shards if not self._buffers[s].ended and len(self._buffers[s].records) < BUFFER_RECORDS
+               and now - self._buffers[s].last_call >= interval and not self._done_for_available_now(s)]
+        if not due:
+            return
+        if len(due) == 1:
+            self._fetch(due[0])
+            return
+        with ThreadPoolExecutor(max_workers=min(32, len(due))) as pool:
+            for future in [pool.submit(self._fetch, shard) for shard in due]:
+                future.result()
+
+    def _done_for_available_now(self, shard: str) -> bool:
+        buffer = self._buffers[shard]
+        return self._available_now_ms is not None and buffer.caught_up
+
+    def _fetch(self, shard: str) -> None:
+        config = self.config
+        buffer = self._buffers[shard]
+        client = self._kinesis()
+        buffer.last_call = time.monotonic()
+        for attempt in range(2):
+            if buffer.iterator is None:
+                request = iterator_request(buffer.next_position())
+                buffer.iterator = with_retries(
+                    lambda: client.get_shard_iterator(StreamName=config.stream, ShardId=shard, **request),
+                    config.get_iterator_retry, "GetShardIterator")["ShardIterator"]
+            try:
+                response = with_retries(lambda: client.get_records(ShardIterator=buffer.iterator, Limit=config.max_records_per_get),
+                                        config.get_records_retry, "GetRecords")
+                break
+            except Exception as exc:
+                if type(exc).__name__ == "ExpiredIteratorException" and attempt == 0:
+                    buffer.iterator = None  # iterators live 5 minutes: take a new one at the same place
+                    continue
+                raise
+        records = _records(response)
+        if self._available_now_ms is not None:
+            kept = [r for r in records if r[2] <= self._available_now_ms]
+            if len(kept) < len(records):  # reached what arrived after the query started
+                buffer.records.extend(kept)
+                buffer.caught_up = True
+                buffer.iterator = None
+                return
+        buffer.records.extend(records)
+        buffer.iterator = response.get("NextShardIterator")
+        buffer.ended = buffer.iterator is None
+        buffer.caught_up = not records and response.get("MillisBehindLatest", 0) == 0
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        begin = start.get("shards", {}) if start else {}
+        parts: list[InputPartition] = []
+        with self._lock:
+            for shard, stop in sorted(end.get("shards", {}).items()):
+                first = begin.get(shard, TRIM_HORIZON)
+                if first == stop or first == SHARD_END:
+                    continue
+                buffer = self._buffers.get(shard)
+                held = buffer.slice_to(stop) if buffer is not None and buffer.base == first else None
+                if held is not None:
+                    if held:
+                        parts.append(KinesisInputPartition(shard, first, stop, _ipc(_record_batch(held))))
+                    continue
+                parts.append(KinesisInputPartition(shard, first, stop))
+        return parts
+
+    def commit(self, end: dict) -> None:
+        """Forget the records of committed batches (progress itself lives in Spark's checkpoint)."""
+        with self._lock:
+            for shard, position in end.get("shards", {}).items():
+                buffer = self._buffers.get(shard)
+                if buffer is None:
+                    continue
+                if position == SHARD_END:
+                    del self._buffers[shard]
+                else:
+                    buffer.advance(position)
+
+    def stop(self) -> None:
+        self._client = None
+        self._buffers = {}
+
+    # ------------------------------------------------------------------ executor side
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        return read_partition(self.config, self.schema, partition, self.connector)
+
+
+def read_partition(config: SourceConfig, schema: StructType, part: KinesisInputPartition, connector: str = "kinesis") -> Iterator[pa.RecordBatch]:
+    """The records of ``part`` as Arrow batches of the schema: decoded from what the driver fetched, or read
+    from Kinesis from the start position up to the end position (a replayed batch)."""
+    layout = _SourceLayout(config, schema)
+    if part.records is not None:
+        for batch in pa.ipc.open_stream(pa.py_buffer(part.records)):
+            for offset in range(0, batch.num_rows, BATCH_ROWS):
+                yield _to_batch(layout, config, part.shard, batch.slice(offset, BATCH_ROWS))
+        return
+    pending: list = []
+    for records in _fetch_range(config, part, connector):
+        pending.extend(records)
+        if len(pending) >= BATCH_ROWS:
+            yield _to_batch(layout, config, part.shard, _record_batch(pending))
+            pending = []
+    if pending:
+        yield _to_batch(layout, config, part.shard, _record_batch(pending))
+
+
+def _fetch_range(config: SourceConfig, part: KinesisInputPartition, connector: str) -> Iterator[list]:
+    """GetRecords from ``part.start`` until the record with the end sequence number (or the shard's end)."""
+    client = kinesis_client(config.aws, f"{connector} source")
+    last = _seq(part.end)
+    request = iterator_request(part.start)
+    iterator = with_retries(lambda: client.get_shard_iterator(StreamName=config.stream, ShardId=part.shard, **request),
+                            config.get_iterator_retry, "GetShardIterator")["ShardIterator"]
+    progress = time.monotonic()
+    while iterator is not None:
+        response = with_retries(lambda: client.get_records(ShardIterator=iterator, Limit=config.max_records_per_get),
+                                config.get_records_retry, "GetRecords")
+        records = _records(response)
+        iterator = response.get("NextShardIterator")
+        if last is not None:
+            keep = [r for r in records if int(r[0]) <= last]
+            if keep:
+                yield keep
+            if len(keep) < len(records) or (keep and int(keep[-1][0]) == last):
+                return
+        elif records:
+            yield records
+        if records:
+            progress = time.monotonic()
+        elif time.monotonic() - progress > READ_STALL_TIMEOUT_S:
+            raise TimeoutError(f"{connector} source: shard {part.shard} of stream {config.stream!r} returned no records for "
+                               f"{READ_STALL_TIMEOUT_S:.0f} s while reading ({part.start}, {part.end}]")
+        elif not records:
+            time.sleep(min(0.2, config.get_records_interval_ms / 1000.0))
+
+
+def _to_batch(layout: _SourceLayout, config: SourceConfig, shard: str, records: pa.RecordBatch) -> pa.RecordBatch:
+    data = records.column(0).to_pylist()
+    decoded = layout.decoder.decode(data)
+    sequences = records.column(1)
+    if decoded.errors:
+        fmt = config.format.name
+        index, error = decoded.errors[0]
+        if not config.format.ignore_parse_errors:
+            hint = f" Set '{fmt}.ignore-parse-errors' = 'true' to skip malformed records." if fmt in ("json", "csv") else ""
+            raise ValueError(f"kinesis source: cannot read the {fmt} data of the record with sequence number "
+                             f"{sequences[index].as_py()} in shard {shard} of stream {config.stream!r}: {error}.{hint}")
+        log.warning("kinesis source: skipped %d malformed %s record(s) in shard %s; first at sequence number %s: %s",
+                    len(decoded.errors), fmt, shard, sequences[index].as_py(), error)
+    if decoded.kept is not None:
+        records = records.take(pa.array(decoded.kept, pa.int64()))
+    n = records.num_rows
+    values = dict(zip(layout.value_schema.names, decoded.arrays))
+    arrays = []
+    for f in layout.arrow_schema:
+        if f.name in values:
+            arrays.append(values[f.name])
+        elif f.name == EOS_COLUMN:
+            arrays.append(pa.array(np.zeros(n, dtype=bool), type=pa.bool_()))
+        else:
+            key = layout.metadata[f.name]
+            if key == "timestamp":
+                array = records.column(2).cast(pa.timestamp("ms", tz="UTC"))
+            elif key == "shard-id":
+                array = pa.array([shard] * n, pa.string())
+            else:
+                array = records.column(1)
+            arrays.append(array if array.type.equals(f.type) else array.cast(f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=layout.arrow_schema)

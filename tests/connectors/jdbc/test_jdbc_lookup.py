@@ -1,0 +1,51 @@
+"""Batched jdbc lookups against real servers, alone and behind a PARTIAL cache (no Spark)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import timedelta
+
+import pytest
+
+from kindling.connectors.jdbc.lookup import JdbcLookup
+from kindling.connectors.jdbc.options import jdbc_config
+from kindling.connectors.lookup_cache import PartialCache
+
+sys.path.insert(0, os.path.dirname(__file__))
+from jdbc_helpers import execute, table_name  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+class Clock:
+    now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("server", ["postgres", "mysql"])
+def test_lookup_fetches_a_batch_of_keys_in_one_query(request, server):
+    db = request.getfixturevalue(server)
+    target = table_name("dim")
+    execute(db, f"CREATE TABLE {target} (id BIGINT, country VARCHAR(10), zip VARCHAR(10))",
+            f"INSERT INTO {target} VALUES (1, 'US', '10001'), (2, 'DE', '10115'), (3, 'US', '94105'), (3, 'CA', 'H2X')")
+    config = jdbc_config({"url": db.url, "username": db.user, "password": db.password, "table-name": target})
+    lookup = JdbcLookup(config, ["id"], ["country", "zip"])
+    found = lookup.lookup([1, 3, 1, 9, None])
+    assert lookup.queries == 1
+    assert found[1] == [("US", "10001")] and sorted(found[3]) == [("CA", "H2X"), ("US", "94105")] and 9 not in found
+    composite = JdbcLookup(config, ["id", "country"], ["zip"])
+    assert composite.lookup([(3, "US"), (2, "DE"), (2, "US")]) == {(3, "US"): [("94105",)], (2, "DE"): [("10115",)]}
+
+    clock = Clock()
+    cache = PartialCache(lookup.lookup, expire_after_write=timedelta(seconds=60), clock=clock)
+    assert cache.get_all([1, 2]) == {1: [("US", "10001")], 2: [("DE", "10115")]}
+    execute(db, f"UPDATE {target} SET zip = '10002' WHERE id = 1")
+    assert cache.get(1) == [("US", "10001")]  # cached: the change is not seen yet
+    clock.now = 61
+    assert cache.get(1) == [("US", "10002")]  # expired after write: the probe sees the current value
+    assert (cache.metrics.hits, cache.metrics.misses) == (1, 3)
+    lookup.close()
+    composite.close()

@@ -1,0 +1,127 @@
+"""The jdbc connector's options and pure sink logic (no database): Flink's rules and messages."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from kindling.connectors import get_connector
+from kindling.connectors.base import ROWKIND_COLUMN, TABLE_PRIMARY_KEY
+from kindling.connectors.jdbc.options import JdbcUrl, jdbc_config, masked_url, partition_ranges
+from kindling.connectors.jdbc.sink import reduce_changes
+from kindling.options import OptionError
+
+BASE = {"url": "jdbc:postgresql://127.0.0.1:5432/db", "table-name": "t"}
+
+
+def test_defaults_are_flinks():
+    config = jdbc_config(BASE)
+    assert config.dialect == "postgresql"
+    assert config.options["scan.fetch-size"] == 0
+    assert config.options["scan.auto-commit"] is True
+    assert config.options["sink.buffer-flush.max-rows"] == 100
+    assert config.options["sink.buffer-flush.interval"].total_seconds() == 1
+    assert config.options["sink.max-retries"] == 3
+    assert config.options["lookup.max-retries"] == 3
+    assert config.options["lookup.cache"] == "NONE"
+    assert config.options["lookup.partial-cache.cache-missing-key"] is True
+    assert config.options["connection.max-retry-timeout"].total_seconds() == 60
+    assert config.primary_key == ()
+
+
+@pytest.mark.parametrize("url,dialect,port", [
+    ("jdbc:mysql://localhost:3307/shop", "mysql", 3307),
+    ("jdbc:mariadb://db/shop?useSSL=false", "mysql", 3306),
+    ("jdbc:postgresql://db/shop", "postgresql", 5432),
+])
+def test_url_chooses_the_dialect(url, dialect, port):
+    location = JdbcUrl.parse(url)
+    assert (location.dialect, location.port, location.database) == (dialect, port, "shop")
+
+
+def test_unknown_url_names_flinks_message():
+    with pytest.raises(OptionError, match="Could not find any jdbc dialect factory that can handle url 'jdbc:oracle"):
+        jdbc_config({**BASE, "url": "jdbc:oracle:thin:@host:1521:db"})
+
+
+def test_username_and_password_both_or_neither():
+    with pytest.raises(OptionError, match="Either all or none of the following options should be provided:\nusername\npassword"):
+        jdbc_config({**BASE, "username": "u"})
+    with pytest.raises(OptionError, match="username\npassword"):
+        jdbc_config({**BASE, "password": "hunter2"})
+
+
+def test_partition_options_all_or_none_and_bounds():
+    with pytest.raises(OptionError, match="scan.partition.column\nscan.partition.num\nscan.partition.lower-bound\nscan.partition.upper-bound"):
+        jdbc_config({**BASE, "scan.partition.column": "id"})
+    parts = {"scan.partition.column": "id", "scan.partition.num": "2"}
+    with pytest.raises(OptionError, match="'scan.partition.lower-bound'='10' must not be larger than 'scan.partition.upper-bound'='1'."):
+        jdbc_config({**BASE, **parts, "scan.partition.lower-bound": "10", "scan.partition.upper-bound": "1"})
+
+
+def test_retry_and_timeout_rules():
+    with pytest.raises(OptionError, match="The value of 'sink.max-retries' option shouldn't be negative, but is -1."):
+        jdbc_config({**BASE, "sink.max-retries": "-1"})
+    with pytest.raises(OptionError, match="The value of 'lookup.max-retries' option shouldn't be negative"):
+        jdbc_config({**BASE, "lookup.max-retries": "-2"})
+    with pytest.raises(OptionError, match="must be in second granularity and shouldn't be smaller than 1 second, but is 500ms"):
+        jdbc_config({**BASE, "connection.max-retry-timeout": "500ms"})
+    with pytest.raises(OptionError, match="Either all or none of the following options should be provided:\nlookup.cache.max-rows\nlookup.cache.ttl"):
+        jdbc_config({**BASE, "lookup.cache.max-rows": "10"})
+
+
+def test_unknown_option_names_the_nearest():
+    with pytest.raises(OptionError, match="did you mean 'scan.fetch-size'"):
+        jdbc_config({**BASE, "scan.fetch-sise": "10"})
+
+
+def test_connection_properties_prefix_and_missing_required():
+    config = jdbc_config({**BASE, "connection-properties.sslmode": "disable"})
+    assert config.properties == {"sslmode": "disable"}
+    with pytest.raises(OptionError, match="'table-name' is required"):
+        jdbc_config({"url": BASE["url"]})
+
+
+def test_password_never_in_repr_or_messages():
+    secret = "s3cr3t-PW"
+    config = jdbc_config({**BASE, "username": "u", "password": secret})
+    assert secret not in repr(config)
+    assert secret not in config.describe()
+    assert masked_url(f"jdbc:mysql://h/db?user=u&password={secret}") == "jdbc:mysql://h/db?user=u&password=******"
+    with pytest.raises(OptionError) as error:
+        jdbc_config({**BASE, "url": f"jdbc:sybase://h/db?password={secret}"})
+    assert secret not in str(error.value)
+
+
+def test_registered_as_jdbc_and_bounded():
+    connector = get_connector("jdbc")
+    assert connector.name == "jdbc"
+    from kindling.connectors.jdbc.options import OPTIONS
+
+    assert connector.is_bounded(OPTIONS.validate(BASE))
+
+
+@pytest.mark.parametrize("lower,upper,num,expected", [
+    (1, 10, 3, [(1, 4), (5, 7), (8, 10)]),
+    (0, 9, 5, [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]),
+    (1, 2, 5, [(1, 1), (2, 2)]),
+    (5, 5, 1, [(5, 5)]),
+    (-10, 10, 4, [(-10, -5), (-4, 0), (1, 5), (6, 10)]),
+])
+def test_partition_ranges_are_flinks(lower, upper, num, expected):
+    assert partition_ranges(lower, upper, num) == expected
+
+
+def test_changes_reduced_per_key_last_wins():
+    table = pa.table({
+        "k": [1, 2, 1, 1, 3, 2, 4],
+        "v": ["a", "b", "a-old", "a2", "c", "b", "d"],
+        ROWKIND_COLUMN: ["+I", "+I", "-U", "+U", "+I", "-D", "-D"],
+    })
+    upserts, deletes = reduce_changes(table, ("k",))
+    assert sorted(zip(upserts["k"].to_pylist(), upserts["v"].to_pylist())) == [(1, "a2"), (3, "c")]
+    assert sorted(deletes["k"].to_pylist()) == [2, 4]
+
+
+def test_primary_key_reaches_the_config():
+    assert jdbc_config({**BASE, TABLE_PRIMARY_KEY: "a;b"}).primary_key == ("a", "b")

@@ -1,0 +1,89 @@
+"""Helpers shared by the Kinesis connector tests: putting records and collecting a running query's output."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Callable, Iterable, Optional
+
+from kindling.connectors.base import with_eos
+
+
+def new_stream(kinesis, shards: int = 4) -> str:
+    name = f"s-{uuid.uuid4().hex[:10]}"
+    kinesis.create_stream(name, shards=shards)
+    return name
+
+
+def put(client, stream: str, records: Iterable[tuple[str, bytes]]) -> list[tuple[str, str]]:
+    """PutRecords ``(partition key, data)`` in order, 500 at a time, re-putting throttled ones; return each
+    record's (shard id, sequence number)."""
+    records = list(records)
+    placed: list[Optional[tuple[str, str]]] = [None] * len(records)
+    for first in range(0, len(records), 500):
+        pending = list(range(first, min(first + 500, len(records))))
+        deadline = time.monotonic() + 60
+        while pending:
+            assert time.monotonic() < deadline, "records could not be put within 60 s"
+            response = client.put_records(StreamName=stream, Records=[
+                {"PartitionKey": records[i][0], "Data": records[i][1]} for i in pending])
+            retry = []
+            for index, result in zip(pending, response["Records"]):
+                if "SequenceNumber" in result:
+                    placed[index] = (result["ShardId"], result["SequenceNumber"])
+                else:
+                    retry.append(index)
+            pending = retry
+    return [p for p in placed if p is not None]
+
+
+class Collector:
+    """Runs a streaming DataFrame with foreachBatch and keeps (batch id, row) pairs on the driver."""
+
+    def __init__(self, df, checkpoint: str, trigger: Optional[dict] = None) -> None:
+        self.rows: list[tuple[int, object]] = []
+        self._lock = threading.Lock()
+
+        def collect(batch, batch_id):
+            got = batch.collect()
+            with self._lock:
+                self.rows.extend((batch_id, r) for r in got)
+
+        writer = df.writeStream.foreachBatch(collect).option("checkpointLocation", checkpoint)
+        if trigger:
+            writer = writer.trigger(**trigger)
+        self.query = writer.start()
+
+    def wait_for(self, count: int, timeout: float = 120, condition: Optional[Callable[[], bool]] = None) -> list:
+        deadline = time.monotonic() + timeout
+        while len(self.rows) < count:
+            if self.query.exception() is not None:
+                raise AssertionError(f"query failed: {self.query.exception()}")
+            assert time.monotonic() < deadline, f"only {len(self.rows)} of {count} rows within {timeout} s"
+            time.sleep(0.1)
+        return [r for _, r in self.rows]
+
+    def wait_started(self, timeout: float = 120) -> None:
+        """Until the first micro-batch (the start position is fixed by then)."""
+        deadline = time.monotonic() + timeout
+        while not self.query.recentProgress:
+            if self.query.exception() is not None:
+                raise AssertionError(f"query failed: {self.query.exception()}")
+            assert time.monotonic() < deadline, "the query made no progress"
+            time.sleep(0.1)
+
+    def settle(self) -> list:
+        """Process what the source still has (a duplicate would show up now), stop, and return the rows."""
+        self.query.processAllAvailable()
+        self.query.stop()
+        return [r for _, r in self.rows]
+
+
+def reader(spark, kinesis, stream: str, schema, **options):
+    opts = {"stream": stream, "format": "json", "aws.region": "us-east-1", "aws.endpoint": kinesis.endpoint,
+            "aws.credentials.provider": "BASIC", "aws.credentials.basic.accesskeyid": "kindling-local",
+            "aws.credentials.basic.secretkey": "kindling-local-secret", "scan.stream.initpos": "TRIM_HORIZON",
+            "scan.shard.getrecords.intervalmillis": "50", "scan.shard.discovery.intervalmillis": "500", **options}
+    opts = {k: v for k, v in opts.items() if v is not None}  # None: leave the option out
+    return spark.readStream.format("kindling_kinesis").schema(with_eos(schema)).options(**opts).load()

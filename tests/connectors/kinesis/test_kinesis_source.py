@@ -1,0 +1,77 @@
+"""The Kinesis source against kinesis-local: every record exactly once across 4 shards, start positions,
+metadata columns, and resharding while the job runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+
+import pytest
+from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
+
+from kindling.connectors.kinesis.options import metadata_option
+
+sys.path.insert(0, os.path.dirname(__file__))
+from kinesis_helpers import Collector, new_stream, put, reader  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = StructType([StructField("id", LongType()), StructField("key", StringType())])
+WITH_METADATA = StructType(SCHEMA.fields + [
+    StructField("arrival", TimestampType()), StructField("shard", StringType()), StructField("seq", StringType())])
+META = {"kindling.table.metadata": metadata_option([("arrival", "timestamp"), ("shard", "shard-id"), ("seq", "sequence-number")])}
+
+
+def records(ids, keys: int = 16):
+    return [(f"k{i % keys}", json.dumps({"id": i, "key": f"k{i % keys}"}).encode()) for i in ids]
+
+
+def test_reads_every_record_once_from_four_shards_with_metadata(spark, kinesis, tmp_path):
+    stream = new_stream(kinesis, 4)
+    client = kinesis.client()
+    before = time.time()
+    placed = put(client, stream, records(range(400)))
+    assert len({shard for shard, _ in placed}) == 4
+    collector = Collector(reader(spark, kinesis, stream, WITH_METADATA, **META), str(tmp_path / "cp"))
+    collector.wait_for(400)
+    more = put(client, stream, records(range(400, 500)))  # a second micro-batch, while running
+    collector.wait_for(500)
+    rows = collector.settle()
+    assert sorted(r["id"] for r in rows) == list(range(500))
+    by_id = {r["id"]: r for r in rows}
+    for i, (shard, seq) in enumerate(placed + more):
+        assert (by_id[i]["shard"], by_id[i]["seq"]) == (shard, seq)
+        assert before - 5 <= by_id[i]["arrival"].timestamp() <= time.time() + 5
+
+
+def test_start_positions(spark, kinesis, tmp_path):
+    stream = new_stream(kinesis, 2)
+    client = kinesis.client()
+    put(client, stream, records(range(30)))
+    # AT_TIMESTAMP: after every record above arrived (the server's arrival times have whole milliseconds)
+    seen = [r["ApproximateArrivalTimestamp"].timestamp() for shard in client.list_shards(StreamName=stream)["Shards"]
+            for r in client.get_records(ShardIterator=client.get_shard_iterator(
+                StreamName=stream, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")["ShardIterator"])["Records"]]
+    cut = max(seen) + 0.001
+    while time.time() < cut + 0.01:  # the next records must arrive after the cut
+        time.sleep(0.005)
+    put(client, stream, records(range(30, 50)))
+
+    latest = Collector(reader(spark, kinesis, stream, SCHEMA, **{"scan.stream.initpos": "LATEST"}), str(tmp_path / "latest"))
+    horizon = Collector(reader(spark, kinesis, stream, SCHEMA, **{"scan.stream.initpos": "TRIM_HORIZON"}), str(tmp_path / "horizon"))
+    at = Collector(reader(spark, kinesis, stream, SCHEMA, **{  # the 5.x dialect
+        "stream": None, "stream.arn": f"arn:aws:kinesis:us-east-1:000000000000:stream/{stream}",
+        "source.init.position": "AT_TIMESTAMP", "source.init.timestamp": f"{cut:.3f}",
+        "scan.stream.initpos": None, "scan.shard.getrecords.intervalmillis": None, "scan.shard.discovery.intervalmillis": None,
+        "source.shard.discovery.interval": "500 ms", "source.reader.empty-records-fetch-interval": "50 ms",
+    }), str(tmp_path / "at"))
+    latest.wait_started()
+    put(client, stream, records(range(50, 60)))
+    assert sorted(r["id"] for r in latest.wait_for(10)) == list(range(50, 60))
+    assert sorted(r["id"] for r in horizon.wait_for(60)) == list(range(60))
+    assert sorted(r["id"] for r in at.wait_for(30)) == list(range(30, 60))
+    for collector, expected in ((latest, range(50, 60)), (horizon, range(60)), (at, range(30, 60))):
+        assert sorted(r["id"] for r in collector.settle()) == list(expected)
