@@ -120,7 +120,8 @@ def run_payments_demo(duration: float = 60.0, rate: float = 20.0, out: TextIO = 
         generator = PaymentGenerator(broker.bootstrap_servers, rate)
         generator.start()
         env = StreamEnvironment({"execution.checkpointing.interval": "1 s", "parallelism.default": 2,
-                                 "state.checkpoints.dir": str(workdir / "checkpoints"), "kindling.log.level": "ERROR"})
+                                 "state.checkpoints.dir": str(workdir / "checkpoints"), "kindling.log.level": "ERROR",
+                                 "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 3})
         job = env.sql_session().execute_script(script_for(broker.bootstrap_servers, search.url))[-1]
         end = time.monotonic() + duration
         while time.monotonic() < end:

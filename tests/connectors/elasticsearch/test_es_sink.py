@@ -21,6 +21,15 @@ from es_helpers import BulkProxy, connector_for, documents, fresh_index  # noqa:
 
 pytestmark = pytest.mark.integration
 
+@pytest.fixture(autouse=True)
+def restarts(env):
+    """On a loaded machine a Python worker may time out connecting back to the JVM: the job restarts from its
+    checkpoint then, as a Flink job would (upsert ids make the replay overwrite its own documents)."""
+    for statement in ("SET 'restart-strategy.type' = 'fixed-delay'", "SET 'restart-strategy.fixed-delay.attempts' = '3'",
+                      "SET 'restart-strategy.fixed-delay.delay' = '1 s'"):
+        env.execute_sql(statement)
+
+
 ROWS = [("a", "x", 10), ("b", "x", 5), ("a", "x", 20), ("c", "y", 7), ("b", "x", 3), ("d", "z", 9), ("d", "z", 30)]
 
 
