@@ -10,6 +10,9 @@ Elasticsearch API (noida-db) two ways:
 (b) ``elasticsearch.helpers.streaming_bulk`` over the same documents as Python dicts built beforehand
     (not timed), chunk_size 1000 and max_chunk_bytes 2 MB, one client.
 
+(c) the sink's writer alone, without Spark: one task's ``write()`` over Arrow batches of the same rows
+    (``--writer-only`` runs (c) and (b) only, for a machine too loaded to start Spark in reasonable time).
+
 Each index is counted afterwards (it must hold exactly N documents). The last line is
 ``ratio=<kindling/plain>`` (documents per second, the micro-batch time for kindling).
 
@@ -53,6 +56,26 @@ def run_kindling(spark, url: str, index: str, n: int) -> tuple[float, float]:
     return elapsed, batches
 
 
+def run_writer(url: str, index: str, n: int) -> float:
+    """One task's ``write()`` (no Spark): Arrow batches of 10,000 rows -> bulk requests, flushed and checked."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+    from kindling.connectors.elasticsearch.sink import ElasticsearchStreamWriter
+
+    schema = StructType([StructField("id", LongType()), StructField("payload", StringType()), StructField("amount", DoubleType())])
+    batches = []
+    for start in range(0, n, 10_000):
+        ids = pa.array(range(start, min(n, start + 10_000)), pa.int64())
+        payload = pa.array([format(i * 7919, "X").rjust(PAYLOAD_LENGTH, "0") for i in ids.to_pylist()], pa.string())
+        batches.append(pa.RecordBatch.from_arrays([ids, payload, pc.divide(ids.cast(pa.float64()), 4.0)], names=schema.names))
+    writer = ElasticsearchStreamWriter("elasticsearch-7", {"hosts": url, "index": index}, schema)
+    begin = time.perf_counter()
+    writer.write(iter(batches))
+    return time.perf_counter() - begin
+
+
 def run_plain(url: str, index: str, n: int) -> float:
     from elasticsearch import Elasticsearch
     from elasticsearch.helpers import streaming_bulk
@@ -70,8 +93,25 @@ def run_plain(url: str, index: str, n: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--documents", type=int, default=500_000)
+    parser.add_argument("--writer-only", action="store_true", help="measure (c) and (b) only, without Spark")
     args = parser.parse_args()
     n = args.documents
+    if args.writer_only:
+        from kindling.local.elasticsearch import LocalElasticsearch
+
+        with LocalElasticsearch() as server:
+            elapsed = run_writer(server.url, "bench-writer", n)
+            indexed = count(server.url, "bench-writer")
+            print(f"kindling elasticsearch-7 writer alone (1 task, no Spark): {n / elapsed:,.0f} docs/s ({elapsed:.1f} s); "
+                  f"indexed {indexed}", flush=True)
+            plain = run_plain(server.url, "bench-plain", n)
+            plain_indexed = count(server.url, "bench-plain")
+            print(f"elasticsearch.helpers.streaming_bulk (1 client, chunk 1000): {n / plain:,.0f} docs/s ({plain:.1f} s); "
+                  f"indexed {plain_indexed}", flush=True)
+            if indexed != n or plain_indexed != n:
+                raise SystemExit(f"indexed {indexed} (kindling) and {plain_indexed} (plain) documents, expected {n}")
+        print(f"ratio={plain / elapsed:.2f}")
+        return
     from kindling.config import Configuration
     from kindling.local.elasticsearch import LocalElasticsearch
     from kindling.runtime.session import get_or_create_session
