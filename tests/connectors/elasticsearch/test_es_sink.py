@@ -100,7 +100,9 @@ def test_datastream_changelog_upserts_deletes_and_drops_update_before(env, elast
 
 def test_dynamic_daily_index_from_a_timestamp_and_from_now(env, elasticsearch):
     prefix = fresh_index("daily")
-    rows = [["a", "2020-03-27 12:25:55"], ["b", "2020-03-28 00:00:01"], ["c", "2020-03-27 23:59:59"]]
+    stamps = [("a", dt.datetime(2020, 3, 27, 12, 25, 55)), ("b", dt.datetime(2020, 3, 28, 0, 0, 1)),
+              ("c", dt.datetime(2020, 3, 27, 23, 59, 59))]
+    rows = [[u, {"$ts": t.replace(tzinfo=dt.timezone.utc).timestamp()}] for u, t in stamps]  # the collection's encoding
     env.execute_sql(f"CREATE TABLE logs (u STRING, log_ts TIMESTAMP(3)) WITH ('connector' = 'collection', 'data' = '{json.dumps(rows)}')")
     env.execute_sql(f"CREATE TABLE by_day (u STRING, log_ts TIMESTAMP(3)) WITH ('connector' = 'elasticsearch-7', "
                     f"'hosts' = '{elasticsearch.url}', 'index' = '{prefix}-{{log_ts|yyyy-MM-dd}}', "
