@@ -116,6 +116,10 @@ def _demo(args: argparse.Namespace) -> int:
         from kindling.playground.spend_report import run_spend_report_demo
 
         return run_spend_report_demo(duration=args.duration, rate=args.rate or 50.0)
+    if args.name == "payments":
+        from kindling.playground.payments import run_payments_demo
+
+        return run_payments_demo(duration=args.duration, rate=args.rate if args.rate is not None else 20.0)
     from kindling.playground.demo import run_click_count_demo
 
     return run_click_count_demo(
@@ -143,11 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="run a playground end to end")
-    demo.add_argument("name", choices=["click-count", "spend-report"], help="which playground")
+    demo.add_argument("name", choices=["click-count", "spend-report", "payments"], help="which playground")
     demo.add_argument("--duration", type=float, default=60.0, help="seconds to run from the first micro-batch (default 60)")
     demo.add_argument("--startup-timeout", type=float, default=300.0, help="seconds Spark may take to start the job (default 300)")
     demo.add_argument("--rate", type=float, default=None,
-                      help="events per second (default 1000 clicks; 50 transactions for spend-report)")
+                      help="events per second (default 1000 clicks; 50 transactions for spend-report; 20 payments)")
     mode = demo.add_mutually_exclusive_group()
     mode.add_argument("--event-time", dest="event_time", action="store_true", default=True)
     mode.add_argument("--processing-time", dest="event_time", action="store_false")

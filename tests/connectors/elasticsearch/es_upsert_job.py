@@ -21,7 +21,8 @@ def main() -> None:
     parser.add_argument("--checkpoint-dir", required=True)
     args = parser.parse_args()
     env = StreamEnvironment({"state.checkpoints.dir": args.checkpoint_dir, "execution.checkpointing.interval": "500 ms",
-                             "parallelism.default": 2, "kindling.log.level": "ERROR"})
+                             "parallelism.default": 2, "kindling.log.level": "ERROR",
+                             "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 5})
     env.execute_sql(f"""CREATE TABLE src (k STRING, v BIGINT) WITH ('connector' = 'kafka', 'topic' = '{args.topic}',
         'properties.bootstrap.servers' = '{args.bootstrap_servers}', 'scan.startup.mode' = 'earliest-offset',
         'format' = 'json')""")

@@ -94,7 +94,7 @@ def test_upsert_job_killed_three_times_leaves_exactly_the_expected_documents(kaf
     try:
         seen = 0
         for _ in range(3):
-            seen = wait_for_progress(seen, timeout=300)  # kill only after this run indexed something
+            seen = wait_for_progress(seen, timeout=600)  # kill only after this run indexed something
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
             process = _start(kafka, topic, elasticsearch, index, checkpoints, log)
