@@ -43,6 +43,8 @@ def main() -> None:
             "kindling.spark.master": cluster.master_url, "spark.executor.memory": "512m",
             "parallelism.default": 2, "state.checkpoints.dir": str(work / "checkpoints"),
             "execution.checkpointing.interval": "1 s", "kindling.log.level": "ERROR",
+            # A Python worker gets a fixed 10 s to start; on a busy machine the query restarts instead of failing.
+            "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 20,
         })
         click_count.build(env, broker.bootstrap_servers, exactly_once=True)
         job = env.execute_async(click_count.JOB_NAME)

@@ -59,6 +59,9 @@ def _start_job(kafka, source: str, sink: str, checkpoints: Path, log: Path) -> s
         "--input-topic", source, "--output-topic", sink,
         "--checkpoint-dir", str(checkpoints),
         "--checkpoint-interval", "500 ms",
+        # Spark gives a starting Python worker 10 s to connect back, too little on a busy machine: a
+        # query failing so restarts from its checkpoint inside the driver, as Flink's default does.
+        "-D", "restart-strategy.type=fixed-delay", "-D", "restart-strategy.fixed-delay.attempts=20",
     ]
     # Its own process group: SIGKILL takes the whole driver (Python and its JVM) down at once.
     return subprocess.Popen(command, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
@@ -83,11 +86,11 @@ def test_killed_driver_resumes_from_checkpoint_without_losing_or_recounting(kafk
     process = _start_job(kafka, source, sink, checkpoints, log)
     try:
         for target in (6, 18, 30):
-            reader.wait_for(target, timeout=180)
+            reader.wait_for(target, timeout=480)  # a driver's start takes minutes on a busy machine
             _kill(process)  # mid-stream: more input is waiting, batches are in flight
             kills += 1
             process = _start_job(kafka, source, sink, checkpoints, log)
-        reader.wait_for(WINDOWS * 6, timeout=240)
+        reader.wait_for(WINDOWS * 6, timeout=480)
         reader.poll(2.0)
         # Ctrl-C in a terminal signals the whole process group: the job stops cleanly and says so.
         os.killpg(process.pid, signal.SIGINT)
