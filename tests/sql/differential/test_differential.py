@@ -30,7 +30,7 @@ from kindling.sql import SqlError  # noqa: E402
 pytestmark = pytest.mark.integration
 
 REFERENCE = json.loads((HERE / "reference.json").read_text())
-CONCURRENT_JOBS = 6
+CONCURRENT_JOBS = 3
 TIMEOUT = 300
 
 
