@@ -33,12 +33,12 @@ from kindling.options import OptionError, nearest
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.sql import ddl
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
+from kindling.sql.division import with_flink_division
 from kindling.sql.errors import SqlError, from_spark
 from kindling.sql.functions import UserDefinedScalarFunction
 from kindling.sql.result import ChangelogCollector, TableResult
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import Token, significant, split_top_level, tokenize
-from kindling.sql.division import with_flink_division
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.group_aggregate import SUPPORTED_FORM as GROUP_AGGREGATION_FORM
 from kindling.sql.group_aggregate import (GroupAggregation, Projection, aggregate_frame, find_group_aggregation, find_projection, output_name,
