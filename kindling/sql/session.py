@@ -34,12 +34,12 @@ from kindling.options import OptionError, nearest
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.sql import ddl
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
+from kindling.sql.division import with_flink_division
 from kindling.sql.errors import SqlError, from_spark
 from kindling.sql.functions import UserDefinedScalarFunction
 from kindling.sql.result import ChangelogCollector, TableResult
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import Token, significant, split_top_level, tokenize
-from kindling.sql.division import with_flink_division
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.group_aggregate import SUPPORTED_FORM as GROUP_AGGREGATION_FORM
 from kindling.sql.group_aggregate import (GroupAggregation, Projection, aggregate_frame, find_group_aggregation, find_projection, output_name,
@@ -750,6 +750,11 @@ class SqlSession:
         except Exception as exc:
             raise _spark_error(exc, tvf.line, f"window TVF {tvf.kind}") from None
         time_column = tvf.time_column
+        if df.isStreaming and _aggregates(df):
+            # Spark plans it, then stops at run time on the two event-time columns (the inner window's and this one's).
+            raise SqlError(f"a window TVF {tvf.kind} over the result of a streaming aggregation (a cascading window aggregation) "
+                           "is not supported", line=tvf.line, construct="cascading window aggregation",
+                           hint="aggregate the source's rows in one window TVF (GROUP BY window_start, window_end, ...)")
         if time_column not in df.columns:
             hint = nearest(time_column, df.columns)
             raise SqlError(f"window TVF {tvf.kind}: DESCRIPTOR({time_column}) names no column of the input"
@@ -831,6 +836,17 @@ def _api_view_frame(frame: Any) -> tuple[DataFrame, tuple[bool, bool]]:
             columns.append(F.col(ROWTIME).alias("rowtime"))
         return df.select(*columns), (frame.is_bounded, frame._event_time)
     return frame, (not frame.isStreaming, False)
+
+
+def _aggregates(df: DataFrame) -> bool:
+    """Whether a DataFrame's analysed plan aggregates (its rows are a streaming aggregation's results)."""
+    def walk(node: Any) -> bool:
+        if node.getClass().getSimpleName() == "Aggregate":
+            return True
+        children = node.children()
+        return any(walk(children.apply(k)) for k in range(children.size()))
+
+    return walk(df._jdf.queryExecution().analyzed())
 
 
 def _with_precision(value: Column, flink_type: str) -> Column:

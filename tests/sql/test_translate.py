@@ -50,7 +50,12 @@ def test_functions_spark_spells_differently():
     assert translate_expression("TO_TIMESTAMP_LTZ(ms, 3)", 1) == "timestamp_millis(ms)"
     assert translate_expression("TO_TIMESTAMP_LTZ(s, 0)", 1) == "timestamp_seconds(s)"
     assert translate_expression("SPLIT_INDEX(s, ',', 1)", 1) == "nullif(split_part(s, ',', (1) + 1), '')"
-    assert translate_expression("CAST(x AS VARCHAR(10))", 1) == "CAST(x AS STRING)"
+    # Flink's CAST to STRING: TRUE/FALSE for booleans, 3 fraction digits for timestamps, chosen on Spark's typeof(x)
+    cast = translate_expression("CAST(x AS VARCHAR(10))", 1)
+    assert cast.startswith("CASE WHEN typeof(x) = 'boolean' THEN upper(CAST(x AS STRING))") and cast.endswith("ELSE CAST(x AS STRING) END")
+    # a Flink string literal keeps its backslash: Spark's parser would read '\d' as 'd'
+    assert translate_expression("REGEXP_EXTRACT(s, 'o_(\\d+)', 1)", 1) == (
+        "CASE WHEN (s) RLIKE ('o_(\\\\d+)') THEN regexp_extract(s, 'o_(\\\\d+)', 1) END")
     assert translate_expression("CAST(CAST(x AS BIGINT) AS TIMESTAMP(3))", 1) == "CAST(CAST(x AS BIGINT) AS TIMESTAMP)"
     assert translate_expression("TRY_CAST(b AS BYTES)", 1) == "TRY_CAST(b AS BINARY)"
     assert translate_expression("ROW(a, b)", 1) == "struct(a, b)"
@@ -156,3 +161,15 @@ def test_top_n_forms_kindling_cannot_run_are_refused_with_line_and_form(text, me
 def test_queries_without_ranking_functions_are_not_top_n():
     assert find_top_n("SELECT a, SUM(b) OVER w FROM t", 1) is None
     assert find_top_n("SELECT row_number FROM t", 1) is None
+
+
+def test_divisors_are_tagged_for_the_integer_division_check():
+    from kindling.sql.division import _divisions, _marked
+    from kindling.sql.tokens import tokenize
+
+    tokens = tokenize("SELECT amount / 3, (a + b) / c.d, x / f(y)[1], a / -1 FROM t")
+    marked = _marked(tokens, _divisions(tokens))
+    assert "amount / (CASE WHEN 827364519000 = 827364519000 THEN (3) END)" in marked
+    assert "(a + b) / (CASE WHEN 827364519001 = 827364519001 THEN (c.d) END)" in marked
+    assert "x / (CASE WHEN 827364519002 = 827364519002 THEN (f(y)[1]) END)" in marked
+    assert "a / -1" in marked  # a signed divisor is left to Spark

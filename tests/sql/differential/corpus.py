@@ -22,7 +22,7 @@ class Entry:
     expression: str = ""  # for expression entries: evaluated together with others in one batched query
 
 
-def expression_batch(entries: "list[Entry]") -> str:
+def expression_batch(entries: list[Entry]) -> str:
     """One query evaluating several expression entries over orders: columns order_id, v0, v1, ..."""
     return "SELECT order_id, " + ", ".join(f"{e.expression} AS v{i}" for i, e in enumerate(entries)) + " FROM orders"
 
@@ -86,7 +86,7 @@ _EXPRESSIONS = [
     ("tm-plus-interval", "ts + INTERVAL '1' HOUR"), ("tm-minus-interval", "ts - INTERVAL '2' SECOND"),
     ("tm-to-timestamp", "TO_TIMESTAMP('2024-01-01 08:00:0' || CAST(MOD(order_id, 10) AS STRING))"),
     ("tm-to-timestamp-fmt", "TO_TIMESTAMP('2024/01/02 10:11', 'yyyy/MM/dd HH:mm')"), ("tm-to-date", "TO_DATE('2024-03-04')"),
-    
+
     ("tm-unix-timestamp", "UNIX_TIMESTAMP('2024-01-01 00:00:00')"), ("tm-from-unixtime", "FROM_UNIXTIME(order_id * 3600)"),
     ("tm-overlaps", "(ts, INTERVAL '1' SECOND) OVERLAPS (TIMESTAMP '2024-01-01 08:00:04', INTERVAL '4' SECOND)"),
     ("tm-date-of-ts", "CAST(ts AS DATE)"),

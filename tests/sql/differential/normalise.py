@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 
 def value(v: Any) -> Any:

@@ -16,9 +16,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import corpus  # noqa: E402
-import normalise  # noqa: E402
-import tables  # noqa: E402
+import corpus
+import normalise
+import tables
 
 REFERENCE = HERE / "reference.json"
 CONCURRENT_JOBS = 6

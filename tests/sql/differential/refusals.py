@@ -2,7 +2,34 @@
 
 The differential test checks this list both ways: a refused entry missing here fails (a new
 refusal), and an entry listed here that kindling now answers fails too (take it off the list).
+
+Recorded from a run on a heavily loaded machine (planning only: every job of that run failed with
+Spark's "Python worker failed to connect back", so the answers of the entries kindling plans are
+not yet compared). These refusals come from Spark's own analysis or parser and name only the
+statement ("SELECT"); Spark's message names the routine ("Cannot resolve routine `WEEK`") for the
+unknown functions, not for the syntax errors (ARRAY[...] indexing, BETWEEN SYMMETRIC, SIMILAR TO,
+IS JSON, JSON_OBJECT's VALUE, OVERLAPS). They are to become refusals naming the function, or answers.
 """
 
 REFUSED: dict[str, str] = {
+    'ar-truncate': 'SELECT',
+    'cmp-between-symmetric': 'SELECT',
+    'cmp-similar-to': 'SELECT',
+    'coll-array-contains': 'SELECT',
+    'coll-array-index': 'SELECT',
+    'coll-cardinality': 'SELECT',
+    'coll-element': 'SELECT',
+    'coll-map': 'SELECT',
+    'cond-is-alpha': 'SELECT',
+    'cond-is-digit': 'SELECT',
+    'json-is-json': 'SELECT',
+    'json-object': 'SELECT',
+    'json-query': 'SELECT',
+    'json-string': 'SELECT',
+    'json-value': 'SELECT',
+    'str-from-base64': 'SELECT',
+    'str-sha256': 'SELECT',
+    'str-to-base64': 'SELECT',
+    'tm-overlaps': 'SELECT',
+    'tm-week': 'SELECT',
 }

@@ -20,17 +20,17 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import corpus  # noqa: E402
-import normalise  # noqa: E402
-import tables  # noqa: E402
-from refusals import REFUSED  # noqa: E402
+import corpus
+import normalise
+import tables
+from refusals import REFUSED
 
-from kindling.sql import SqlError  # noqa: E402
+from kindling.sql import SqlError
 
 pytestmark = pytest.mark.integration
 
 REFERENCE = json.loads((HERE / "reference.json").read_text())
-CONCURRENT_JOBS = 6
+CONCURRENT_JOBS = 3
 TIMEOUT = 300
 
 
