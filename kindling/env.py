@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, LongType, StringType, TimestampNTZType, TimestampType, DateType, NumericType
+from pyspark.sql.types import DataType, DateType, LongType, NumericType, StringType, TimestampNTZType, TimestampType
 
 from kindling import config as cfg
 from kindling.config import Configuration
@@ -203,7 +203,7 @@ class StreamEnvironment:
         (``Types.ROW_NAMED(...)``, ``Types.TUPLE(...)``); without it, as in PyFlink, the records are
         Python objects carried pickled (``Types.PICKLED_BYTE_ARRAY()``).
         """
-        self.spark  # parsing a DDL type string needs a session
+        _ = self.spark  # parsing a DDL type string needs a session
         if type_info is None or records.is_type_info(type_info):
             from kindling.common.typeinfo import Types
 

@@ -10,7 +10,11 @@ from enum import Enum
 
 from kindling.common.row import Row, RowKind
 from kindling.common.serialization import (
-    DeserializationSchema, Encoder, JsonRowDeserializationSchema, JsonRowSerializationSchema, SerializationSchema,
+    DeserializationSchema,
+    Encoder,
+    JsonRowDeserializationSchema,
+    JsonRowSerializationSchema,
+    SerializationSchema,
     SimpleStringSchema,
 )
 from kindling.common.time import Duration, Instant, Time

@@ -17,8 +17,24 @@ import pickle
 from typing import Any, List, Optional, Sequence
 
 from pyspark.sql.types import (
-    ArrayType, BinaryType, BooleanType, ByteType, DataType, DateType, DecimalType, DoubleType, FloatType, IntegerType,
-    LongType, MapType, ShortType, StringType, StructField, StructType, TimestampNTZType, TimestampType,
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
 )
 
 from kindling.common.row import Row, RowKind

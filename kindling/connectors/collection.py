@@ -16,10 +16,10 @@ from typing import Any, Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql import Row
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from kindling.arrow import arrow_schema
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
+from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, Connector, Source, end_of_input_batch, spark_format
 from kindling.options import OptionSet, int_option, string_option
 

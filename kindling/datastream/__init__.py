@@ -7,6 +7,10 @@ Also PyFlink's ``pyflink.datastream``: the same classes under PyFlink's names an
 from enum import Enum
 from typing import Any
 
+from kindling.datastream.broadcast import BroadcastConnectedStream, BroadcastStream, KeyedBroadcastProcessFunction
+from kindling.datastream.connected import CoFlatMapFunction, CoMapFunction, ConnectedStreams, KeyedCoProcessFunction
+from kindling.datastream.context import RuntimeContext
+from kindling.datastream.evictors import CountEvictor, Evictor, TimeEvictor, TimestampedValue
 from kindling.datastream.functions import (
     AggregateFunction,
     FilterFunction,
@@ -15,11 +19,7 @@ from kindling.datastream.functions import (
     MapFunction,
     ReduceFunction,
 )
-from kindling.datastream.broadcast import BroadcastConnectedStream, BroadcastStream, KeyedBroadcastProcessFunction
-from kindling.datastream.connected import CoFlatMapFunction, CoMapFunction, ConnectedStreams, KeyedCoProcessFunction
-from kindling.datastream.context import RuntimeContext
-from kindling.datastream.evictors import CountEvictor, Evictor, TimeEvictor, TimestampedValue
-from kindling.datastream.joins import CoGroupFunction, IntervalJoin, JoinFunction, JoinedStreams, ProcessJoinFunction
+from kindling.datastream.joins import CoGroupFunction, IntervalJoin, JoinedStreams, JoinFunction, ProcessJoinFunction
 from kindling.datastream.process import Collector, KeyedProcessFunction, ProcessFunction
 from kindling.datastream.side_outputs import OutputTag
 from kindling.datastream.state import (
@@ -46,19 +46,19 @@ from kindling.datastream.triggers import (
     Trigger,
     TriggerResult,
 )
+from kindling.datastream.watermarks import TimestampAssigner, WatermarkStrategy
 from kindling.datastream.window_functions import (
     AllWindowFunction,
     ProcessAllWindowFunction,
     ProcessWindowFunction,
     WindowFunction,
 )
-from kindling.datastream.watermarks import TimestampAssigner, WatermarkStrategy
 from kindling.datastream.windows import (
     CountWindow,
-    GlobalWindows,
-    SessionWindowTimeGapExtractor,
     EventTimeSessionWindows,
+    GlobalWindows,
     ProcessingTimeSessionWindows,
+    SessionWindowTimeGapExtractor,
     SlidingEventTimeWindows,
     SlidingProcessingTimeWindows,
     TimeWindow,

@@ -213,7 +213,7 @@ def process_batches(function: ProcessFunction, in_schema: Any, out_user: Any, ou
                 with calling(function.process_element, "Process", row):
                     for value in call(row, ctx):
                         out.append(encoder.encode(value, "Process result") + carried + (None, None))
-                for timestamp, tag, blob in runner.side:
+                for _timestamp, tag, blob in runner.side:
                     out.append((None,) * width + carried + (tag, blob))
                 runner.side.clear()
             columns = list(zip(*out)) if out else [() for _ in out_arrow]

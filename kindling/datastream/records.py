@@ -10,9 +10,9 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import pyarrow as pa
 from pyspark.sql import Row
-from kindling.arrow import arrow_schema
 from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype_string
 
+from kindling.arrow import arrow_schema
 from kindling.connectors.base import INTERNAL_PREFIX
 
 TypeLike = Union[StructType, DataType, str, Any]

@@ -13,8 +13,8 @@ import enum
 from datetime import timedelta
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Tuple
 
-from kindling.durations import DurationLike, parse_duration, to_millis
 from kindling.datastream.functions import AggregateFunction, as_callable
+from kindling.durations import DurationLike, parse_duration, to_millis
 
 
 class StateTtlConfig:

@@ -370,9 +370,8 @@ class SingleOutputStreamOperator(DataStream):
 
     def __init__(self, parent: DataStream, tagged: DataFrame, out_user: StructType, input_type: StructType, name: str,
                  watermarked: bool, bounded: Optional[bool] = None, type_info: Any = None, input_type_info: Any = None) -> None:
-        from kindling.datastream.side_outputs import TAG_COLUMN
-
         from kindling.datastream.operator import FROM_TIMER
+        from kindling.datastream.side_outputs import TAG_COLUMN
 
         internal = [F.col(c) for c in (ROWTIME, FROM_TIMER) if c in tagged.columns]
         fields = [F.col(f) for f in out_user.fieldNames()]
@@ -557,9 +556,8 @@ class KeyedStream(DataStream):
 
     # --- rolling aggregations: one updated result per record, as Flink's keyed sum/min/max/reduce --
     def _rolling(self, kind: str, field: Optional[Union[str, int]], function: Any = None) -> SingleOutputStreamOperator:
-        from kindling.datastream.rolling import RollingAdapter
-
         from kindling.common.typeinfo import PickledBytesTypeInfo
+        from kindling.datastream.rolling import RollingAdapter
 
         fields = self.schema.fieldNames()
         name = None

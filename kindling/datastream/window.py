@@ -2,12 +2,26 @@
 
 from kindling.datastream.evictors import CountEvictor, Evictor, TimeEvictor
 from kindling.datastream.triggers import (
-    ContinuousEventTimeTrigger, CountTrigger, EventTimeTrigger, ProcessingTimeTrigger, PurgingTrigger, Trigger, TriggerResult,
+    ContinuousEventTimeTrigger,
+    CountTrigger,
+    EventTimeTrigger,
+    ProcessingTimeTrigger,
+    PurgingTrigger,
+    Trigger,
+    TriggerResult,
 )
 from kindling.datastream.windows import (
-    CountWindow, EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows, SessionWindowTimeGapExtractor,
-    SlidingEventTimeWindows, SlidingProcessingTimeWindows, TimeWindow, TumblingEventTimeWindows,
-    TumblingProcessingTimeWindows, WindowAssigner,
+    CountWindow,
+    EventTimeSessionWindows,
+    GlobalWindows,
+    ProcessingTimeSessionWindows,
+    SessionWindowTimeGapExtractor,
+    SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
+    TimeWindow,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+    WindowAssigner,
 )
 
 GlobalWindow = CountWindow  # PyFlink's GlobalWindows hand functions one never-ending window

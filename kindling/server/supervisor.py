@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from kindling.config import Configuration
+from kindling.local.process import alive
 from kindling.runtime import control
 from kindling.runtime.metrics import USER_METRICS_DIR
 from kindling.runtime.restart import RestartStrategy
-from kindling.local.process import alive
 from kindling.server.driver import RESULT_FILE, SUBMISSION_FILE
 from kindling.server.store import JobRecord, JobStore, now_ms
 

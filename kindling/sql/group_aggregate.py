@@ -29,13 +29,36 @@ from typing import Any, Callable, Iterator, Optional
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.types import (BinaryType, ByteType, DataType, DecimalType, DoubleType, FloatType, IntegerType, LongType, ShortType,
-                               StringType, StructField, StructType)
+from pyspark.sql.types import (
+    BinaryType,
+    ByteType,
+    DataType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import (QUOTED, WORD, Token, function_calls, matching_paren, next_significant, previous_significant, render,
-                                 split_top_level, tokenize, with_depth)
+from kindling.sql.tokens import (
+    QUOTED,
+    WORD,
+    Token,
+    function_calls,
+    matching_paren,
+    next_significant,
+    previous_significant,
+    render,
+    split_top_level,
+    tokenize,
+    with_depth,
+)
 
 AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX")
 # Aggregates Flink or Spark know that the retracting aggregation does not implement.

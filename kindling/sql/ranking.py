@@ -28,8 +28,23 @@ from typing import Any, Iterator, Optional
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.types import (BinaryType, BooleanType, ByteType, DateType, DecimalType, DoubleType, FloatType, IntegerType, LongType,
-                               ShortType, StringType, StructField, StructType, TimestampNTZType, TimestampType)
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.sql.errors import SqlError
@@ -444,7 +459,7 @@ class RankProcessor(StatefulProcessor):
         out = []
         previous = None
         rank = dense = 0
-        for position, (key, seq, order_values, row) in enumerate(entries, 1):
+        for position, (_key, seq, order_values, row) in enumerate(entries, 1):
             if self.function == "ROW_NUMBER":
                 rank = position
             elif order_values != previous:

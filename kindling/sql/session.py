@@ -33,18 +33,25 @@ from kindling.durations import parse_duration, spark_interval
 from kindling.options import OptionError, nearest
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.sql import ddl
+from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
 from kindling.sql.division import with_flink_division
 from kindling.sql.errors import SqlError, from_spark
 from kindling.sql.functions import UserDefinedScalarFunction
+from kindling.sql.group_aggregate import SUPPORTED_FORM as GROUP_AGGREGATION_FORM
+from kindling.sql.group_aggregate import (
+    GroupAggregation,
+    Projection,
+    aggregate_frame,
+    find_group_aggregation,
+    find_projection,
+    output_name,
+    split_alias,
+)
+from kindling.sql.ranking import TOP_N_FORM, RankPlan, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key, top_one_aggregate
 from kindling.sql.result import ChangelogCollector, TableResult
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import Token, significant, split_top_level, tokenize
-from kindling.sql.aggregates import with_flink_aggregate_types
-from kindling.sql.group_aggregate import SUPPORTED_FORM as GROUP_AGGREGATION_FORM
-from kindling.sql.group_aggregate import (GroupAggregation, Projection, aggregate_frame, find_group_aggregation, find_projection, output_name,
-                                          split_alias)
-from kindling.sql.ranking import TOP_N_FORM, RankPlan, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key, top_one_aggregate
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
 
 if TYPE_CHECKING:
@@ -703,7 +710,7 @@ class SqlSession:
         registered[name] = flags
 
     def _table_frame(self, table: CatalogTable, line: int) -> tuple[DataFrame, tuple[bool, bool]]:
-        self.spark  # Column expressions below need a running session
+        _ = self.spark  # Column expressions below need a running session
         try:
             source = Source(table.connector, table.connector_options(), table.source_schema())
         except (OptionError, ValueError) as exc:

@@ -15,8 +15,7 @@ import pyarrow.parquet as pq
 from pyspark.sql.types import StructType
 
 from kindling.connectors.filesystem.options import FileSystemConfig
-from kindling.formats import RowEncoder, ValueDecoder
-from kindling.formats import FormatSettings
+from kindling.formats import FormatSettings, RowEncoder, ValueDecoder
 
 
 def _settings(config: FileSystemConfig) -> FormatSettings:

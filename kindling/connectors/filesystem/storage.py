@@ -20,7 +20,6 @@ import string
 import uuid
 from typing import Optional
 
-import pyarrow as pa
 import pyarrow.fs as pafs
 
 from kindling.connectors.filesystem.options import FileSystemConfig

@@ -43,14 +43,14 @@ from pyspark.sql.types import (
     DecimalType,
     DoubleType,
     FloatType,
-    ShortType,
-    TimestampNTZType,
     IntegerType,
     LongType,
     MapType,
+    ShortType,
     StringType,
     StructField,
     StructType,
+    TimestampNTZType,
     TimestampType,
 )
 

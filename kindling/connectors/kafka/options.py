@@ -38,14 +38,13 @@ from datetime import timedelta
 from typing import Any, Mapping, Optional, Sequence
 
 from kindling.connectors.base import TABLE_METADATA, TABLE_ROWTIME
-from kindling.formats.avro_confluent import format_options as confluent_options, property_prefixes, registry_settings
+from kindling.formats.avro_confluent import format_options as confluent_options
+from kindling.formats.avro_confluent import property_prefixes, registry_settings
 from kindling.formats.settings import FORMATS, FormatSettings, format_options, format_settings
 from kindling.options import (
-    ConfigOption,
     OptionError,
     OptionSet,
     ParsedOptions,
-    bool_option,
     duration_option,
     enum_option,
     int_option,

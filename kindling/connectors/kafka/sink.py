@@ -45,8 +45,8 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 from pyspark.sql.types import StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
-from kindling.formats import RowEncoder
 from kindling.connectors.kafka.options import SinkConfig, sink_config
+from kindling.formats import RowEncoder
 from kindling.options import OptionError
 
 FLUSH_TIMEOUT_S = 120.0

@@ -33,17 +33,17 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
+from pyspark.sql import Row
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
-from pyspark.sql import Row
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, ROWKIND_COLUMN, end_of_input_batch, with_eos
 from kindling.arrow import arrow_schema
+from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, ROWKIND_COLUMN, end_of_input_batch, with_eos
 from kindling.connectors.kafka.alignment import AlignmentGroup, EventTimeProbe, PartitionAligner, value_time_decoder
+from kindling.connectors.kafka.options import SourceConfig, source_config
 from kindling.formats import ValueDecoder, value_columns
 from kindling.formats.changelog import CHANGELOG_FORMATS
-from kindling.connectors.kafka.options import SourceConfig, source_config
 from kindling.options import OptionError
 
 log = logging.getLogger("kindling.connectors.kafka")

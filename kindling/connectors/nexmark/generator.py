@@ -250,7 +250,7 @@ def persons(config: GeneratorConfig, event_id: np.ndarray, timestamp_ms: np.ndar
     rnd = _Random(config.seed)
     first = rnd.next_int(event_id, _S_NAME_FIRST, len(FIRST_NAMES))
     last = rnd.next_int(event_id, _S_NAME_LAST, len(LAST_NAMES))
-    names = _take(tuple(f"{f} {l}" for f in FIRST_NAMES for l in LAST_NAMES), first * len(LAST_NAMES) + last)
+    names = _take(tuple(f"{f} {surname}" for f in FIRST_NAMES for surname in LAST_NAMES), first * len(LAST_NAMES) + last)
     email = pc.binary_join_element_wise(
         _next_strings(rnd, event_id, _S_EMAIL_USER, 7), "@", _next_strings(rnd, event_id, _S_EMAIL_DOMAIN, 5), ".com", ""
     )

@@ -5,7 +5,12 @@ The builders are kindling's connectors' (``kindling.connectors.filesystem.builde
 """
 
 from kindling.connectors.filesystem.builder import (
-    DateTimeBucketAssigner, Encoder, FileSink, FileSource, OutputFileConfig, RollingPolicy,
+    DateTimeBucketAssigner,
+    Encoder,
+    FileSink,
+    FileSource,
+    OutputFileConfig,
+    RollingPolicy,
 )
 from kindling.connectors.kafka.builder import DeliveryGuarantee, KafkaOffsetsInitializer, KafkaSink, KafkaSource
 from kindling.datastream.connectors.number_seq import NumberSequenceSource
