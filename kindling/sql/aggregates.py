@@ -1,4 +1,4 @@
-"""Flink's result types of AVG and SUM over integers, on Spark SQL text.
+"""Flink's result types of AVG, SUM, STDDEV and VARIANCE over integers, on Spark SQL text.
 
 Flink's ``AVG`` over an exact integer column returns that type, truncated (``AVG(BIGINT)`` is a
 BIGINT), and ``SUM`` keeps the input type; Spark's ``avg`` returns DOUBLE and ``sum`` of an INT
@@ -15,7 +15,12 @@ from kindling.sql.tokens import Token, function_calls, next_significant, render,
 _MARKER_BASE = 918_273_645_000
 _INTEGERS = ("tinyint", "smallint", "int", "bigint")
 # The input types whose Spark result type differs from Flink's (SUM of BIGINT is BIGINT in both).
-_CAST_BACK = {"AVG": _INTEGERS, "SUM": ("tinyint", "smallint", "int")}
+_CAST_BACK = {"AVG": _INTEGERS, "SUM": ("tinyint", "smallint", "int"),
+              # Flink's variance and standard deviation over integers are integers too (truncated).
+              "STDDEV": _INTEGERS, "STDDEV_POP": _INTEGERS, "STDDEV_SAMP": _INTEGERS,
+              "VARIANCE": _INTEGERS, "VAR_POP": _INTEGERS, "VAR_SAMP": _INTEGERS}
+# Spark's expression classes of those calls.
+_SPARK_AGGREGATES = ("Average", "Sum", "StddevPop", "StddevSamp", "VariancePop", "VarianceSamp")
 
 
 def _calls(tokens: list[Token]) -> list[tuple[int, int, int, int]]:
@@ -55,8 +60,10 @@ def _argument_types(plan: Any) -> dict[int, str]:
     found: dict[int, str] = {}
 
     def walk_expression(e: Any) -> None:
-        if e.getClass().getSimpleName() in ("Average", "Sum"):
+        if e.getClass().getSimpleName() in _SPARK_AGGREGATES:
             child = e.child()
+            if child.getClass().getSimpleName() == "Cast":  # STDDEV/VARIANCE read their argument as a DOUBLE
+                child = child.child()
             text = child.sql()
             if text.startswith(f"CASE WHEN ({_MARKER_BASE // 1000}"):
                 try:

@@ -35,7 +35,21 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import NUMBER, QUOTED, STRING, WORD, Token, matching_paren, next_significant, previous_significant, significant, split_top_level, strip_trivia, tokenize, with_depth
+from kindling.sql.tokens import (
+    NUMBER,
+    QUOTED,
+    STRING,
+    WORD,
+    Token,
+    matching_paren,
+    next_significant,
+    previous_significant,
+    significant,
+    split_top_level,
+    strip_trivia,
+    tokenize,
+    with_depth,
+)
 from kindling.sql.types import parse_type, spark_sql_type
 
 GROUP_WINDOWS = ("TUMBLE", "HOP", "SESSION")
@@ -166,6 +180,26 @@ class _Rewriter:
             s, pattern = self.rewrite(args[0]), self.rewrite(args[1])
             group = self.rewrite(args[2]) if len(args) == 3 else "0"
             return f"CASE WHEN ({s}) RLIKE ({pattern}) THEN regexp_extract({s}, {pattern}, {group}) END", close_index + 1
+        if word in ("GREATEST", "LEAST") and len(args) >= 2:
+            # Flink: NULL when any argument is NULL; Spark skips NULLs.
+            values = [self.rewrite(a) for a in args]
+            nulls = " OR ".join(f"({v}) IS NULL" for v in values)
+            return f"CASE WHEN {nulls} THEN NULL ELSE {word.lower()}({', '.join(values)}) END", close_index + 1
+        if word == "LISTAGG" and len(args) == 1:
+            return f"listagg({self.rewrite(args[0])}, ',')", close_index + 1  # Flink's default separator
+        if word in ("FIRST_VALUE", "LAST_VALUE") and len(args) == 1:
+            return f"{word.lower()}({self.rewrite(args[0])}, true)", close_index + 1  # Flink skips NULLs
+        if word == "SIGN" and len(args) == 1:
+            # Flink keeps the argument's type; Spark's signum is a DOUBLE.
+            x = self.rewrite(args[0])
+            return f"(CASE WHEN ({x}) > 0 THEN ({x}) - ({x}) + 1 WHEN ({x}) < 0 THEN ({x}) - ({x}) - 1 ELSE ({x}) END)", close_index + 1
+        if word == "EXTRACT" and len(args) == 1 and significant(args[0])[:1] and significant(args[0])[0].is_word("SECOND"):
+            words = [k for k, t in enumerate(args[0]) if t.is_word("FROM")]
+            if words:  # Flink: the whole seconds as a BIGINT; Spark: seconds with their fraction
+                return f"CAST(second({self.rewrite(args[0][words[0] + 1:])}) AS BIGINT)", close_index + 1
+        if word == "TYPEOF":
+            raise SqlError("TYPEOF is not supported: Spark names types its own way ('int', Flink: 'INT')", line=token.line,
+                           construct="TYPEOF", hint="DESCRIBE a view of the query to see its Flink column types")
         if word == "RAND_INTEGER" and args:
             bound = self.rewrite(args[-1])
             return f"CAST(floor(rand() * ({bound})) AS INT)", close_index + 1

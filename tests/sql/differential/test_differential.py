@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 import corpus
 import normalise
 import tables
-from refusals import REFUSED
+from refusals import KNOWN_DIFFERENT, REFUSED
 
 from kindling.sql import SqlError
 
@@ -116,7 +116,7 @@ def test_reference_covers_the_corpus():
 
 
 def test_kindling_gives_flinks_answer_or_refuses_by_name(outcomes):
-    different, unexpected_refusals, wrong_construct = [], [], []
+    different, unexpected_refusals, wrong_construct, known = [], [], [], []
     same = 0
     for entry in _compared():
         kind, value = outcomes[entry.id]
@@ -126,6 +126,10 @@ def test_kindling_gives_flinks_answer_or_refuses_by_name(outcomes):
                 same += 1
                 if entry.id in REFUSED:
                     unexpected_refusals.append(f"{entry.id}: answered now, take it off refusals.py")
+                if entry.id in KNOWN_DIFFERENT:
+                    unexpected_refusals.append(f"{entry.id}: gives Flink's answer now, take it off KNOWN_DIFFERENT")
+            elif entry.id in KNOWN_DIFFERENT:
+                known.append(entry.id)
             else:
                 different.append(f"{entry.id}: {entry.sql}\n  flink:    {expected}\n  kindling: {value}")
         elif kind == "refused":
@@ -139,6 +143,7 @@ def test_kindling_gives_flinks_answer_or_refuses_by_name(outcomes):
             different.append(f"{entry.id}: {entry.sql}\n  flink:    {expected}\n  kindling failed: {value}")
     total = len(_compared())
     refused = sum(1 for k, _ in outcomes.values() if k == "refused")
-    print(f"\ndifferential corpus: total={total} same={same} refused={refused} different={len(different)}")
+    print(f"\ndifferential corpus: total={total} same={same} refused={refused} "
+          f"different={len(different) + len(known)} (known: {', '.join(known) or 'none'})")
     problems = different + unexpected_refusals + wrong_construct
     assert not problems, "\n".join(problems)
