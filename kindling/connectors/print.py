@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -254,14 +255,47 @@ class PrintStreamWriter(DataSourceStreamArrowWriter):
             _PRINTED.add(key)
 
     def print_lines(self, lines: Iterable[str]) -> None:
-        stream = sys.stderr if self.standard_error else sys.stdout
         text = "".join(line + "\n" for line in lines)
+        if self.standard_error:
+            stream = sys.stderr
+        else:
+            stream = _driver_stdout() or sys.stdout
         if text:
             stream.write(text)
         stream.flush()
 
     def abort(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
         """Nothing was printed yet: the lines only live in the commit messages."""
+
+
+_STDOUT: list = []
+
+
+def _driver_stdout() -> Optional[Any]:
+    """The standard output of the Spark JVM that runs this commit, when this is one of its Python workers.
+
+    Spark folds a Python worker's own standard output into the JVM's standard error, so ``print`` rows
+    written to ``sys.stdout`` here would land on stderr (``python job.py > out.txt`` would capture
+    nothing). The JVM's standard output is the driver program's, which is where Flink's print sink
+    puts rows in a local run. None outside a Spark worker (the rows then go to ``sys.stdout``)."""
+    if not _STDOUT:
+        _STDOUT.append(_open_jvm_stdout())
+    return _STDOUT[0]
+
+
+def _open_jvm_stdout() -> Optional[Any]:
+    pid = os.getppid()
+    for _ in range(4):  # the worker's parent, or the daemon's parent
+        try:
+            with open(f"/proc/{pid}/comm") as comm:
+                name = comm.read().strip()
+            if name == "java":
+                return open(f"/proc/{pid}/fd/1", "w", buffering=1)  # kept open for the process's life
+            with open(f"/proc/{pid}/stat") as stat:
+                pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+    return None
 
 
 class PrintDataSource(DataSource):

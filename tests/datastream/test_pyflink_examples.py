@@ -8,8 +8,8 @@ across subtasks and keys, differ from run to run in PyFlink too); whether lines 
 all is compared as well. Programs that need systems kindling does not have are listed in
 pyflink_examples.NOT_RUNNABLE with the reason.
 
-Most programs run in this test process (one SparkSession for all) through kindling.program, the
-code path of ``kindling run`` without a job manager; one goes through the ``kindling run`` command.
+Every program runs through the ``kindling run`` command without a job manager, in a subprocess whose
+standard output is what the program printed.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from kindling.program import run_program
 
 sys.path.insert(0, str(Path(__file__).parent))
 from pyflink_examples import NOT_RUNNABLE, RUNNABLE, examples_dir, reference_dir, reference_name  # noqa: E402
@@ -53,22 +51,15 @@ def expected_lines(program: str) -> list[str]:
     return program_lines((reference_dir() / reference_name(program)).read_text())
 
 
-@pytest.fixture
-def in_tmp(tmp_path, monkeypatch):
-    """Each program runs in a fresh directory (its checkpoints land there) with its own argv.
+def run_kindling(program: Path, cwd: Path, timeout: float = 1200) -> subprocess.CompletedProcess:
+    """``kindling run program`` without a job manager, as a user runs it: its stdout is what the program printed.
 
-    As ``kindling run -D restart-strategy.type=fixed-delay`` would: on a loaded machine Spark sometimes
-    fails a query because a Python worker took longer than its fixed 10 s to start; the job restarts
-    from its checkpoint instead of failing the test.
-    """
-    from kindling.runtime import control
-
-    monkeypatch.setattr(control, "LOCAL_OVERRIDES", {"restart-strategy.type": "fixed-delay",
-                                                     "restart-strategy.fixed-delay.attempts": 3})
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", list(sys.argv))
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    return tmp_path
+    A subprocess, because the print sink writes from Spark's Python workers, whose stdout is the
+    process's own file descriptor, not what pytest captures."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "kindling", "run", "-m", "127.0.0.1:1", "-D", "restart-strategy.type=fixed-delay",
+                           "-D", "restart-strategy.fixed-delay.attempts=3", str(program)],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout, check=False)
 
 
 def test_every_example_is_run_or_listed_with_a_reason():
@@ -80,9 +71,10 @@ IN_PROCESS = [p for p in RUNNABLE if p != "word_count.py"]
 
 
 @pytest.mark.parametrize("program", IN_PROCESS)
-def test_example_prints_what_pyflink_prints(program, spark, in_tmp, capsys):
-    assert run_program(str(examples_dir() / program)) == 0
-    got = program_lines(capsys.readouterr().out)
+def test_example_prints_what_pyflink_prints(program, tmp_path):
+    result = run_kindling(examples_dir() / program, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    got = program_lines(result.stdout)
     if program == "windowing/tumbling_count_window.py":
         assert program_lines((reference_dir() / reference_name(program)).read_text()) == [
             "Printing result to stdout. Use --output to specify output path."]
@@ -92,17 +84,18 @@ def test_example_prints_what_pyflink_prints(program, spark, in_tmp, capsys):
     assert comparable(got) == comparable(expected_lines(program))
 
 
-def test_keys_unchanged_key_type_and_second_execute(spark, in_tmp, capsys):
+def test_keys_unchanged_key_type_and_second_execute(tmp_path):
     """key_by leaves records as they are, get_current_key() has the selector's type, a second execute() prints."""
     program = "keys_and_two_jobs.py"
-    assert run_program(str(PROGRAMS / program)) == 0
-    got = program_lines(capsys.readouterr().out)
+    result = run_kindling(PROGRAMS / program, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    got = program_lines(result.stdout)
     assert comparable(got) == comparable(expected_lines(program))
     assert "((1, 'a', 10), 1, 'int')" in got and "(1, 'ac', 40)" in got
 
 
-def test_named_job_resumes_and_says_so(spark, in_tmp, capfd):
-    program = in_tmp / "named.py"
+def test_named_job_resumes_and_says_so(tmp_path):
+    program = tmp_path / "named.py"
     program.write_text(
         "from pyflink.common import Types\n"
         "from pyflink.datastream import StreamExecutionEnvironment\n"
@@ -110,18 +103,18 @@ def test_named_job_resumes_and_says_so(spark, in_tmp, capfd):
         "env.set_parallelism(1)\n"
         "env.from_collection([1, 2, 3], type_info=Types.INT()).map(lambda n: n * 10, output_type=Types.INT()).print()\n"
         "env.execute('tens')\n")
-    assert run_program(str(program)) == 0
-    first = capfd.readouterr()
-    assert sorted(program_lines(first.out)) == ["10", "20", "30"]
-    assert "resumes" not in first.err
-    assert run_program(str(program)) == 0
-    second = capfd.readouterr()
-    assert "kindling: job 'tens' resumes from its earlier checkpoint" in second.err
-    assert program_lines(second.out) == []  # the finished job's input was all consumed: nothing is replayed
+    first = run_kindling(program, tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert sorted(program_lines(first.stdout)) == ["10", "20", "30"]
+    assert "resumes" not in first.stderr
+    second = run_kindling(program, tmp_path)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "kindling: job 'tens' resumes from its earlier checkpoint" in second.stderr
+    assert program_lines(second.stdout) == []  # the finished job's input was all consumed: nothing is replayed
 
 
-def test_type_mismatch_fails_with_one_readable_message(spark, in_tmp, capfd):
-    program = in_tmp / "mismatch.py"
+def test_type_mismatch_fails_with_one_readable_message(tmp_path):
+    program = tmp_path / "mismatch.py"
     program.write_text(
         "from pyflink.common import Types\n"
         "from pyflink.datastream import StreamExecutionEnvironment\n"
@@ -131,8 +124,9 @@ def test_type_mismatch_fails_with_one_readable_message(spark, in_tmp, capfd):
         "env.from_collection(['to', 'be']).map(count_as_text, output_type=Types.ROW_NAMED(['word', 'count'], "
         "[Types.STRING(), Types.LONG()])).print()\n"
         "env.execute()\n")
-    assert run_program(str(program)) == 1
-    message = [line for line in capfd.readouterr().err.splitlines() if line.startswith("kindling: job")][-1]
+    result = run_kindling(program, tmp_path)
+    assert result.returncode == 1, result.stderr[-3000:]
+    message = [line for line in result.stderr.splitlines() if line.startswith("kindling: job")][-1]
     assert "count_as_text" in message and "'Map'" in message
     assert "field 'count'" in message and "'2'" in message and "LONG" in message
     assert "on record 'to'" in message or "on record 'be'" in message
