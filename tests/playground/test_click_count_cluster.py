@@ -17,7 +17,7 @@ from kindling.playground.click_generator import ClickEventGenerator
 
 from click_helpers import OutputReader, events_for, expected_windows, normalise_start
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 WINDOWS = 6

@@ -20,7 +20,7 @@ from confluent_kafka import Producer
 sys.path.insert(0, os.path.dirname(__file__))
 from es_helpers import documents, fresh_index  # noqa: E402
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
 JOB = Path(__file__).with_name("es_upsert_job.py")
 KEYS = [f"key-{i}" for i in range(7)]

@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from kinesis_helpers import new_stream, put  # noqa: E402
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[3]
 RECORDS = 3_000  # at most; the producer stops after the third restart
