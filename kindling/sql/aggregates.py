@@ -2,14 +2,15 @@
 
 Flink's ``AVG`` over an exact integer column returns that type, truncated (``AVG(BIGINT)`` is a
 BIGINT), and ``SUM`` keeps the input type; Spark's ``avg`` returns DOUBLE and ``sum`` of an INT
-a BIGINT. The argument's type is only known after analysis, so each call's argument is tagged
-with a marker, Spark analyses the tagged query, and the calls over integers are cast back.
+a BIGINT. The argument's type is only known after analysis (:mod:`kindling.sql.analysis`), so each
+call's argument is tagged, Spark analyses the tagged query, and the calls over integers are cast back.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
+from kindling.sql.analysis import analysed_plan, expressions, marker_of, tagged, uncast
 from kindling.sql.tokens import Token, function_calls, next_significant, render, tokenize
 
 _MARKER_BASE = 918_273_645_000
@@ -36,7 +37,6 @@ def _argument_start(tokens: list[Token], open_index: int) -> int:
     return open_index + 1
 
 
-
 def _marked(tokens: list[Token], calls: list[tuple[int, int, int, int]]) -> str:
     out: list[str] = []
     position = 0
@@ -44,57 +44,23 @@ def _marked(tokens: list[Token], calls: list[tuple[int, int, int, int]]) -> str:
         start = _argument_start(tokens, open_index)
         if start > close - 1 or (start < close and render(tokens[start:close]).strip() == "*"):
             continue
-        marker = _MARKER_BASE + n
         out.append(render(tokens[position:start]))
-        out.append(f"CASE WHEN {marker} = {marker} THEN (")
-        position = start
-        out.append(render(tokens[position:close]))
-        out.append(") END")
+        out.append(tagged(_MARKER_BASE + n, render(tokens[start:close])))
         position = close
     out.append(render(tokens[position:]))
     return "".join(out)
 
 
 def _argument_types(plan: Any) -> dict[int, str]:
-    """Marker number -> the argument's type, from the tagged AVG/SUM calls of an analysed plan."""
+    """Marker number -> the argument's type, from the tagged aggregate calls of an analysed plan."""
     found: dict[int, str] = {}
-
-    def walk_expression(e: Any) -> None:
+    for e in expressions(plan):
         if e.getClass().getSimpleName() in _SPARK_AGGREGATES:
-            child = e.child()
-            if child.getClass().getSimpleName() == "Cast":  # STDDEV/VARIANCE read their argument as a DOUBLE
-                child = child.child()
-            text = child.sql()
-            if text.startswith(f"CASE WHEN ({_MARKER_BASE // 1000}"):
-                try:
-                    marker = int(text[len("CASE WHEN ("):].split(" ", 1)[0].rstrip("L"))
-                    found[marker - _MARKER_BASE] = child.dataType().simpleString()
-                except ValueError:
-                    pass
-        children = e.children()
-        for k in range(children.size()):
-            walk_expression(children.apply(k))
-
-    def walk(node: Any) -> None:
-        expressions = node.expressions()
-        for k in range(expressions.size()):
-            walk_expression(expressions.apply(k))
-        children = node.children()
-        for k in range(children.size()):
-            walk(children.apply(k))
-        for sub in _subqueries(node):
-            walk(sub)
-
-    walk(plan)
+            argument = uncast(e.child())  # STDDEV/VARIANCE read their argument as a DOUBLE
+            n = marker_of(argument, _MARKER_BASE)
+            if n is not None:
+                found[n] = argument.dataType().simpleString()
     return found
-
-
-def _subqueries(node: Any) -> list[Any]:
-    try:
-        subqueries = node.subqueries()
-        return [subqueries.apply(k) for k in range(subqueries.size())]
-    except Exception:
-        return []
 
 
 def with_flink_aggregate_types(spark: Any, text: str) -> Optional[str]:
@@ -104,8 +70,7 @@ def with_flink_aggregate_types(spark: Any, text: str) -> Optional[str]:
     if not calls:
         return None
     try:
-        plan = spark.sql(_marked(tokens, calls))._jdf.queryExecution().analyzed()
-        types = _argument_types(plan)
+        types = _argument_types(analysed_plan(spark, _marked(tokens, calls)))
     except Exception:  # the tagged text did not analyse although the query does: keep Spark's types
         return None
     out: list[str] = []

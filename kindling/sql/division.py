@@ -2,7 +2,7 @@
 
 Flink divides two exact integers as Java does (truncating toward zero, an integer result); Spark's
 ``/`` always divides as DOUBLE (``10 / 3`` is 3.333...). Which divisions are between integers is only
-known after analysis, so each divisor is tagged with a marker, Spark analyses the tagged query, and
+known after analysis (:mod:`kindling.sql.analysis`), so each divisor is tagged, Spark analyses the tagged query, and
 every ``/`` whose two operands are integers is written as Spark's ``div`` (same precedence and
 associativity as ``/``, truncating toward zero; its result is a BIGINT).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from kindling.sql.analysis import analysed_plan, expressions, marker_of, tagged, uncast
 from kindling.sql.tokens import NUMBER, QUOTED, STRING, WORD, Token, matching_paren, next_significant, render, tokenize
 
 _MARKER_BASE = 827_364_519_000
@@ -86,54 +87,22 @@ def _marked(tokens: list[Token], divisions: list[tuple[int, int, int]]) -> str:
     for n, (_, start, end) in enumerate(divisions):
         if start < position:  # a divisor inside an earlier divisor: left unmarked (analysed with the outer one)
             continue
-        marker = _MARKER_BASE + n
         out.append(render(tokens[position:start]))
-        out.append(f"(CASE WHEN {marker} = {marker} THEN ({render(tokens[start:end])}) END)")
+        out.append(f"({tagged(_MARKER_BASE + n, render(tokens[start:end]))})")
         position = end
     out.append(render(tokens[position:]))
     return "".join(out)
 
 
-def _uncast(e: Any) -> Any:
-    while e.getClass().getSimpleName() == "Cast":
-        e = e.child()
-    return e
-
-
 def _integer_divisions(plan: Any) -> set[int]:
     """Marker numbers of the tagged divisions of an analysed plan whose two operands are integers."""
     found: set[int] = set()
-    prefix = f"CASE WHEN ({_MARKER_BASE // 1000}"
-
-    def walk_expression(e: Any) -> None:
+    for e in expressions(plan):
         if e.getClass().getSimpleName() == "Divide":
-            left, right = _uncast(e.left()), _uncast(e.right())
-            text = right.sql()
-            if text.startswith(prefix) and left.dataType().simpleString() in _INTEGERS \
-                    and right.dataType().simpleString() in _INTEGERS:
-                try:
-                    found.add(int(text[len("CASE WHEN ("):].split(" ", 1)[0].rstrip("L")) - _MARKER_BASE)
-                except ValueError:
-                    pass
-        children = e.children()
-        for k in range(children.size()):
-            walk_expression(children.apply(k))
-
-    def walk(node: Any) -> None:
-        expressions = node.expressions()
-        for k in range(expressions.size()):
-            walk_expression(expressions.apply(k))
-        children = node.children()
-        for k in range(children.size()):
-            walk(children.apply(k))
-        try:
-            subqueries = node.subqueries()
-            for k in range(subqueries.size()):
-                walk(subqueries.apply(k))
-        except Exception:
-            pass
-
-    walk(plan)
+            left, right = uncast(e.left()), uncast(e.right())
+            n = marker_of(right, _MARKER_BASE)
+            if n is not None and left.dataType().simpleString() in _INTEGERS and right.dataType().simpleString() in _INTEGERS:
+                found.add(n)
     return found
 
 
@@ -146,7 +115,7 @@ def with_flink_division(spark: Any, text: str) -> Optional[str]:
     if not divisions:
         return None
     try:
-        integral = _integer_divisions(spark.sql(_marked(tokens, divisions))._jdf.queryExecution().analyzed())
+        integral = _integer_divisions(analysed_plan(spark, _marked(tokens, divisions)))
     except Exception:  # the tagged text did not analyse although the query does: keep Spark's division
         return None
     if not integral:

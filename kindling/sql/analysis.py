@@ -1,0 +1,65 @@
+"""Types Spark only knows after analysis, read back through markers in the query text.
+
+Some of Flink's semantics depend on an operand's type (AVG over an INT is an INT, ``INT / INT`` divides as
+integers), which kindling's token-level translation does not know. The rewrites tag each operand of
+interest with a marker (``CASE WHEN <marker> = <marker> THEN (<operand>) END``, a no-op for Spark), let Spark
+analyse the tagged text, find the tagged expressions in the analysed plan and read their types.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+
+def tagged(marker: int, text: str) -> str:
+    """``text`` (an operand) wrapped so that the analysed plan shows ``marker`` in front of it."""
+    return f"CASE WHEN {marker} = {marker} THEN ({text}) END"
+
+
+def marker_of(expression: Any, base: int) -> Optional[int]:
+    """The number ``n`` of a tagged expression whose marker is ``base + n`` (None when it carries none)."""
+    text = expression.sql()
+    if not text.startswith(f"CASE WHEN ({base // 1000}"):
+        return None
+    try:
+        return int(text[len("CASE WHEN ("):].split(" ", 1)[0].rstrip("L")) - base
+    except ValueError:
+        return None
+
+
+def uncast(expression: Any) -> Any:
+    """The expression under the casts Spark's analysis put around it."""
+    while expression.getClass().getSimpleName() == "Cast":
+        expression = expression.child()
+    return expression
+
+
+def expressions(plan: Any) -> Iterator[Any]:
+    """Every expression of an analysed plan (py4j objects), nested ones and those of subqueries included."""
+
+    def of_expression(e: Any) -> Iterator[Any]:
+        yield e
+        children = e.children()
+        for k in range(children.size()):
+            yield from of_expression(children.apply(k))
+
+    def of_node(node: Any) -> Iterator[Any]:
+        node_expressions = node.expressions()
+        for k in range(node_expressions.size()):
+            yield from of_expression(node_expressions.apply(k))
+        children = node.children()
+        for k in range(children.size()):
+            yield from of_node(children.apply(k))
+        try:
+            subqueries = node.subqueries()
+        except Exception:  # a node without subqueries
+            return
+        for k in range(subqueries.size()):
+            yield from of_node(subqueries.apply(k))
+
+    return of_node(plan)
+
+
+def analysed_plan(spark: Any, text: str) -> Any:
+    """Spark's analysed logical plan of a query text."""
+    return spark.sql(text)._jdf.queryExecution().analyzed()
