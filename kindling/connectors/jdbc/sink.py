@@ -46,7 +46,7 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN, pack_batches, unpack_table
 from kindling.connectors.jdbc.dialects import Dialect, JdbcError, dialect_for, non_null_keys
 from kindling.connectors.jdbc.options import JdbcConfig, jdbc_config
 from kindling.options import OptionError
@@ -71,21 +71,7 @@ class JdbcCommitMessage(WriterCommitMessage):
     data: Optional[bytes] = None
 
     def table(self) -> Optional[pa.Table]:
-        if not self.data:
-            return None
-        return pa.ipc.open_stream(pa.py_buffer(self.data)).read_all()
-
-
-def encode(batches: list[pa.RecordBatch]) -> Optional[bytes]:
-    """Record batches as one zstd-compressed Arrow IPC stream (None when there are no rows)."""
-    batches = [b for b in batches if b.num_rows]
-    if not batches:
-        return None
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, batches[0].schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as stream:
-        for batch in batches:
-            stream.write_batch(batch)
-    return sink.getvalue().to_pybytes()
+        return unpack_table(self.data) if self.data else None
 
 
 def reduce_changes(table: pa.Table, keys: tuple[str, ...]) -> tuple[pa.Table, pa.Table]:
@@ -151,7 +137,7 @@ class JdbcStreamWriter(DataSourceStreamArrowWriter):
             rows += batch.num_rows
             batches.append(batch)
         context = TaskContext.get()
-        return JdbcCommitMessage(context.partitionId() if context is not None else 0, rows, encode(batches))
+        return JdbcCommitMessage(context.partitionId() if context is not None else 0, rows, pack_batches(batches))
 
     def commit(self, messages: list[Optional[JdbcCommitMessage]], batchId: int) -> None:
         """Write the batch's rows and its marker in one transaction; skip a batch already committed."""
