@@ -72,7 +72,7 @@ def _json_text(column: pa.Array, standard: str) -> Optional[pa.Array]:
         # Digits, '-', ':', '.', ' ', 'T' and 'Z' only: nothing to escape.
         text = _quoted(_jsonable(column, standard).cast(pa.string()))
     elif pa.types.is_string(t) or pa.types.is_large_string(t):
-        text = _json_strings(column.cast(pa.string()))
+        text = json_strings(column.cast(pa.string()))
     elif pa.types.is_boolean(t):
         text = pc.if_else(column, pa.scalar("true"), pa.scalar("false"))
     elif pa.types.is_integer(t):
@@ -90,7 +90,7 @@ def _quoted(text: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise(pa.scalar('"'), text, pa.scalar('"'), pa.scalar(""))
 
 
-def _json_strings(column: pa.Array) -> pa.Array:
+def json_strings(column: pa.Array) -> pa.Array:
     """Quoted JSON strings; the (usually few) values with a character to escape go through orjson."""
     text = _quoted(column)
     needs = pc.fill_null(pc.match_substring_regex(column, _NEEDS_ESCAPE), False)
@@ -207,7 +207,7 @@ class RowEncoder:
                 return []
             fast = self._encode_json_columns(columns)
             if fast is not None:
-                return fast
+                return fast.to_pylist()
             return self._encode_json_rows(columns)
         return self._encode_csv(columns)
 
@@ -219,8 +219,19 @@ class RowEncoder:
         dumps = self._dumps
         return [dumps(row) for row in table.to_pylist(maps_as_pydicts="lossy")]
 
-    def _encode_json_columns(self, columns: list[pa.Array]) -> Optional[list[bytes]]:
-        """The JSON objects built column-wise with Arrow compute, byte for byte what
+    def json_objects(self, batch: pa.RecordBatch) -> pa.Array:
+        """The ``json`` format's rows as one BINARY array, built column-wise where the types allow (for sinks that
+        keep working on Arrow, such as Elasticsearch's bulk bodies)."""
+        if not self.names:
+            return pa.array([b"{}"] * batch.num_rows, pa.binary())
+        columns = [batch.column(batch.schema.get_field_index(n)) for n in self.names]
+        fast = self._encode_json_columns(columns) if batch.num_rows else None
+        if fast is not None:
+            return fast
+        return pa.array(self._encode_json_rows(columns) if batch.num_rows else [], pa.binary())
+
+    def _encode_json_columns(self, columns: list[pa.Array]) -> Optional[pa.Array]:
+        """The JSON objects built column-wise with Arrow compute (a BINARY array), byte for byte what
         :meth:`_encode_json_rows` writes; None when a column's type needs the per-row path."""
         if not columns or len(set(self.names)) != len(self.names):
             return None
@@ -244,7 +255,7 @@ class RowEncoder:
             joined = pc.binary_join_element_wise(*parts, pa.scalar("", pa.string()))
         except (pa.ArrowInvalid, pa.ArrowCapacityError, pa.ArrowNotImplementedError):
             return None
-        return joined.cast(pa.binary()).to_pylist()
+        return joined.cast(pa.binary())
 
     def _encode_csv(self, columns: list[pa.Array]) -> list[Optional[bytes]]:
         import pyarrow.csv as pcsv
@@ -277,4 +288,4 @@ class RowEncoder:
         return out
 
 
-__all__ = ["RowEncoder"]
+__all__ = ["RowEncoder", "json_strings"]

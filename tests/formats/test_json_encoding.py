@@ -32,7 +32,11 @@ def encoder(names, standard="SQL") -> RowEncoder:
 def both(batch: pa.RecordBatch, standard="SQL"):
     enc = encoder(batch.schema.names, standard)
     columns = list(batch.columns)
-    return enc._encode_json_columns(columns), enc._encode_json_rows(columns), enc.encode(batch)
+    fast = enc._encode_json_columns(columns)
+    if fast is not None:
+        assert enc.json_objects(batch).equals(fast)
+        fast = fast.to_pylist()
+    return fast, enc._encode_json_rows(columns), enc.encode(batch)
 
 
 def assert_same(batch: pa.RecordBatch, standard="SQL"):

@@ -27,7 +27,7 @@ from pyspark.sql.types import (
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.connectors.elasticsearch.index import IndexPattern, local_datetime_strings
 from kindling.connectors.elasticsearch.options import SinkConfig
-from kindling.formats.encoding import RowEncoder, _json_strings, _json_text
+from kindling.formats.encoding import RowEncoder, json_strings
 from kindling.options import OptionError
 
 _ILLEGAL_KEY_TYPES = (BinaryType, ArrayType, MapType, StructType)
@@ -86,24 +86,14 @@ class ActionBuilder:
         self.columns = [f.name for f in schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
         self.pattern = IndexPattern.parse(config.index)
         self.zone = zone
-        self._fallback = RowEncoder(config.json, self.columns, StructType([schema[n] for n in self.columns]))
+        self._encoder = RowEncoder(config.json, self.columns, StructType([schema[n] for n in self.columns]))
         import orjson
 
-        self._keys = [("{" if i == 0 else ",") + orjson.dumps(name).decode() + ":" for i, name in enumerate(self.columns)]
         self._type = f',"_type":{orjson.dumps(config.document_type).decode()}' if config.document_type else ""
 
     def documents(self, batch: pa.RecordBatch) -> pa.Array:
         """The rows as JSON objects (Flink's json format), as a string array."""
-        parts: list = []
-        for key, name in zip(self._keys, self.columns):
-            column = batch.column(batch.schema.get_field_index(name))
-            text = _json_text(column, self.config.json.timestamp_standard)
-            if text is None:  # a nested or binary column: the general per-row encoder
-                return pa.array(self._fallback.encode(batch), pa.binary()).cast(pa.string())
-            parts += [pa.scalar(key), text]
-        if not parts:
-            return pa.array(["{}"] * batch.num_rows, pa.string())
-        return pc.binary_join_element_wise(*parts, pa.scalar("}"), pa.scalar(""))
+        return self._encoder.json_objects(batch).cast(pa.string())
 
     def ids(self, batch: pa.RecordBatch) -> pa.Array:
         """Document ids: key columns' strings joined by the delimiter."""
@@ -128,13 +118,13 @@ class ActionBuilder:
         if batch.num_rows == 0:
             return None
         index = self.pattern.generate(batch, self.zone)
-        index_json: Union[pa.Scalar, pa.Array] = (pa.scalar(_json_strings(pa.array([index]))[0].as_py())
-                                                  if isinstance(index, str) else _json_strings(index))
+        index_json: Union[pa.Scalar, pa.Array] = (pa.scalar(json_strings(pa.array([index]))[0].as_py())
+                                                  if isinstance(index, str) else json_strings(index))
         documents = self.documents(batch)
         if not self.config.upsert:
             return pc.binary_join_element_wise(pa.scalar('{"index":{"_index":'), index_json, pa.scalar(self._type + "}}\n"),
                                                documents, pa.scalar("\n"), pa.scalar(""))
-        ids = _json_strings(self.ids(batch))
+        ids = json_strings(self.ids(batch))
         upserts = pc.binary_join_element_wise(
             pa.scalar('{"update":{"_index":'), index_json, pa.scalar(self._type + ',"_id":'), ids,
             pa.scalar('}}\n{"doc":'), documents, pa.scalar(',"doc_as_upsert":true}\n'), pa.scalar(""))
