@@ -71,12 +71,12 @@ demo: setup
 
 # The tests drive kindling with the real `flink` CLI of PyFlink, in its own venv (see pyproject's bench extra).
 test: setup pyflink
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" --durations=15
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" --durations=60
 
 # The end-to-end tests marked slow (kill-and-restart runs of the JDBC, Elasticsearch and Kinesis connectors, the
 # worker-loss run on a local cluster, the spend-report demo): not yet in `make test` (see README, Development).
 test-slow: setup pyflink
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow --durations=15
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow --durations=60
 
 pyflink:
 	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
