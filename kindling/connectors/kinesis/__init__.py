@@ -37,12 +37,9 @@ class KinesisConnector(Connector):
         return SINK_OPTIONS.validate(canonical(options))
 
     @classmethod
-    def prepare_sink(cls, options: Mapping[str, Any], schema: StructType, updating: bool) -> None:
+    def consumes_updates(cls, options: Mapping[str, str]) -> bool:
         """Flink's Kinesis table sink is append-only ("Sink: Streaming Append Mode")."""
-        if updating:
-            raise OptionError("kinesis sink: the table sink only supports append-only input (Flink: 'Sink: Streaming "
-                              "Append Mode'); the query produces updates or deletes. Write it to an upsert sink instead")
-        sink_config(options)
+        return False
 
     @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:
