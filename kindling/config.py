@@ -63,7 +63,8 @@ RESTART_STRATEGY = enum_option(
 RESTART_ATTEMPTS = int_option("restart-strategy.fixed-delay.attempts", 1, "Restarts before the job fails.", minimum=0)
 RESTART_DELAY = duration_option("restart-strategy.fixed-delay.delay", timedelta(seconds=1), "Delay between restarts.")
 FAILURE_RATE_MAX = int_option("restart-strategy.failure-rate.max-failures-per-interval", 1, "Failures allowed per interval.", minimum=1)
-FAILURE_RATE_INTERVAL = duration_option("restart-strategy.failure-rate.failure-rate-interval", timedelta(minutes=1), "Interval over which failures are counted.")
+FAILURE_RATE_INTERVAL = duration_option("restart-strategy.failure-rate.failure-rate-interval", timedelta(minutes=1),
+                                        "Interval over which failures are counted.")
 FAILURE_RATE_DELAY = duration_option("restart-strategy.failure-rate.delay", timedelta(seconds=1), "Delay between restarts.")
 EXP_INITIAL = duration_option("restart-strategy.exponential-delay.initial-backoff", timedelta(seconds=1), "First restart delay.")
 EXP_MAX = duration_option("restart-strategy.exponential-delay.max-backoff", timedelta(minutes=1), "Largest restart delay.")

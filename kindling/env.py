@@ -187,7 +187,8 @@ class StreamEnvironment:
         if strategy.has_watermarks:
             df = self._apply_event_time(df, source, strategy, type_info)
         else:
-            df = df.where((F.col(EOS_COLUMN).isNull() | ~F.col(EOS_COLUMN)) & _optimizer_barrier()).withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
+            df = df.where((F.col(EOS_COLUMN).isNull() | ~F.col(EOS_COLUMN)) & _optimizer_barrier()).withColumn(
+                ROWTIME, F.lit(None).cast(TimestampType()))
         df = df.drop(EOS_COLUMN)
         stream = DataStream(self, df, name=source_name, event_time=strategy.has_watermarks, bounded=source.bounded, type_info=type_info)
         # assign_timestamps_and_watermarks on this stream plans the source again with the strategy: the
@@ -365,8 +366,8 @@ class StreamEnvironment:
                 .start()
             )
 
-        return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), separate_exchanges(start, out.sparkSession), stream.is_bounded, stream._event_time,
-                         on_finished=_finish_hook(sink, checkpoint))
+        return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), separate_exchanges(start, out.sparkSession), stream.is_bounded,
+                         stream._event_time, on_finished=_finish_hook(sink, checkpoint))
 
     def _collect(self, stream: DataStream, job_name: Optional[str], limit: Optional[int], timeout: float) -> list[Row]:
         if not stream.is_bounded:
@@ -391,7 +392,11 @@ class StreamEnvironment:
                 .start()
             )
 
-        client = JobClient(self._job_name(job_name), [QueryPlan("collect", "Collect Sink", str(checkpoint), separate_exchanges(start, out.sparkSession), True, stream._event_time)], self.config)
+        client = JobClient(
+            self._job_name(job_name),
+            [QueryPlan("collect", "Collect Sink", str(checkpoint), separate_exchanges(start, out.sparkSession), True, stream._event_time)],
+            self.config,
+        )
         try:
             status = client.wait(timeout=timeout)
             if status not in ("FINISHED",):

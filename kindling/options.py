@@ -107,7 +107,9 @@ def string_option(key: str, default: Optional[str] = None, description: str = ""
     return ConfigOption(key, str, default, description, required=required, type_name="string")
 
 
-def enum_option(key: str, choices: Sequence[str], default: Optional[str] = None, description: str = "", *, required: bool = False) -> ConfigOption[str]:
+def enum_option(
+    key: str, choices: Sequence[str], default: Optional[str] = None, description: str = "", *, required: bool = False
+) -> ConfigOption[str]:
     return ConfigOption(key, str, default, description, choices=tuple(choices), required=required, type_name="enum")
 
 

@@ -14,7 +14,10 @@ A query whose result depends on the wall clock (q12: processing-time windows) ha
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from collections import Counter
 
 NO_REFERENCE = {
     "q12": "processing-time windows (PROCTIME()): the result depends on the wall clock, so no run-independent reference exists",

@@ -208,7 +208,8 @@ def _rate(events: int, seconds: Optional[float]) -> str:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--tps", type=int, default=10_000_000, help="event rate in events per second of event time (the suite's default workload: 10M)")
+    parser.add_argument("--tps", type=int, default=10_000_000,
+                        help="event rate in events per second of event time (the suite's default workload: 10M)")
     parser.add_argument("--queries", default=",".join(suite.QUERIES))
     parser.add_argument("--pyflink-python", default=str(suite.ROOT / ".venv" / "pyflink" / "bin" / "python"))
     parser.add_argument("--timeout", type=float, default=1200)
@@ -241,9 +242,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         figures: dict[str, Any] = {}
         notes = []
         for system, run in (
-            ("kindling", lambda: run_kindling(env, query, args.timeout)),
-            ("pyspark", lambda: run_pyspark(env.spark, query, workload, checkpoints)),
-            ("pyflink", lambda: run_pyflink(str(pyflink), query, events_json, args.timeout) if events_json else None),
+            ("kindling", lambda query=query: run_kindling(env, query, args.timeout)),
+            ("pyspark", lambda query=query: run_pyspark(env.spark, query, workload, checkpoints)),
+            ("pyflink", lambda query=query: run_pyflink(str(pyflink), query, events_json, args.timeout) if events_json else None),
         ):
             try:
                 figures[system] = run()
@@ -263,14 +264,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(header)
     print("-" * len(header))
     ratios = []
-    for query, figures, notes in rows:
+    for query, figures, _notes in rows:
         k, s, f = (figures[x] for x in ("kindling", "pyspark", "pyflink"))
         vs_spark = f"{s / k:.2f}" if k and s else "-"
         vs_flink = f"{f / k:.2f}" if k and f else "-"
         if k and f:
             ratios.append(f / k)
         print(f"{query:<6}{_rate(args.events, k):>12}{_rate(args.events, s):>12}{_rate(args.events, f):>12}{vs_spark:>11}{vs_flink:>11}")
-    for query, figures, notes in rows:
+    for query, _figures, notes in rows:
         for note in notes:
             print(f"  {query} {note}")
     geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else float("nan")

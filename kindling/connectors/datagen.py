@@ -72,7 +72,8 @@ from kindling.options import OptionError, OptionSet, ParsedOptions, int_option
 
 ROWS_PER_SECOND = int_option("rows-per-second", 10000, "Rows generated per second.", minimum=1)
 NUMBER_OF_ROWS = int_option("number-of-rows", None, "Total rows to generate; unset means unbounded.", minimum=0)
-SCAN_PARALLELISM = int_option("scan.parallelism", None, "At most this many Spark partitions per micro-batch (default: the driver's cores).", minimum=1)
+SCAN_PARALLELISM = int_option("scan.parallelism", None, "At most this many Spark partitions per micro-batch (default: the driver's cores).",
+                              minimum=1)
 SEED = int_option("kindling.seed", None, "Seed of the random fields (kindling's own option).")
 
 FIELDS_PREFIX = "fields."

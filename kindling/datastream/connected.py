@@ -171,7 +171,9 @@ class ConnectedStreams:
         return stream
 
 
-def _co_batches(function: Any, types: List[StructType], out_user: StructType, out_arrow: pa.Schema) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def _co_batches(
+    function: Any, types: List[StructType], out_user: StructType, out_arrow: pa.Schema
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     from pyspark.sql import Row
 
     from kindling.datastream.operator import INPUT, value_column

@@ -339,7 +339,9 @@ def needs_processing_time(adapter: Any) -> bool:
     return any(registers_processing_time_timers(getattr(adapter, name, None)) for name in ("_function", "trigger"))
 
 
-def operator_input(df: DataFrame, keys: Sequence[Column], index: int, inputs: int, value_fields: Sequence[str], slot: Optional[Column] = None) -> DataFrame:
+def operator_input(
+    df: DataFrame, keys: Sequence[Column], index: int, inputs: int, value_fields: Sequence[str], slot: Optional[Column] = None
+) -> DataFrame:
     """One input of the operator in the common layout: slot, keys, input index, values, event time."""
     from kindling.datastream.stream import ROWTIME
 
@@ -385,4 +387,5 @@ def from_keyed_operator(df: DataFrame) -> bool:
 
 
 def _layout_columns(inputs: int, key_count: int, with_slot: bool) -> List[str]:
-    return ([SLOT] if with_slot else []) + [key_column(i) for i in range(key_count)] + [INPUT] + [value_column(i) for i in range(inputs)] + [TS, FROM_TIMER]
+    return (([SLOT] if with_slot else []) + [key_column(i) for i in range(key_count)] + [INPUT]
+            + [value_column(i) for i in range(inputs)] + [TS, FROM_TIMER])

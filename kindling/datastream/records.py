@@ -181,7 +181,9 @@ def flat_map_batches(
     return run
 
 
-def filter_batches(function: Callable[[Row], bool], in_schema: StructType, in_type: Any = None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def filter_batches(
+    function: Callable[[Row], bool], in_schema: StructType, in_type: Any = None
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A mapInArrow function keeping the records for which ``function`` is true."""
     names = user_columns(in_schema)
     decoder = codec(in_schema, in_type)

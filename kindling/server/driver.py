@@ -42,7 +42,8 @@ def run_program(kind: str, file: str, args: list[str]) -> None:
 
 def _lost_jvm(exc: BaseException) -> bool:
     text = f"{type(exc).__name__}: {exc}"
-    return any(marker in text for marker in ("Py4JNetworkError", "Answer from Java side is empty", "Java gateway process exited", "Error while sending or receiving"))
+    return any(marker in text for marker in (
+        "Py4JNetworkError", "Answer from Java side is empty", "Java gateway process exited", "Error while sending or receiving"))
 
 
 def main() -> int:

@@ -202,7 +202,8 @@ class JobManager:
                 if operation.location:
                     record = supervisor.record
                     record.last_savepoint = operation.location
-                    record.savepoints.append({"id": len(record.savepoints) + 1, "location": operation.location, "timestamp": now_ms(), "kind": operation.kind})
+                    record.savepoints.append(
+                        {"id": len(record.savepoints) + 1, "location": operation.location, "timestamp": now_ms(), "kind": operation.kind})
                     self.store.save(record)
                 operation.status = "COMPLETED"
                 return

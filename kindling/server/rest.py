@@ -161,7 +161,9 @@ def _time_split(points: list[dict[str, Any]], interval_ms: int, source: bool) ->
     return {"busy": busy, "backpressured": backpressured, "idle": idle, "total": busy + backpressured + idle}
 
 
-def _vertex_times(points: list[dict[str, Any]], interval: int, source: bool, watermark: Optional[int]) -> tuple[dict[str, float], dict[str, Optional[float]]]:
+def _vertex_times(
+    points: list[dict[str, Any]], interval: int, source: bool, watermark: Optional[int]
+) -> tuple[dict[str, float], dict[str, Optional[float]]]:
     """A vertex's accumulated times and Flink's per-second time metrics (busy, back-pressured, idle) with its watermark."""
     split = _time_split(points, interval, source)
     total = split["total"]
@@ -210,9 +212,11 @@ def build_vertices(record: JobRecord, status: dict[str, Any], parallelism: int) 
             id=flink_id(record.jid, uid, "source"), name=f"Source: {name}", kind="source",
             metrics=IOMetricsInfo(
                 write_records=records_in,
-                accumulated_busy_time=split["busy"], accumulated_backpressured_time=int(split["backpressured"]), accumulated_idle_time=int(split["idle"]),
+                accumulated_busy_time=split["busy"], accumulated_backpressured_time=int(split["backpressured"]),
+                accumulated_idle_time=int(split["idle"]),
             ),
-            kindling_metrics={**per_second, "numRecordsOut": float(records_in), "numRecordsOutPerSecond": float(last.get("numRecordsInPerSecond") or 0.0)},
+            kindling_metrics={**per_second, "numRecordsOut": float(records_in),
+                              "numRecordsOutPerSecond": float(last.get("numRecordsInPerSecond") or 0.0)},
             **common,
         ))
         split, per_second = _vertex_times(points, interval, False, watermark)
@@ -250,7 +254,8 @@ def build_plan(record: JobRecord, vertices: list[JobVertexDetailsInfo]) -> JobPl
             strategy = "HASH" if vertex.kind == "operator" else "FORWARD"
             inputs.append(PlanNodeInput(num=0, id=previous[vertex.query], ship_strategy=strategy, exchange="pipelined_bounded"))
         previous[vertex.query] = vertex.id
-        nodes.append(PlanNode(id=vertex.id, parallelism=vertex.parallelism, operator="", operator_strategy="", description=vertex.name, inputs=inputs))
+        nodes.append(PlanNode(id=vertex.id, parallelism=vertex.parallelism, operator="", operator_strategy="", description=vertex.name,
+                              inputs=inputs))
     return JobPlan(jid=record.jid, name=record.name, type="STREAMING", nodes=nodes)
 
 
@@ -360,7 +365,8 @@ def create_app(manager: JobManager) -> FastAPI:
     @app.get("/jobmanager/environment", summary="The job manager's environment", response_model=EnvironmentInfo)
     def get_jobmanager_environment() -> EnvironmentInfo:
         return EnvironmentInfo(
-            jvm=JVMInfo(version=f"Python {platform.python_version()} ({platform.python_implementation()})", arch=platform.machine(), options=list(sys.orig_argv[1:])),
+            jvm=JVMInfo(version=f"Python {platform.python_version()} ({platform.python_implementation()})", arch=platform.machine(),
+                        options=list(sys.orig_argv[1:])),
             classpath=list(sys.path),
         )
 
@@ -465,7 +471,8 @@ def create_app(manager: JobManager) -> FastAPI:
     @app.post("/jobs/{jid}/savepoints", status_code=202, summary="Trigger a savepoint", response_model=TriggerResponse)
     def trigger_savepoint(jid: str, request: SavepointRequest = Body(default_factory=SavepointRequest)) -> TriggerResponse:
         record = job(jid)
-        operation = manager.trigger(record.jid, "stop" if request.cancel_job else "savepoint", request.target_directory, trigger_id=request.trigger_id)
+        operation = manager.trigger(record.jid, "stop" if request.cancel_job else "savepoint", request.target_directory,
+                                    trigger_id=request.trigger_id)
         return TriggerResponse(request_id=operation.id)
 
     def operation_status(operation: Operation) -> AsynchronousOperationResult:
@@ -526,7 +533,8 @@ def create_app(manager: JobManager) -> FastAPI:
                 id=0, restore_timestamp=record.timestamps.get("RUNNING", record.start_time), is_savepoint=True, external_path=record.savepoint_path,
             )
         return CheckpointingStatistics(
-            counts=CheckpointCounts(restored=int(bool(record.savepoint_path)) + record.restarts, total=completed, in_progress=0, completed=completed, failed=0),
+            counts=CheckpointCounts(restored=int(bool(record.savepoint_path)) + record.restarts, total=completed, in_progress=0,
+                                    completed=completed, failed=0),
             summary=CheckpointStatisticsSummary(
                 checkpointed_size=_stats([c.checkpointed_size for c in history]),
                 state_size=_stats([c.state_size for c in history]),

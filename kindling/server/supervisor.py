@@ -158,7 +158,8 @@ class JobSupervisor(threading.Thread):
             return False
         if result is not None:
             if result["state"] == "FAILED":
-                self._add_exception(now_ms(), result.get("exceptionName", "Exception"), result.get("message", ""), "driver", result.get("stacktrace", ""))
+                self._add_exception(now_ms(), result.get("exceptionName", "Exception"), result.get("message", ""), "driver",
+                                    result.get("stacktrace", ""))
             self._set_state(result["state"])
             return False
         pid = self.record.driver_pid
@@ -222,7 +223,8 @@ class JobSupervisor(threading.Thread):
 
     def request(self, request_id: str, kind: str, target: Optional[str], drain: bool) -> None:
         """Ask the driver for a savepoint (``kind`` 'savepoint') or a stop with savepoint (``kind`` 'stop')."""
-        control.write_json(self.directory / "requests" / f"{request_id}.json", {"id": request_id, "kind": kind, "targetDirectory": target, "drain": drain})
+        control.write_json(self.directory / "requests" / f"{request_id}.json",
+                           {"id": request_id, "kind": kind, "targetDirectory": target, "drain": drain})
 
     def response(self, request_id: str) -> Optional[dict]:
         return control.read_json(self.directory / "responses" / f"{request_id}.json")

@@ -297,7 +297,8 @@ class SqlSession:
     def _explain_text(self, planned: PlannedQuery, table: Optional[CatalogTable]) -> str:
         plan = planned.df._jdf.queryExecution().toString()
         target = f"Sink: {table.name} (connector '{table.connector}')" if table is not None else "Collect (SELECT)"
-        changelog = "[+I]" if not planned.updating else "[+I, -U, +U, -D]" if planned.changelog else "[+I, +U]" + (f" upsert key {planned.upsert_key}" if planned.upsert_key else "")
+        changelog = ("[+I]" if not planned.updating else "[+I, -U, +U, -D]" if planned.changelog
+                     else "[+I, +U]" + (f" upsert key {planned.upsert_key}" if planned.upsert_key else ""))
         return (f"== {target} ==\nSpark output mode: {planned.mode}; changelog mode: {changelog}; "
                 f"bounded: {str(planned.bounded).lower()}\n\n{plan}")
 
@@ -753,7 +754,8 @@ class SqlSession:
         in append mode and emits each window once the watermark passes its end, as Flink does.
         """
         try:
-            df = self.spark.sql(f"SELECT * FROM {tvf.source}") if not tvf.source.lstrip().startswith("(") else self.spark.sql(f"SELECT * FROM {tvf.source} AS __kindling_tvf_input")
+            df = (self.spark.sql(f"SELECT * FROM {tvf.source}") if not tvf.source.lstrip().startswith("(")
+                  else self.spark.sql(f"SELECT * FROM {tvf.source} AS __kindling_tvf_input"))
         except Exception as exc:
             raise _spark_error(exc, tvf.line, f"window TVF {tvf.kind}") from None
         time_column = tvf.time_column

@@ -62,7 +62,8 @@ _INTERVAL_UNITS = {
     "HOUR": "hours", "HOURS": "hours",
     "DAY": "days", "DAYS": "days",
 }
-TVF_FORM = "TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' MINUTES)) | TABLE(HOP(TABLE t, DESCRIPTOR(ts), slide, size)) | TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), step, size))"
+TVF_FORM = ("TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' MINUTES)) | TABLE(HOP(TABLE t, DESCRIPTOR(ts), slide, size)) | "
+            "TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), step, size))")
 GROUP_WINDOW_FORM = "GROUP BY TUMBLE(ts, INTERVAL '1' HOUR) | HOP(ts, slide, size) | SESSION(ts, gap)"
 
 

@@ -144,7 +144,8 @@ class _TypeParser:
             if name == "CHARACTER" and self.peek() is not None and self.peek().is_word("VARYING"):
                 self.take()
             args = self.optional_args()
-            base = FlinkType(StringType(), True, f"{'CHAR' if name == 'CHAR' else 'VARCHAR'}({args[0] if args else (1 if name == 'CHAR' else 2147483647)})")
+            base = FlinkType(StringType(), True,
+                             f"{'CHAR' if name == 'CHAR' else 'VARCHAR'}({args[0] if args else (1 if name == 'CHAR' else 2147483647)})")
         elif name in ("DECIMAL", "DEC", "NUMERIC"):
             args = self.optional_args()
             precision = args[0] if args else 10

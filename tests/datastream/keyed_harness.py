@@ -4,8 +4,9 @@ It drives the exact code Spark runs (KeyedRunner and the adapters) batch by batc
 watermarks, so operator semantics are checked in milliseconds; the Spark tests check the wiring.
 """
 from pyspark.sql import Row
+
 from kindling.datastream import operator as op
-from pyspark.sql.types import StructType
+
 
 class Blob:
     def __init__(self, h): self.h = h
@@ -45,8 +46,9 @@ def run(adapter, out_schema, input_names, batches, key_count=1, broadcast=False)
     for wm, rows in batches:
         pt += 1000
         keys = []
-        for key, index, t, value in rows:
-            if key not in keys: keys.append(key)
+        for key, _index, _t, _value in rows:
+            if key not in keys:
+                keys.append(key)
         keys.sort(key=lambda k: k is not None)  # Spark sorts the broadcast slot groups first
         for key in keys:
             grouping = ((7, None) if key is None else (op.KEYED_SLOT, key)) if broadcast else (key,)
@@ -56,6 +58,7 @@ def run(adapter, out_schema, input_names, batches, key_count=1, broadcast=False)
         for key, timers in list(h.timers.items()):
             for t in sorted(timers):
                 if t <= pt:
-                    timers.discard(t); h.key = key
+                    timers.discard(t)
+                    h.key = key
                     out += list(runner.handleExpiredTimer(key, TV(pt, wm), ET(t)))
     return out

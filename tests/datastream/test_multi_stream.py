@@ -44,7 +44,8 @@ def test_broadcast_rules_reach_every_key_including_keys_seen_before_the_rule():
 
     from kindling.datastream.broadcast import _BroadcastAdapter
 
-    out = StructType([StructField("k", StringType()), StructField("n", IntegerType()), StructField("limit", IntegerType()), StructField("alert", BooleanType())])
+    out = StructType([StructField("k", StringType()), StructField("n", IntegerType()), StructField("limit", IntegerType()),
+                      StructField("alert", BooleanType())])
     batches = [
         (0, [("a", 0, ms(1), {"n": 5}), ("b", 0, ms(1), {"n": 50})]),  # no rule yet
         (0, [(None, 1, ms(2), {"limit": 10})]),                        # the rule arrives; no keyed records

@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from kindling import WatermarkStrategy
+from kindling.datastream.functions import AggregateFunction
 from kindling.datastream.process import KeyedProcessFunction, ProcessFunction
 from kindling.datastream.side_outputs import OutputTag
 from kindling.datastream.state import (
@@ -20,7 +21,6 @@ from kindling.datastream.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
-from kindling.datastream.functions import AggregateFunction
 from kindling.datastream.timers import MAX_WATERMARK, TimeDomain
 
 pytestmark = pytest.mark.integration
@@ -135,7 +135,8 @@ def test_list_map_reducing_aggregating_state_and_ttl_expiry(env):
     # One record per micro-batch: micro-batches are at least 100 ms apart, so the 1 ms TTL has passed by the next.
     data = [("a", ts(1), 1), ("a", ts(2), 2), ("b", ts(3), 5), ("a", ts(4), 3)]
     stream = env.from_collection(data, SCHEMA, strategy(), rows_per_batch=1)
-    rows = stream.key_by("k").process(AllStates(), "k STRING, n INT, items STRING, parity STRING, total INT, avg DOUBLE, short INT, long INT").execute_and_collect()
+    rows = stream.key_by("k").process(
+        AllStates(), "k STRING, n INT, items STRING, parity STRING, total INT, avg DOUBLE, short INT, long INT").execute_and_collect()
     got = [(r.k, r.n, r.items, r.parity, r.total, r.avg, r.short, r.long) for r in rows]
     assert got == [
         ("a", 1, "[1]", "[('odd', 1)]", 1, 1.0, None, None),

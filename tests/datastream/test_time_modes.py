@@ -52,7 +52,7 @@ def test_operators_needing_processing_time_are_recognised():
 
 
 def test_a_processing_time_timer_in_event_time_mode_fails_with_the_operator_named():
-    from keyed_harness import Handle, TV
+    from keyed_harness import TV, Handle
 
     from kindling.datastream import operator as op
 

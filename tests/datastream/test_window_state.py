@@ -4,9 +4,8 @@ One bounded input in micro-batches of two records (bound 1 s), so each batch's w
 known; every variant runs in the same Spark query and labels its results.
 """
 
-from datetime import datetime, timedelta, timezone
-
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -80,7 +79,8 @@ DATA = [
 def out_type():
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    return StructType([StructField(n, t) for n, t in [("label", StringType()), ("k", StringType()), ("ws", LongType()), ("we", LongType()), ("info", StringType())]])
+    return StructType([StructField(n, t) for n, t in [("label", StringType()), ("k", StringType()), ("ws", LongType()), ("we", LongType()),
+                                                      ("info", StringType())]])
 
 
 def ms(seconds: float) -> int:

@@ -8,8 +8,8 @@ import pytest
 
 from kindling.local import kafka as local_kafka
 from kindling.local.kafka import LocalKafka, broker_answers
-from kindling.local.process import alive
 from kindling.local.ports import free_port
+from kindling.local.process import alive
 
 pytestmark = pytest.mark.integration
 

@@ -10,8 +10,8 @@ import pytest
 
 from kindling.cli import main
 from kindling.local import s3 as local_s3
-from kindling.local.process import alive
 from kindling.local.ports import free_port
+from kindling.local.process import alive
 from kindling.local.s3 import LocalS3, s3_answers
 
 pytestmark = pytest.mark.integration

@@ -11,11 +11,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from click_helpers import OutputReader, count_summary, events_for, expected_windows, normalise_start
 
 from kindling.playground import click_count
 from kindling.playground.click_generator import ClickEventGenerator
-
-from click_helpers import OutputReader, count_summary, events_for, expected_windows, normalise_start
 
 pytestmark = pytest.mark.integration
 

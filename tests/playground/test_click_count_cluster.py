@@ -11,11 +11,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from click_helpers import OutputReader, events_for, expected_windows, normalise_start
 
 from kindling.local.spark import alive_workers, descendants, wait_for_workers
 from kindling.playground.click_generator import ClickEventGenerator
-
-from click_helpers import OutputReader, events_for, expected_windows, normalise_start
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

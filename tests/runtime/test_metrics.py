@@ -25,7 +25,8 @@ def _progress(batch_id: int, timestamp: str, rows: int, out: int, end: dict, lat
 
 def test_progress_reports_become_flink_metrics():
     first = _progress(0, "2026-01-01T00:00:20.000Z", 100, 6, {"partitions": {"t": {"0": 50, "1": 50}}}, {"partitions": {"t": {"0": 50, "1": 50}}})
-    second = _progress(1, "2026-01-01T00:00:22.000Z", 300, 12, {"partitions": {"t": {"0": 200, "1": 150}}}, {"partitions": {"t": {"0": 260, "1": 170}}})
+    second = _progress(1, "2026-01-01T00:00:22.000Z", 300, 12, {"partitions": {"t": {"0": 200, "1": 150}}},
+                       {"partitions": {"t": {"0": 260, "1": 170}}})
     first["inputRowsPerSecond"] = 0.0  # Spark reports none for a query's first batch
     points = metrics.query_points([first, second])
     assert points[0]["numRecordsInPerSecond"] == 200.0  # its processing rate instead

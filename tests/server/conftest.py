@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-
 from server_helpers import ROOT, kindling
 
 

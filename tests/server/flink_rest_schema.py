@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-JOB_STATUS = ["INITIALIZING", "CREATED", "RUNNING", "FAILING", "FAILED", "CANCELLING", "CANCELED", "FINISHED", "RESTARTING", "SUSPENDED", "RECONCILING"]
+JOB_STATUS = ["INITIALIZING", "CREATED", "RUNNING", "FAILING", "FAILED", "CANCELLING", "CANCELED", "FINISHED", "RESTARTING", "SUSPENDED",
+              "RECONCILING"]
 EXECUTION_STATE = ["CREATED", "SCHEDULED", "DEPLOYING", "RUNNING", "FINISHED", "CANCELING", "CANCELED", "FAILED", "RECONCILING", "INITIALIZING"]
 HEX32 = "^[0-9a-f]{32}$"
 
@@ -101,7 +102,10 @@ ROUTES: dict[tuple[str, str], dict[str, Any]] = {
         "state": {"type": "string", "enum": JOB_STATUS}, "last-modification": LONG,
         "tasks": counts(["total", *(s.lower() for s in EXECUTION_STATE)]),
     })}}),
-    ("GET", "/jobs/metrics"): {"type": "array", "items": obj({"id": STRING, "min": DOUBLE, "max": DOUBLE, "avg": DOUBLE, "sum": DOUBLE, "skew": DOUBLE}, required=["id"])},
+    ("GET", "/jobs/metrics"): {
+        "type": "array",
+        "items": obj({"id": STRING, "min": DOUBLE, "max": DOUBLE, "avg": DOUBLE, "sum": DOUBLE, "skew": DOUBLE}, required=["id"]),
+    },
     ("GET", "/jobs/{jid}"): obj({
         "jid": ID, "name": STRING, "isStoppable": BOOL, "state": {"type": "string", "enum": JOB_STATUS},
         "job-type": {"type": "string", "enum": ["STREAMING", "BATCH"]},
@@ -124,9 +128,11 @@ ROUTES: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/savepoint-disposal/{trigger_id}"): OPERATION_RESULT,
     ("GET", "/jobs/{jid}/checkpoints"): obj({
         "counts": obj({"restored": LONG, "total": LONG, "in_progress": INT, "completed": LONG, "failed": LONG}),
-        "summary": obj({k: STATS for k in ("checkpointed_size", "state_size", "end_to_end_duration", "alignment_buffered", "processed_data", "persisted_data")}),
+        "summary": obj({k: STATS for k in ("checkpointed_size", "state_size", "end_to_end_duration", "alignment_buffered", "processed_data",
+                                           "persisted_data")}),
         "latest": obj({"completed": NULLABLE_CHECKPOINT, "savepoint": NULLABLE_CHECKPOINT, "failed": {"type": "object", "nullable": True},
-                       "restored": {**obj({"id": LONG, "restore_timestamp": LONG, "is_savepoint": BOOL, "external_path": STRING}), "nullable": True}}),
+                       "restored": {**obj({"id": LONG, "restore_timestamp": LONG, "is_savepoint": BOOL, "external_path": STRING}),
+                                    "nullable": True}}),
         "history": {"type": "array", "items": CHECKPOINT_STATISTICS},
     }),
     ("GET", "/jobs/{jid}/checkpoints/config"): obj({

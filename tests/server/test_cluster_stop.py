@@ -46,7 +46,8 @@ def _group_alive(pid: int) -> bool:
 def home():
     path = Path(tempfile.mkdtemp(prefix="kindling-cluster-stop-"))
     yield path
-    subprocess.run([sys.executable, "-m", "kindling.cli", "cluster", "stop", "--home", str(path)], capture_output=True, timeout=300, cwd=ROOT, check=False)
+    subprocess.run([sys.executable, "-m", "kindling.cli", "cluster", "stop", "--home", str(path)], capture_output=True, timeout=300, cwd=ROOT,
+                   check=False)
     shutil.rmtree(path, ignore_errors=True)
 
 
@@ -70,7 +71,8 @@ def test_keep_jobs_then_stop_cancels_and_leaves_no_driver(home):
     kept = kindling("cluster", "stop", "--keep-jobs", "--home", str(home)).stdout
     assert f"Kept job {jid}" in kept and f"driver pid {pid}" in kept, kept
     assert _group_alive(pid)
-    status = subprocess.run([sys.executable, "-m", "kindling.cli", "cluster", "status", "--home", str(home)], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False)
+    status = subprocess.run([sys.executable, "-m", "kindling.cli", "cluster", "status", "--home", str(home)],
+                            capture_output=True, text=True, timeout=60, cwd=ROOT, check=False)
     assert status.returncode == 3, status.stdout + status.stderr
     assert [(j["jid"], j["pid"]) for j in json.loads(status.stdout)["keptJobs"]] == [(jid, pid)]
 
@@ -81,7 +83,8 @@ def test_keep_jobs_then_stop_cancels_and_leaves_no_driver(home):
     assert f"Cancelled job {jid}." in stopped and "Job manager stopped" in stopped, stopped
     wait_until(lambda: not _group_alive(pid), 30, f"the driver group {pid} to be gone", interval=0.2)
     assert json.loads((home / "jobs" / jid / "job.json").read_text())["state"] == "CANCELED"
-    status = subprocess.run([sys.executable, "-m", "kindling.cli", "cluster", "status", "--home", str(home)], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False)
+    status = subprocess.run([sys.executable, "-m", "kindling.cli", "cluster", "status", "--home", str(home)],
+                            capture_output=True, text=True, timeout=60, cwd=ROOT, check=False)
     assert json.loads(status.stdout)["keptJobs"] == []
 
 
@@ -93,7 +96,8 @@ def test_stop_with_savepoint_path_leaves_no_driver(home):
 
     def committed() -> bool:
         state = http.get(f"/jobs/{jid}").json()["state"]
-        return state in ("FAILED", "CANCELED", "FINISHED") or (state == "RUNNING" and http.get(f"/jobs/{jid}/checkpoints").json()["counts"]["completed"] > 0)
+        return state in ("FAILED", "CANCELED", "FINISHED") or (
+            state == "RUNNING" and http.get(f"/jobs/{jid}/checkpoints").json()["counts"]["completed"] > 0)
 
     wait_until(committed, 600, f"job {jid} to commit a micro-batch", interval=1.0)
     assert http.get(f"/jobs/{jid}").json()["state"] == "RUNNING", http.get(f"/jobs/{jid}/exceptions").json()["root-exception"]

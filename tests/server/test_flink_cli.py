@@ -33,7 +33,8 @@ pytestmark = pytest.mark.integration
 SQL_JOB = str(Path(__file__).with_name("unbounded_job.sql"))
 IDLE_PROGRAM = str(Path(__file__).with_name("idle_program.py"))
 # Query failures (a Python worker slow to connect back on a loaded machine) restart inside the driver.
-RESTARTS = ["-D", "restart-strategy.type=fixed-delay", "-D", "restart-strategy.fixed-delay.attempts=20", "-D", "restart-strategy.fixed-delay.delay=2 s"]
+RESTARTS = ["-D", "restart-strategy.type=fixed-delay", "-D", "restart-strategy.fixed-delay.attempts=20",
+            "-D", "restart-strategy.fixed-delay.delay=2 s"]
 
 
 def flink_cli() -> Path | None:

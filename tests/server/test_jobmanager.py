@@ -123,9 +123,11 @@ def test_run_detached_then_list_and_info(playground, jobmanager):
 
 def test_rest_routes_answer_with_flink_field_names(playground):
     http, jid = playground.http, playground.a
-    assert {"refresh-interval", "timezone-name", "timezone-offset", "flink-version", "flink-revision", "features"} <= http.get("/config").json().keys()
+    assert {"refresh-interval", "timezone-name", "timezone-offset", "flink-version", "flink-revision", "features"} <= (
+        http.get("/config").json().keys())
     overview = http.get("/overview").json()
-    assert {"taskmanagers", "slots-total", "slots-available", "jobs-running", "jobs-finished", "jobs-cancelled", "jobs-failed", "flink-version", "flink-commit"} <= overview.keys()
+    assert {"taskmanagers", "slots-total", "slots-available", "jobs-running", "jobs-finished", "jobs-cancelled", "jobs-failed",
+            "flink-version", "flink-commit"} <= overview.keys()
     assert overview["jobs-running"] >= 1 and overview["taskmanagers"] >= 1
     assert {"id": jid, "status": "RUNNING"} in http.get("/jobs").json()["jobs"]
     summary = next(j for j in http.get("/jobs/overview").json()["jobs"] if j["jid"] == jid)
@@ -133,7 +135,8 @@ def test_rest_routes_answer_with_flink_field_names(playground):
     assert summary["name"] == "Click Event Count" and summary["tasks"]["running"] == summary["tasks"]["total"] > 0
 
     details = http.get(f"/jobs/{jid}").json()
-    assert {"jid", "name", "isStoppable", "state", "start-time", "end-time", "duration", "maxParallelism", "now", "timestamps", "vertices", "status-counts", "plan"} <= details.keys()
+    assert {"jid", "name", "isStoppable", "state", "start-time", "end-time", "duration", "maxParallelism", "now", "timestamps", "vertices",
+            "status-counts", "plan"} <= details.keys()
     vertex = details["vertices"][0]
     assert {"id", "name", "maxParallelism", "parallelism", "status", "start-time", "end-time", "duration", "tasks", "metrics"} <= vertex.keys()
     assert details["vertices"][0]["kind"] == "source" and details["vertices"][-1]["kind"] == "sink"

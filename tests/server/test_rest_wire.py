@@ -83,7 +83,8 @@ def served(tmp_path_factory) -> Any:
     points = metrics.query_points([_progress(0, 500, 100, 4, ["stateStoreSave"]), _progress(1, 1500, 300, 6, ["stateStoreSave"])])
     status = {
         "pid": 1, "state": "RUNNING", "configuration": running.configuration,
-        "queries": {"counts": {"name": "counts sink", "checkpoint": str(home / "cp"), "points": points, "lastOffsetBatch": 1, "lastCommittedBatch": 1}},
+        "queries": {"counts": {"name": "counts sink", "checkpoint": str(home / "cp"), "points": points, "lastOffsetBatch": 1,
+                               "lastCommittedBatch": 1}},
     }
     # The finished job: a stateless copy whose sink reports no row counts (-1, as foreachBatch sinks do).
     write_json(Path(finished.directory) / "status.json", {
@@ -133,7 +134,8 @@ def test_every_route_answers_in_flink_wire_format(served):
 def test_vertices_are_source_operators_sink_with_time_metrics(served):
     client, _ = served
     job = client.get(f"/jobs/{RUNNING}").json()
-    assert [(v["kind"], v["name"]) for v in job["vertices"]] == [("source", "Source: counts sink"), ("operator", "stateStoreSave"), ("sink", "Sink: counts sink")]
+    assert [(v["kind"], v["name"]) for v in job["vertices"]] == [
+        ("source", "Source: counts sink"), ("operator", "stateStoreSave"), ("sink", "Sink: counts sink")]
     source, operator, sink = job["vertices"]
     assert source["metrics"]["write-records"] == 400 and sink["metrics"]["read-records"] == 10 and sink["metrics"]["read-records-complete"]
     assert not operator["metrics"]["read-records-complete"]
@@ -166,7 +168,8 @@ def test_savepoint_trigger_and_status_in_flink_wire_format(served):
     assert "CANCELED before the savepoint" in body["operation"]["failure-cause"]["stack-trace"]
     stop = _valid(client.post(f"/jobs/{RUNNING}/stop", json={"targetDirectory": "/tmp/sp", "drain": False}), "POST", "/jobs/{jid}/stop")["request-id"]
     assert manager.operation(stop).kind == "stop"
-    disposal = _valid(client.post("/savepoint-disposal", json={"savepoint-path": "/tmp/not-a-savepoint"}), "POST", "/savepoint-disposal")["request-id"]
+    disposal = _valid(client.post("/savepoint-disposal", json={"savepoint-path": "/tmp/not-a-savepoint"}), "POST",
+                      "/savepoint-disposal")["request-id"]
     body = _valid(client.get(f"/savepoint-disposal/{disposal}"), "GET", "/savepoint-disposal/{trigger_id}")
     assert "not a kindling savepoint" in body["operation"]["failure-cause"]["stack-trace"]
 

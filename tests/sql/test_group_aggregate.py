@@ -8,8 +8,16 @@ import pytest
 from pyspark.sql.types import DecimalType, DoubleType, IntegerType, LongType, StringType
 
 from kindling.sql import SqlError
-from kindling.sql.group_aggregate import (RESULT_PREFIX, AggregateCall, _empty, _finisher, _update, find_group_aggregation,
-                                          find_projection, result_type)
+from kindling.sql.group_aggregate import (
+    RESULT_PREFIX,
+    AggregateCall,
+    _empty,
+    _finisher,
+    _update,
+    find_group_aggregation,
+    find_projection,
+    result_type,
+)
 
 Q4 = """SELECT Q.category, AVG(Q.final)
 FROM (

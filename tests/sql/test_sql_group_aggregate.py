@@ -102,7 +102,7 @@ def test_processing_time_windows_over_a_watermarked_table_emit_each_window_once(
     assert changes and {kind for kind, _ in changes} == {"+I"}  # one final row per window, no updates
     windows = [(k, start, end) for _, (k, _, _, start, end) in changes]
     assert len(set(windows)) == len(windows)
-    for k, start, end in windows:
+    for _k, start, end in windows:
         assert (end - start).total_seconds() == 1 and start.microsecond == 0
     # every row counted at most once; a window still open when the input ends does not fire (as in Flink)
     assert sum(n for _, (_, n, _, _, _) in changes) <= len(rows)

@@ -99,7 +99,8 @@ class BucketAssigner:
         self.strftime = java_pattern_to_strftime(config.bucket_format) if self.datetime else ""
         field = config.bucket_timestamp_field
         if self.datetime and field and field not in columns:
-            raise ValueError(f"filesystem sink option 'sink.bucket-assigner.timestamp-field' names {field!r}, which is not a column ({', '.join(columns)})")
+            raise ValueError(f"filesystem sink option 'sink.bucket-assigner.timestamp-field' names {field!r}, "
+                             f"which is not a column ({', '.join(columns)})")
 
     def split(self, batch: pa.RecordBatch, now_ms: Optional[int] = None) -> Iterator[tuple[str, pa.RecordBatch]]:
         """(bucket, rows of that bucket with only the data columns) for every bucket in the batch."""
@@ -135,7 +136,8 @@ class BucketAssigner:
             raise ValueError(f"filesystem sink option 'sink.bucket-assigner.timestamp-field': {field!r} is {column.type}, not a TIMESTAMP")
         if column.null_count:
             raise ValueError(f"filesystem sink: {column.null_count} record(s) have a NULL '{field}' (sink.bucket-assigner.timestamp-field)")
-        instants = column.cast(pa.timestamp(column.type.unit, tz=zone)) if column.type.tz else pc.assume_timezone(column, "UTC").cast(pa.timestamp(column.type.unit, tz=zone))
+        instants = (column.cast(pa.timestamp(column.type.unit, tz=zone)) if column.type.tz
+                    else pc.assume_timezone(column, "UTC").cast(pa.timestamp(column.type.unit, tz=zone)))
         yield from _group(pc.strftime(instants, format=self.strftime), batch)
 
 

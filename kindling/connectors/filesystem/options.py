@@ -53,7 +53,8 @@ _SINK_ONLY = (
     memory_option("sink.rolling-policy.file-size", DEFAULT_FILE_SIZE, "Roll a part file once it reaches this size."),
     duration_option("sink.rolling-policy.rollover-interval", timedelta(minutes=30), "Roll a part file at the latest this long after it was opened."),
     duration_option("sink.rolling-policy.inactivity-interval", timedelta(minutes=30), "Roll a part file that received no record for this long."),
-    duration_option("sink.rolling-policy.check-interval", timedelta(minutes=1), "How often time-based rolling is checked (at most once per checkpoint here)."),
+    duration_option("sink.rolling-policy.check-interval", timedelta(minutes=1),
+                    "How often time-based rolling is checked (at most once per checkpoint here)."),
     string_option("sink.part-prefix", "part", "Part file name prefix."),
     string_option("sink.part-suffix", None, "Part file name suffix; default: the format's extension (.parquet, .json, .csv)."),
     enum_option("sink.partition-commit.trigger", ("process-time", "partition-time"), "process-time", "When a partition is committed."),
@@ -90,7 +91,8 @@ class S3Settings:
     region: Optional[str]
 
     def __repr__(self) -> str:
-        return f"S3Settings(endpoint={self.endpoint!r}, access_key={'***' if self.access_key else None}, path_style={self.path_style}, region={self.region!r})"
+        return (f"S3Settings(endpoint={self.endpoint!r}, access_key={'***' if self.access_key else None}, "
+                f"path_style={self.path_style}, region={self.region!r})")
 
 
 @dataclass(frozen=True)
@@ -175,7 +177,8 @@ def sink_config(options: Mapping[str, Any]) -> FileSystemConfig:
         if policy not in ("success-file", "metastore"):
             raise OptionError(f"{context} option 'sink.partition-commit.policy.kind' has value {policy!r}; allowed values: 'success-file'")
         if policy == "metastore":
-            raise OptionError(f"{context} option 'sink.partition-commit.policy.kind' = 'metastore' needs a Hive metastore, which kindling has not; use 'success-file'")
+            raise OptionError(f"{context} option 'sink.partition-commit.policy.kind' = 'metastore' needs a Hive metastore, "
+                              "which kindling has not; use 'success-file'")
     file_size = parsed["sink.rolling-policy.file-size"]
     if file_size <= 0:
         raise OptionError(f"{context} option 'sink.rolling-policy.file-size' must be positive")
@@ -198,7 +201,8 @@ def sink_config(options: Mapping[str, Any]) -> FileSystemConfig:
     suffix = parsed.get("sink.part-suffix")
     prefix = parsed["sink.part-prefix"]
     if not prefix or prefix.startswith((".", "_")) or "/" in prefix:
-        raise OptionError(f"{context} option 'sink.part-prefix' has value {prefix!r}: it must not be empty, contain '/' or start with '.' or '_' (readers skip such files)")
+        raise OptionError(f"{context} option 'sink.part-prefix' has value {prefix!r}: "
+                          "it must not be empty, contain '/' or start with '.' or '_' (readers skip such files)")
     return FileSystemConfig(
         **common,
         file_size=file_size,

@@ -111,7 +111,8 @@ class Storage:
     def _explain(self, exc: OSError) -> str:
         text = str(exc)
         where = self.config.s3.endpoint or "AWS S3"
-        if any(code in text for code in ("ACCESS_DENIED", "SIGNATURE_DOES_NOT_MATCH", "INVALID_ACCESS_KEY", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "Forbidden", "403")):
+        if any(code in text for code in ("ACCESS_DENIED", "SIGNATURE_DOES_NOT_MATCH", "INVALID_ACCESS_KEY", "InvalidAccessKeyId",
+                                         "SignatureDoesNotMatch", "AccessDenied", "Forbidden", "403")):
             return (f"filesystem option 's3.access-key'/'s3.secret-key': {where} refused the credentials for "
                     f"{self.config.path!r}: {text}")
         if any(code in text for code in ("NETWORK_CONNECTION", "Could not connect", "curlCode", "Couldn't resolve", "Timeout", "timed out")):

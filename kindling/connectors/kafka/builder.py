@@ -181,7 +181,8 @@ class KafkaSourceBuilder:
         ``offsets({...})`` or ``committed_offsets()``, fixed when the job first starts, and the job FINISHES."""
         mode = stopping_offsets.options["scan.startup.mode"]
         if mode == "earliest-offset":
-            raise ValueError("set_bounded: a read cannot end at the earliest offset; use latest(), timestamp(ms), offsets({...}) or committed_offsets()")
+            raise ValueError("set_bounded: a read cannot end at the earliest offset; "
+                             "use latest(), timestamp(ms), offsets({...}) or committed_offsets()")
         for key, value in stopping_offsets.options.items():
             if key.startswith("scan.startup."):
                 self._options["scan.bounded." + key[len("scan.startup."):]] = value

@@ -64,7 +64,8 @@ def upsert_sink_config(raw: Mapping[str, Any]) -> SinkConfig:
             "upsert-kafka sink needs a primary key: declare 'PRIMARY KEY (<columns>) NOT ENFORCED' in the "
             "table (its columns form each record's key)"
         )
-    kafka_options = {k: v for k, v in raw.items() if k.lower().startswith(("properties.", "format", "value.", "json.", "csv.", "avro-confluent.", "key.avro-confluent."))}
+    kafka_options = {k: v for k, v in raw.items()
+                     if k.lower().startswith(("properties.", "format", "value.", "json.", "csv.", "avro-confluent.", "key.avro-confluent."))}
     for key in _KAFKA_KEYS:
         value = parsed.values.get(key)
         if value is not None:

@@ -17,7 +17,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 from kindling.connectors.base import Connector
 from kindling.connectors.kinesis.options import LEGACY_OPTIONS, SINK_OPTIONS, SOURCE_OPTIONS, canonical, sink_config, source_config
 from kindling.connectors.kinesis.source import KinesisDataSource, KinesisLegacyDataSource
-from kindling.options import OptionError, ParsedOptions
+from kindling.options import ParsedOptions
 
 
 class KinesisConnector(Connector):

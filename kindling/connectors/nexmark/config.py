@@ -58,7 +58,8 @@ EVENTS_PER_BATCH = int_option(
     "kindling.events-per-batch", 10_000_000,
     "At most this many events per micro-batch (kindling's own option).", minimum=1,
 )
-SCAN_PARALLELISM = int_option("scan.parallelism", None, "At most this many Spark partitions per micro-batch (default: the driver's cores).", minimum=1)
+SCAN_PARALLELISM = int_option("scan.parallelism", None, "At most this many Spark partitions per micro-batch (default: the driver's cores).",
+                              minimum=1)
 
 SOURCE_OPTIONS = OptionSet(
     "nexmark",

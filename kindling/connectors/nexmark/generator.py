@@ -344,7 +344,8 @@ class EventBatch:
 def event_kind(config: GeneratorConfig, event_id: np.ndarray) -> np.ndarray:
     """0 person, 1 auction, 2 bid, from the event id modulo the total proportion."""
     rest = event_id % config.total_proportion
-    return np.where(rest < config.person_proportion, PERSON, np.where(rest < config.person_proportion + config.auction_proportion, AUCTION, BID)).astype(np.int32)
+    return np.where(rest < config.person_proportion, PERSON,
+                    np.where(rest < config.person_proportion + config.auction_proportion, AUCTION, BID)).astype(np.int32)
 
 
 def _spread(rows: pa.StructArray, positions: np.ndarray, n: int) -> pa.StructArray:

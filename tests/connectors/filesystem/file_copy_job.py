@@ -4,8 +4,8 @@
         --rows 12000 --rows-per-batch 500 [--compaction 2kb]
         [--s3-path s3://bucket/prefix --s3-format json --s3-endpoint ... --s3-access-key ... --s3-secret-key ...]
 
-Records are ``(id, part = id % 3, payload)``, partitioned by ``part`` with ``_SUCCESS`` markers, into ``--path`` and, with ``--s3-path``, into a second
-sink on S3 in the same job (two streaming queries, one driver: one kill takes both down). Running
+Records are ``(id, part = id % 3, payload)``, partitioned by ``part`` with ``_SUCCESS`` markers, into ``--path`` and, with ``--s3-path``,
+into a second sink on S3 in the same job (two streaming queries, one driver: one kill takes both down). Running
 the same command again resumes from the checkpoint; the job ends when the sequence is written.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from pyspark.sql import functions as F
+
 from kindling import FileSink, StreamEnvironment
 
 JOB_NAME = "File Copy"

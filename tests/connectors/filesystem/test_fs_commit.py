@@ -10,14 +10,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pytest
+from fs_helpers import Driver, Table, forget_driver_state, ids_table, local_table
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
 from kindling.connectors.filesystem import CONNECTOR
 from kindling.connectors.filesystem.commit_log import CommitFenceError, CommitLog
 from kindling.connectors.filesystem.options import sink_config
 from kindling.connectors.filesystem.storage import Storage
-
-from fs_helpers import Driver, Table, forget_driver_state, ids_table, local_table
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("part", StringType()), StructField("payload", StringType())])
 PARTITIONED = {"kindling.table.partition-keys": "part"}

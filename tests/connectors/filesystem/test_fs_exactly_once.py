@@ -21,7 +21,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from fs_helpers import Table, local_table
 
 pytestmark = pytest.mark.integration

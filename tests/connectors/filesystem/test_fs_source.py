@@ -6,13 +6,12 @@ import uuid
 
 import pyarrow as pa
 import pytest
+from fs_helpers import Driver, forget_driver_state, ids_table
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
 from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY
 from kindling.connectors.filesystem import CONNECTOR
 from kindling.connectors.filesystem.source import FileStreamReader
-
-from fs_helpers import Driver, forget_driver_state, ids_table
 
 SINK_SCHEMA = StructType([StructField("id", LongType()), StructField("part", StringType()), StructField("payload", StringType())])
 SOURCE_SCHEMA = StructType([StructField("id", LongType()), StructField("payload", StringType()), StructField("part", StringType()),

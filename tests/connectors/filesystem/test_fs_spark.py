@@ -6,10 +6,9 @@ import uuid
 
 import pyarrow.dataset as pads
 import pytest
+from fs_helpers import Table, local_table
 
 from kindling import FileSink, FileSource
-
-from fs_helpers import Table, local_table
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,10 @@ from collections import Counter
 import pytest
 
 from kindling.connectors.kafka import KafkaOffsetsInitializer, KafkaSink, KafkaSource
+from kindling.connectors.kafka.options import source_config
 from kindling.datastream import TumblingEventTimeWindows, WatermarkStrategy
 from kindling.options import OptionError
 from kindling.runtime.progress import QueryMetrics
-from kindling.connectors.kafka.options import source_config
 
 sys.path.insert(0, os.path.dirname(__file__))
 from kafka_helpers import produce, read_back  # noqa: E402

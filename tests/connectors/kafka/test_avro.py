@@ -13,9 +13,8 @@ from pyspark.sql.types import _parse_datatype_string
 
 from kindling.arrow import arrow_schema
 from kindling.connectors.kafka import KafkaOffsetsInitializer, KafkaSink, KafkaSource
+from kindling.formats import FormatSettings, RowEncoder, ValueDecoder
 from kindling.formats.avro import avro_schema
-from kindling.formats import RowEncoder, ValueDecoder
-from kindling.formats import FormatSettings
 
 COLUMNS = ("id BIGINT NOT NULL, name STRING, price DECIMAL(10,2), day DATE, ts TIMESTAMP, "
            "tags ARRAY<STRING>, attrs MAP<STRING, INT>, buyer STRUCT<city: STRING, age: INT>, flag BOOLEAN, raw BINARY")

@@ -17,17 +17,16 @@ from pyspark.sql.types import ArrayType, DoubleType, IntegerType, LongType, MapT
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import with_eos
 from kindling.connectors.kafka import KafkaOffsetsInitializer, KafkaSink, KafkaSource
-from kindling.formats.avro_confluent import SchemaRegistryError
-from kindling.formats import RowEncoder, ValueDecoder
 from kindling.connectors.kafka.options import sink_config, source_config
+from kindling.formats import RowEncoder, ValueDecoder
+from kindling.formats.avro_confluent import SchemaRegistryError
 from kindling.local.ports import free_port
 from kindling.local.schema_registry import LocalSchemaRegistry
 from kindling.options import OptionError
 
 sys.path.insert(0, os.path.dirname(__file__))
-from kafka_helpers import produce, read_back, run_available_now  # noqa: E402
-
 import authlib.deprecate  # noqa: E402,F401 - installs an 'always' filter for its warning; ours below goes first
+from kafka_helpers import produce, read_back, run_available_now  # noqa: E402
 
 with warnings.catch_warnings():  # confluent's registry client imports authlib's deprecated httpx integration
     warnings.simplefilter("ignore", DeprecationWarning)

@@ -12,8 +12,8 @@ from pyspark.sql import functions as F
 
 from kindling import TumblingEventTimeWindows, WatermarkStrategy
 from kindling.connectors.kafka import KafkaOffsetsInitializer, KafkaSource
-from kindling.options import OptionError
 from kindling.connectors.kafka.options import source_config
+from kindling.options import OptionError
 
 pytestmark = pytest.mark.integration
 

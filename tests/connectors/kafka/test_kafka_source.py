@@ -11,9 +11,6 @@ from datetime import datetime, timezone
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-
-from kindling.connectors.base import EOS_COLUMN, with_eos
-from kindling.connectors.kafka.options import metadata_option
 from pyspark.sql.types import (
     BinaryType,
     IntegerType,
@@ -24,6 +21,9 @@ from pyspark.sql.types import (
     StructType,
     TimestampType,
 )
+
+from kindling.connectors.base import EOS_COLUMN, with_eos
+from kindling.connectors.kafka.options import metadata_option
 
 sys.path.insert(0, os.path.dirname(__file__))
 from kafka_helpers import produce, run_available_now  # noqa: E402

@@ -13,7 +13,7 @@ from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, with_eos
 from kindling.connectors.nexmark import NEXMARK_SCHEMA, GeneratorConfig, generate
 from kindling.connectors.nexmark.config import SOURCE_OPTIONS
 from kindling.connectors.nexmark.generator import HOT_CHANNELS, US_STATES
-from kindling.connectors.nexmark.source import NexmarkPartition, NexmarkStreamReader, to_record_batch
+from kindling.connectors.nexmark.source import NexmarkStreamReader, to_record_batch
 from kindling.options import OptionError
 
 BASE = 1_700_000_000_000  # 2023-11-14T22:13:20Z
@@ -173,7 +173,8 @@ def test_options_use_the_suites_names_and_defaults_and_bad_ones_are_named():
 
 def test_offsets_admit_events_per_batch_and_end_with_the_marker():
     schema = with_eos(NEXMARK_SCHEMA)
-    reader = NexmarkStreamReader(schema, {"events.num": "100000", "kindling.events-per-batch": "40000", "kindling.base-time": str(BASE), "scan.parallelism": "2"})
+    reader = NexmarkStreamReader(schema, {"events.num": "100000", "kindling.events-per-batch": "40000", "kindling.base-time": str(BASE),
+                                          "scan.parallelism": "2"})
     start = reader.initialOffset()
     assert start == {"events": 0, "base-time": BASE}
     first = reader.latestOffset(start, ReadAllAvailable())
@@ -193,7 +194,8 @@ def test_offsets_admit_events_per_batch_and_end_with_the_marker():
 
 def test_paced_sources_admit_events_as_their_event_time_comes():
     now = [100.0]
-    reader = NexmarkStreamReader(with_eos(NEXMARK_SCHEMA), {"max-emit-speed": "false", "first-event.rate": "1000", "next-event.rate": "1000", "kindling.base-time": "0"},
+    reader = NexmarkStreamReader(with_eos(NEXMARK_SCHEMA),
+                                 {"max-emit-speed": "false", "first-event.rate": "1000", "next-event.rate": "1000", "kindling.base-time": "0"},
                                  clock=lambda: now[0])
     start = reader.initialOffset()
     first = reader.latestOffset(start, ReadAllAvailable())

@@ -122,7 +122,8 @@ QUERIES = [
     Entry("select-where", Q + "select.md", "SELECT order_id, amount FROM orders WHERE amount > 7 AND item <> 'apple'"),
     Entry("select-values", Q + "select.md", "SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (2, 'b')) AS t(n, s)"),
     Entry("select-distinct", Q + "select-distinct.md", "SELECT DISTINCT customer FROM orders"),
-    Entry("with", Q + "with.md", "WITH big AS (SELECT * FROM orders WHERE amount >= 10) SELECT customer, SUM(amount) AS s FROM big GROUP BY customer"),
+    Entry("with", Q + "with.md",
+          "WITH big AS (SELECT * FROM orders WHERE amount >= 10) SELECT customer, SUM(amount) AS s FROM big GROUP BY customer"),
     Entry("union-all", Q + "set-ops.md", "SELECT customer FROM orders UNION ALL SELECT customer FROM customers"),
     Entry("union", Q + "set-ops.md", "SELECT customer FROM orders UNION SELECT customer FROM customers"),
     Entry("intersect", Q + "set-ops.md", "SELECT customer FROM orders INTERSECT SELECT customer FROM customers"),
@@ -155,63 +156,88 @@ QUERIES = [
     Entry("agg-nested", Q + "group-agg.md",
           "SELECT n, COUNT(*) AS c FROM (SELECT customer, COUNT(*) AS n FROM orders GROUP BY customer) GROUP BY n"),
     # window TVFs and window aggregation
-    Entry("tvf-tumble", Q + "window-tvf.md", "SELECT order_id, window_start, window_end, window_time FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS))"),
+    Entry("tvf-tumble", Q + "window-tvf.md",
+          "SELECT order_id, window_start, window_end, window_time FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS))"),
     Entry("win-tumble", Q + "window-agg.md",
-          "SELECT window_start, window_end, SUM(amount) AS s, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) GROUP BY window_start, window_end"),
+          "SELECT window_start, window_end, SUM(amount) AS s, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' "
+          "SECONDS)) GROUP BY window_start, window_end"),
     Entry("win-hop", Q + "window-agg.md",
-          "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS, INTERVAL '10' SECONDS)) GROUP BY window_start, window_end"),
+          "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS, INTERVAL "
+          "'10' SECONDS)) GROUP BY window_start, window_end"),
     Entry("win-cumulate", Q + "window-agg.md",
-          "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS, INTERVAL '20' SECONDS)) GROUP BY window_start, window_end"),
+          "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS, "
+          "INTERVAL '20' SECONDS)) GROUP BY window_start, window_end"),
     Entry("win-session", Q + "window-agg.md",
-          "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(SESSION(TABLE orders PARTITION BY customer, DESCRIPTOR(ts), INTERVAL '3' SECONDS)) GROUP BY window_start, window_end, customer"),
+          "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(SESSION(TABLE orders PARTITION BY customer, DESCRIPTOR(ts), "
+          "INTERVAL '3' SECONDS)) GROUP BY window_start, window_end, customer"),
     Entry("win-tumble-keyed", Q + "window-agg.md",
-          "SELECT window_start, customer, COUNT(*) AS n, MAX(amount) AS m FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, customer"),
+          "SELECT window_start, customer, COUNT(*) AS n, MAX(amount) AS m FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' "
+          "SECONDS)) GROUP BY window_start, window_end, customer"),
     Entry("win-grouping-sets", Q + "window-agg.md",
-          "SELECT window_start, window_end, item, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, GROUPING SETS ((item), ())"),
+          "SELECT window_start, window_end, item, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) "
+          "GROUP BY window_start, window_end, GROUPING SETS ((item), ())"),
     Entry("win-rollup", Q + "window-agg.md",
-          "SELECT window_start, window_end, customer, item, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, ROLLUP (customer, item)"),
+          "SELECT window_start, window_end, customer, item, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' "
+          "SECONDS)) GROUP BY window_start, window_end, ROLLUP (customer, item)"),
     Entry("win-cascade", Q + "window-agg.md",
-          "SELECT window_start, window_end, SUM(s) AS total FROM TABLE(TUMBLE(TABLE (SELECT window_start AS ws, window_time AS rowtime, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) GROUP BY window_start, window_end, window_time), DESCRIPTOR(rowtime), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end"),
+          "SELECT window_start, window_end, SUM(s) AS total FROM TABLE(TUMBLE(TABLE (SELECT window_start AS ws, window_time AS rowtime, "
+          "SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) GROUP BY window_start, window_end, "
+          "window_time), DESCRIPTOR(rowtime), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end"),
     Entry("win-cascade-group", Q + "window-agg.md",
-          "SELECT window_start, window_end, SUM(s) AS total FROM (SELECT window_start, window_end, customer, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) GROUP BY window_start, window_end, customer) GROUP BY window_start, window_end"),
+          "SELECT window_start, window_end, SUM(s) AS total FROM (SELECT window_start, window_end, customer, SUM(amount) AS s FROM "
+          "TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) GROUP BY window_start, window_end, customer) GROUP BY "
+          "window_start, window_end"),
     Entry("group-window-tumble", Q + "window-agg.md",
-          "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS ws, TUMBLE_END(ts, INTERVAL '10' SECOND) AS we, COUNT(*) AS n FROM orders GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)"),
+          "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS ws, TUMBLE_END(ts, INTERVAL '10' SECOND) AS we, COUNT(*) AS n FROM orders "
+          "GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)"),
     Entry("group-window-hop", Q + "window-agg.md",
-          "SELECT HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) AS ws, SUM(amount) AS s FROM orders GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)"),
+          "SELECT HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) AS ws, SUM(amount) AS s FROM orders GROUP BY HOP(ts, INTERVAL "
+          "'5' SECOND, INTERVAL '10' SECOND)"),
     Entry("group-window-session", Q + "window-agg.md",
-          "SELECT customer, SESSION_START(ts, INTERVAL '3' SECOND) AS ws, SESSION_END(ts, INTERVAL '3' SECOND) AS we, COUNT(*) AS n FROM orders GROUP BY customer, SESSION(ts, INTERVAL '3' SECOND)"),
+          "SELECT customer, SESSION_START(ts, INTERVAL '3' SECOND) AS ws, SESSION_END(ts, INTERVAL '3' SECOND) AS we, COUNT(*) AS n FROM "
+          "orders GROUP BY customer, SESSION(ts, INTERVAL '3' SECOND)"),
     # OVER aggregation
     Entry("over-rows", Q + "over-agg.md",
           "SELECT order_id, SUM(amount) OVER (PARTITION BY customer ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM orders"),
     Entry("over-range", Q + "over-agg.md",
-          "SELECT order_id, COUNT(*) OVER (PARTITION BY item ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND CURRENT ROW) AS n FROM orders"),
+          "SELECT order_id, COUNT(*) OVER (PARTITION BY item ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND CURRENT ROW) AS "
+          "n FROM orders"),
     # Top-N and deduplication
     Entry("topn", Q + "topn.md",
-          "SELECT customer, order_id, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY amount DESC) AS rn FROM orders) WHERE rn <= 2"),
+          "SELECT customer, order_id, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY amount DESC) AS rn FROM "
+          "orders) WHERE rn <= 2"),
     Entry("topn-rank-col", Q + "topn.md",
-          "SELECT item, order_id, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY item ORDER BY price DESC, order_id) AS rn FROM orders) WHERE rn <= 1"),
+          "SELECT item, order_id, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY item ORDER BY price DESC, order_id) AS rn FROM "
+          "orders) WHERE rn <= 1"),
     Entry("dedup-first", Q + "deduplication.md",
           "SELECT order_id, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY ts ASC) AS rn FROM orders) WHERE rn = 1"),
     Entry("dedup-last", Q + "deduplication.md",
           "SELECT order_id, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY ts DESC) AS rn FROM orders) WHERE rn = 1"),
     Entry("window-topn", Q + "window-topn.md",
-          "SELECT * FROM (SELECT window_start, window_end, customer, s, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY s DESC) AS rn FROM (SELECT window_start, window_end, customer, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, customer)) WHERE rn <= 2"),
+          "SELECT * FROM (SELECT window_start, window_end, customer, s, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY "
+          "s DESC) AS rn FROM (SELECT window_start, window_end, customer, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+          "INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, customer)) WHERE rn <= 2"),
     Entry("window-dedup", Q + "window-deduplication.md",
-          "SELECT window_start, order_id FROM (SELECT window_start, window_end, order_id, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY ts DESC) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS))) WHERE rn <= 1"),
+          "SELECT window_start, order_id FROM (SELECT window_start, window_end, order_id, ROW_NUMBER() OVER (PARTITION BY window_start, "
+          "window_end ORDER BY ts DESC) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS))) WHERE rn <= 1"),
     # joins
     Entry("join-inner", Q + "joins.md", "SELECT o.order_id, c.city FROM orders o JOIN customers c ON o.customer = c.customer"),
     Entry("join-left", Q + "joins.md", "SELECT o.order_id, c.city FROM orders o LEFT JOIN customers c ON o.customer = c.customer"),
     Entry("join-full", Q + "joins.md", "SELECT o.order_id, c.customer FROM orders o FULL OUTER JOIN customers c ON o.customer = c.customer"),
     Entry("join-interval", Q + "joins.md",
-          "SELECT o.order_id, s.ship_id FROM orders o, shipments s WHERE o.order_id = s.order_id AND s.ship_ts BETWEEN o.ts AND o.ts + INTERVAL '5' SECOND"),
+          "SELECT o.order_id, s.ship_id FROM orders o, shipments s WHERE o.order_id = s.order_id AND s.ship_ts BETWEEN o.ts AND o.ts + "
+          "INTERVAL '5' SECOND"),
     Entry("join-temporal", Q + "joins.md",
           "SELECT o.order_id, c.city FROM orders o JOIN customers FOR SYSTEM_TIME AS OF o.ts AS c ON o.customer = c.customer"),
     Entry("join-unnest", Q + "joins.md", "SELECT order_id, x FROM orders CROSS JOIN UNNEST(ARRAY[amount, order_id]) AS t (x)"),
     Entry("window-join", Q + "window-join.md",
-          "SELECT L.order_id, R.ship_id, L.window_start FROM (SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS))) L JOIN (SELECT * FROM TABLE(TUMBLE(TABLE shipments, DESCRIPTOR(ship_ts), INTERVAL '10' SECONDS))) R ON L.order_id = R.order_id AND L.window_start = R.window_start AND L.window_end = R.window_end"),
+          "SELECT L.order_id, R.ship_id, L.window_start FROM (SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' "
+          "SECONDS))) L JOIN (SELECT * FROM TABLE(TUMBLE(TABLE shipments, DESCRIPTOR(ship_ts), INTERVAL '10' SECONDS))) R ON L.order_id = "
+          "R.order_id AND L.window_start = R.window_start AND L.window_end = R.window_end"),
     # pattern recognition
     Entry("match-recognize", Q + "match_recognize.md",
-          "SELECT * FROM orders MATCH_RECOGNIZE (PARTITION BY customer ORDER BY ts MEASURES A.order_id AS a_id, B.order_id AS b_id ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS B.amount < A.amount)"),
+          "SELECT * FROM orders MATCH_RECOGNIZE (PARTITION BY customer ORDER BY ts MEASURES A.order_id AS a_id, B.order_id AS b_id ONE ROW "
+          "PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS B.amount < A.amount)"),
 ]
 
 CORPUS: list[Entry] = EXPRESSIONS + QUERIES

@@ -16,9 +16,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import corpus
-import normalise
-import tables
+import corpus  # noqa: E402
+import normalise  # noqa: E402
+import tables  # noqa: E402
 
 REFERENCE = HERE / "reference.json"
 CONCURRENT_JOBS = 6
@@ -69,7 +69,8 @@ def main() -> int:
             reference[entry.id] = {"sql": entry.sql, "source": entry.source, "columns": columns, "types": types,
                                    "rows": normalise.rows(final)}
         REFERENCE.write_text(json.dumps(dict(sorted(reference.items())), indent=1, sort_keys=True) + "\n")
-        print(f"{time.monotonic() - started:6.1f} {entry.id}: {'error' if 'flink_error' in reference[entry.id] else len(reference[entry.id]['rows'])}",
+        print(f"{time.monotonic() - started:6.1f} {entry.id}: "
+              f"{'error' if 'flink_error' in reference[entry.id] else len(reference[entry.id]['rows'])}",
               flush=True)
 
     def run_expressions(batch: list) -> None:

@@ -20,12 +20,12 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import corpus
-import normalise
-import tables
-from refusals import KNOWN_DIFFERENT, REFUSED
+import corpus  # noqa: E402
+import normalise  # noqa: E402
+import tables  # noqa: E402
+from refusals import KNOWN_DIFFERENT, REFUSED  # noqa: E402
 
-from kindling.sql import SqlError
+from kindling.sql import SqlError  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
