@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DURATION ?= 60
 
-.PHONY: demo test test-slow setup java chromium databases kinesis-local benchmark clean
+.PHONY: demo test test-slow lint setup java chromium databases kinesis-local benchmark clean
 .PHONY: nexmark-check nexmark-bench sql-reference datastream-reference pyflink
 
 setup: java chromium databases kinesis-local $(STAMP)
@@ -72,6 +72,10 @@ demo: setup
 # The tests drive kindling with the real `flink` CLI of PyFlink, in its own venv (see pyproject's bench extra).
 test: setup pyflink
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" --durations=60
+
+# Lint and import order (ruff, configured in pyproject.toml); tests/test_lint.py runs the same check in `make test`.
+lint: setup
+	$(BIN)/python -m ruff check kindling tests benchmarks examples
 
 # The end-to-end tests marked slow (kill-and-restart runs of the JDBC, Elasticsearch and Kinesis connectors, the
 # worker-loss run on a local cluster, the spend-report demo): not yet in `make test` (see README, Development).
