@@ -65,6 +65,9 @@ ROWTIME = INTERNAL_PREFIX + "rowtime"  # the same name as stream.ROWTIME (stream
 SPARK_EVENT_TIME = INTERNAL_PREFIX + "spark_event_time"
 KEYED_SLOT = 2**31 - 1
 _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
+# The latest millisecond Spark's microsecond timestamps can hold. Flink stamps a global or count window's
+# result with Long.MAX_VALUE ms; it travels as this millisecond and reads back as Long.MAX_VALUE.
+_LATEST_MS = (2**63 - 1) // 1000
 
 
 def value_column(index: int) -> str:
@@ -301,7 +304,7 @@ class KeyedRunner(StatefulProcessor):
         floor = self._spark_watermark
         rows = []
         for values in out:
-            ts = values[at]
+            ts = values[at] if values[at] is None else min(values[at], _LATEST_MS)
             spark_time = (ts if ts is not None and ts > floor else floor) * 1000
             rows.append(factory(*values[:at], ts * 1000 if ts is not None else None, *values[at + 1:], spark_time))
         return rows
@@ -353,7 +356,8 @@ def operator_input(
     for i in range(inputs):
         if i == index:
             columns.append(F.struct(*[F.col(f) for f in value_fields]).alias(value_column(i)))
-    columns.append(F.unix_millis(F.col(ROWTIME)).alias(TS))
+    millis = F.unix_millis(F.col(ROWTIME))
+    columns.append(F.when(millis >= _LATEST_MS, F.lit(2**63 - 1)).otherwise(millis).alias(TS))
     columns.append((F.col(FROM_TIMER) if FROM_TIMER in df.columns else F.lit(None).cast(BooleanType())).alias(FROM_TIMER))
     return df.select(*columns)
 
