@@ -445,11 +445,18 @@ class SqlSession:
             source = self._single_source(aggregation, construct, registered, stack)
             if self._updating(source, construct):
                 return self._aggregation_frame(aggregation, source, construct, registered, stack)
+            if aggregation.having and self._spark_updates(text, line, construct, registered, stack):
+                # Spark's update mode drops the new value that fails HAVING and keeps the old one; Flink retracts it.
+                return self._aggregation_frame(aggregation, None, construct, registered, stack)
             chained = source
         else:
             projection = find_projection(text, line)
             source = self._single_source(projection, construct, registered, stack) if projection is not None else None
-            if projection is not None and source is not None and ROWKIND_COLUMN in source.df.columns:
+            over_changelog = source is not None and ROWKIND_COLUMN in source.df.columns
+            # A filter over an updating input must see the old row to retract it when the new one fails the filter
+            # (Spark's update mode says only the new value): the input is read as a retracting changelog.
+            filtered_updates = projection is not None and projection.where is not None and self._updating(source, construct)
+            if projection is not None and source is not None and (over_changelog or filtered_updates):
                 # over a Top-N's or a retracting aggregation's changelog: applied row by row, keeping the row kinds
                 return self._frame(projection.over(self._changelog_view(source, construct, registered)), line, construct,
                                    registered, stack)[0], source.flags
@@ -560,6 +567,20 @@ class SqlSession:
         self._register(name, registered, query.source_line, stack)  # planned once per statement, as for any view
         return _Source(self.spark.table(_spark_name(name)), registered[name], view.query, view.query_line, view.column_names,
                        stack + (name,))
+
+    def _spark_updates(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
+                       stack: tuple[str, ...]) -> bool:
+        """Whether Spark runs ``text`` (planned on its own) in update mode."""
+        translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}")
+        for name in [n for n in translation.names if n in self.catalog.objects and n not in stack]:
+            self._register(name, registered, line, stack)
+        for tvf in translation.tvfs:
+            self._register_tvf(tvf, construct)
+        try:
+            df = self.spark.sql(translation.text)
+            return df.isStreaming and self._output_mode(df, line, construct) != "append"
+        except Exception:
+            return False  # planned, and its error reported, the usual way
 
     def _updating(self, source: Optional[_Source], construct: str) -> bool:
         return source is not None and (ROWKIND_COLUMN in source.df.columns or self._output_mode(source.df, source.line, construct) != "append")

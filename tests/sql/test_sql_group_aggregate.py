@@ -121,3 +121,18 @@ def test_an_unbounded_group_by_over_a_window_aggregation_totals_the_windows(env)
         "GROUP BY k")
     assert result.upsert_key == ["k"]
     assert sorted(tuple(r) for r in result.collect(timeout=120)) == [("a", 4, 2, 3), ("b", 2, 1, 2)]
+
+
+def test_rows_leaving_a_having_or_a_filter_over_a_group_by_are_retracted(agg_env):
+    """Spark's update mode would drop the new value that fails the condition and keep the old row; Flink retracts it."""
+    having = agg_env.execute_sql("SELECT k, COUNT(*) AS n FROM r GROUP BY k HAVING COUNT(*) < 2")
+    assert _changes(having) == [
+        ("+I", ("a", 1)), ("+I", ("b", 1)),
+        ("-U", ("a", 1)),  # a's second bid: its +U (a, 2) fails HAVING, the -U retracts the row
+        ("+I", ("c", 1)),
+        ("-U", ("b", 1)),
+        ("+I", ("d", 1)), ("-U", ("d", 1)),
+    ]
+    assert sorted(tuple(r) for r in having.collect()) == [("c", 1)]
+    where = agg_env.execute_sql("SELECT k, n FROM (SELECT k, COUNT(*) AS n FROM r GROUP BY k) WHERE n < 2")
+    assert sorted(tuple(r) for r in where.collect()) == [("c", 1)]

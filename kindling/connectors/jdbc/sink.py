@@ -1,8 +1,7 @@
 """The ``jdbc`` sink: every micro-batch written in one database transaction with its batch id (exactly-once).
 
 Executors (``write``) only gather their rows: the task's Arrow batches (user columns and, for an
-updating query, ``__kindling_rowkind``; ``-U`` rows dropped, as Flink's sink declares
-{INSERT, UPDATE_AFTER, DELETE}) travel back as one zstd-compressed Arrow IPC stream in the commit
+updating query, ``__kindling_rowkind``) travel back as one zstd-compressed Arrow IPC stream in the commit
 message. The driver's ``commit(messages, batch_id)`` then, in ONE transaction:
 
 1. inserts ``(sink id, batch id)`` into ``kindling_jdbc_commits`` (created on first use); if the
@@ -12,7 +11,9 @@ message. The driver's ``commit(messages, batch_id)`` then, in ONE transaction:
    ``sink.buffer-flush.max-rows`` rows);
    upsert mode (``PRIMARY KEY ... NOT ENFORCED``): reduces the batch per key, the last change
    winning (Flink's ``TableBufferReducedStatementExecutor``), upserts the ``+I``/``+U`` keys and
-   deletes the ``-D`` keys;
+   deletes the ``-D`` and ``-U`` keys. As in Flink, a ``-U`` is a delete: it reaches the sink
+   without its ``+U`` only when a filter over an updating query dropped the new row (Flink's planner
+   then sends the sink the retractions it otherwise leaves out); followed by its ``+U`` it changes nothing;
 3. commits. Rows and marker become visible together or not at all.
 
 A failed transaction is retried ``sink.max-retries`` times (sleeping 1 s, 2 s, ... and
@@ -74,22 +75,22 @@ class JdbcCommitMessage(WriterCommitMessage):
         return unpack_table(self.data) if self.data else None
 
 
+_RETRACTIONS = pa.array(["-D", "-U"])
+
+
 def reduce_changes(table: pa.Table, keys: tuple[str, ...]) -> tuple[pa.Table, pa.Table]:
     """The batch reduced per primary key (the last change wins): (rows to upsert, keys to delete).
 
     Rows arrive in the order the tasks produced them, tasks in partition order (Spark sends every
     change of one key to one partition, in order)."""
-    if ROWKIND_COLUMN in table.column_names:
-        kinds = table.column(ROWKIND_COLUMN)
-        table = table.filter(pc.fill_null(pc.not_equal(kinds, "-U"), True))
-    else:
+    if ROWKIND_COLUMN not in table.column_names:
         table = table.append_column(ROWKIND_COLUMN, pa.array(["+I"] * table.num_rows, pa.string()))
     table = table.append_column(_ORDER, pa.array(range(table.num_rows), pa.int64()))
     last = table.group_by(list(keys), use_threads=False).aggregate([(_ORDER, "max")]).column(_ORDER + "_max")
     order = pc.sort_indices(last)
     order = pc.take(last, order)
     table = table.take(order).drop_columns([_ORDER])
-    deleted = pc.fill_null(pc.equal(table.column(ROWKIND_COLUMN), "-D"), False)
+    deleted = pc.fill_null(pc.is_in(table.column(ROWKIND_COLUMN), value_set=_RETRACTIONS), False)
     upserts = table.filter(pc.invert(deleted)).drop_columns([ROWKIND_COLUMN])
     deletes = non_null_keys(table.filter(deleted).select(list(keys)))
     return upserts, deletes
@@ -132,8 +133,6 @@ class JdbcStreamWriter(DataSourceStreamArrowWriter):
         rows = 0
         for batch in iterator:
             batch = batch.select(keep)
-            if self.changelog:
-                batch = batch.filter(pc.fill_null(pc.not_equal(batch.column(ROWKIND_COLUMN), "-U"), True))
             rows += batch.num_rows
             batches.append(batch)
         context = TaskContext.get()

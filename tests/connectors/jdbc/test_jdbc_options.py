@@ -123,5 +123,19 @@ def test_changes_reduced_per_key_last_wins():
     assert sorted(deletes["k"].to_pylist()) == [2, 4]
 
 
+def test_a_retraction_without_its_update_deletes_the_key():
+    """Flink's reduced executor deletes on UPDATE_BEFORE: a filter over an aggregation let the old row's -U through
+    and dropped the new row, so the key leaves the table; a -U followed by its +U leaves the +U."""
+    table = pa.table({
+        "k": [1, 2, 1, 2],
+        "v": ["a", "b", "a", "b-old"],
+        ROWKIND_COLUMN: ["+I", "+I", "-U", "-U"],
+    })
+    table = pa.concat_tables([table, pa.table({"k": [2], "v": ["b2"], ROWKIND_COLUMN: ["+U"]})])
+    upserts, deletes = reduce_changes(table, ("k",))
+    assert list(zip(upserts["k"].to_pylist(), upserts["v"].to_pylist())) == [(2, "b2")]
+    assert deletes["k"].to_pylist() == [1]
+
+
 def test_primary_key_reaches_the_config():
     assert jdbc_config({**BASE, TABLE_PRIMARY_KEY: "a;b"}).primary_key == ("a", "b")

@@ -87,8 +87,6 @@ def test_unbounded_group_by_kept_in_a_table_equals_the_final_result(env, db):
     assert rows(db, f"SELECT word, n, total FROM {target}") == [("a", 4, 19), ("b", 2, 7), ("c", 2, 12), ("d", 1, 7)]
 
 
-@pytest.mark.xfail(strict=True, reason="planner defect (issue 14): a filter over Spark's update-mode GROUP BY drops the "
-                                       "update that leaves the filter instead of retracting the row, so b and c stay")
 def test_filter_over_an_aggregation_deletes_rows_that_leave_it(env, db):
     words = [["a", 1], ["b", 2], ["a", 3], ["c", 4], ["b", 5], ["a", 6], ["d", 7], ["c", 8], ["a", 9]]
     _collection(env, "words", words, "word STRING, v BIGINT", per_batch=3)
