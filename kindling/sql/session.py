@@ -445,9 +445,6 @@ class SqlSession:
             source = self._single_source(aggregation, construct, registered, stack)
             if self._updating(source, construct):
                 return self._aggregation_frame(aggregation, source, construct, registered, stack)
-            if aggregation.having and self._spark_updates(text, line, construct, registered, stack):
-                # Spark's update mode drops the new value that fails HAVING and keeps the old one; Flink retracts it.
-                return self._aggregation_frame(aggregation, None, construct, registered, stack)
             chained = source
         else:
             projection = find_projection(text, line)
@@ -484,16 +481,21 @@ class SqlSession:
         flags = [registered[n] for n in used if n in registered]
         bounded = all(f[0] for f in flags) if flags else True
         event_time = any(f[1] for f in flags)
-        if chained is not None and aggregation is not None and df.isStreaming:
+        if aggregation is not None and df.isStreaming and (chained is not None or aggregation.having):
             try:
-                self._output_mode(df, line, construct)
+                updating = self._output_mode(df, line, construct) != "append"
             except SqlError as refused:
+                if chained is None:
+                    return df, (bounded, event_time)  # refused where the query's output mode is decided
                 # An unbounded GROUP BY over a stateful append-only input (a window aggregation, a join): Spark runs
                 # one aggregation per query only in append mode, Flink aggregates the input's rows as they come.
                 try:
                     return self._aggregation_frame(aggregation, chained, construct, registered, stack)
                 except SqlError:
                     raise refused from None
+            if updating and aggregation.having:
+                # Spark's update mode drops the new value that fails HAVING and keeps the old row; Flink retracts it.
+                return self._aggregation_frame(aggregation, None, construct, registered, stack)
         return df, (bounded, event_time)
 
     def _ranking_frame(self, top_n: TopN, construct: str, registered: dict[str, tuple[bool, bool]],
@@ -567,20 +569,6 @@ class SqlSession:
         self._register(name, registered, query.source_line, stack)  # planned once per statement, as for any view
         return _Source(self.spark.table(_spark_name(name)), registered[name], view.query, view.query_line, view.column_names,
                        stack + (name,))
-
-    def _spark_updates(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
-                       stack: tuple[str, ...]) -> bool:
-        """Whether Spark runs ``text`` (planned on its own) in update mode."""
-        translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}")
-        for name in [n for n in translation.names if n in self.catalog.objects and n not in stack]:
-            self._register(name, registered, line, stack)
-        for tvf in translation.tvfs:
-            self._register_tvf(tvf, construct)
-        try:
-            df = self.spark.sql(translation.text)
-            return df.isStreaming and self._output_mode(df, line, construct) != "append"
-        except Exception:
-            return False  # planned, and its error reported, the usual way
 
     def _updating(self, source: Optional[_Source], construct: str) -> bool:
         return source is not None and (ROWKIND_COLUMN in source.df.columns or self._output_mode(source.df, source.line, construct) != "append")
