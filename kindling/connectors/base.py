@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping, Optional, Type
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
@@ -68,6 +69,34 @@ def pack_batches(batches: list[pa.RecordBatch]) -> Optional[bytes]:
 def unpack_table(data: bytes) -> pa.Table:
     """The rows of :func:`pack_batches`."""
     return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+
+
+def upsert_kinds(kinds: pa.Array, keys: pa.Array) -> pa.Array:
+    """The change each row makes to an upsert sink: '+I'/'+U' write, '-D' deletes, null skips the row.
+
+    Flink's upsert writers (Elasticsearch, upsert-kafka, JDBC) delete on UPDATE_BEFORE. The planner
+    sends one only where a filter above an aggregation drops the UPDATE_AFTER that would follow it
+    (``HAVING``), so a '-U' becomes '-D' unless a later row of the batch has the same key; that later
+    row then replaces the document and the '-U' is skipped (the sink's final state is the same)."""
+    retracting = pc.fill_null(pc.equal(kinds, "-U"), False)
+    if not pc.any(retracting).as_py():
+        return kinds
+    return pc.if_else(retracting, pc.if_else(_followed_by_same_key(keys), pa.scalar(None, pa.string()),
+                                             pa.scalar("-D")), kinds)
+
+
+def _followed_by_same_key(keys: pa.Array) -> pa.Array:
+    """True where a later row of the array has an equal key (nulls equal to nulls)."""
+    count = len(keys)
+    if count < 2:
+        return pa.array([False] * count)
+    order = pc.sort_indices(pa.table({"key": keys, "at": pa.array(range(count), pa.int64())}),
+                            sort_keys=[("key", "ascending"), ("at", "ascending")])
+    ordered = pc.take(keys, order)
+    current, following = ordered.slice(0, count - 1), ordered.slice(1)
+    same = pc.or_(pc.fill_null(pc.equal(current, following), False),
+                  pc.and_(pc.is_null(current), pc.is_null(following)))
+    return pc.take(pa.concat_arrays([same, pa.array([False])]), pc.sort_indices(order))
 
 
 class Connector:

@@ -24,7 +24,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN, upsert_kinds
 from kindling.connectors.elasticsearch.index import IndexPattern, local_datetime_strings
 from kindling.connectors.elasticsearch.options import SinkConfig
 from kindling.formats.encoding import RowEncoder, json_strings
@@ -111,10 +111,12 @@ class ActionBuilder:
         kinds: Optional[pa.Array] = None
         if ROWKIND_COLUMN in batch.schema.names:
             kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
-            keep = pc.invert(pc.fill_null(pc.equal(kinds, "-U"), False))
+            if self.config.upsert:
+                kinds = upsert_kinds(kinds, self.ids(batch))
+            keep = pc.is_valid(kinds) if self.config.upsert else pc.invert(pc.fill_null(pc.equal(kinds, "-U"), False))
             if not pc.all(keep).as_py():
                 batch = batch.filter(keep)
-                kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
+                kinds = kinds.filter(keep)
         if batch.num_rows == 0:
             return None
         index = self.pattern.generate(batch, self.zone)

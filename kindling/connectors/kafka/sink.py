@@ -44,7 +44,7 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN, pack_batches, unpack_table
+from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN, pack_batches, unpack_table, upsert_kinds
 from kindling.connectors.kafka.options import SinkConfig, sink_config
 from kindling.formats import RowEncoder
 from kindling.options import OptionError
@@ -193,11 +193,17 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         )
 
     def _drop_retractions(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
-        """Keep the rows this sink writes: +I/+U (and -D as tombstones for upsert-kafka; every kind for a changelog format)."""
+        """Keep the rows this sink writes: +I/+U (and -D as tombstones for upsert-kafka, see :func:`upsert_kinds`;
+        every kind for a changelog format)."""
         if ROWKIND_COLUMN not in batch.schema.names or self.config.value_format.is_changelog:
             return batch, 0
-        kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
-        keep = pc.fill_null(pc.is_in(kinds, value_set=_UPSERT_ROWKINDS if self.config.upsert else _KEEP_ROWKINDS), True)
+        at = batch.schema.get_field_index(ROWKIND_COLUMN)
+        kinds = pc.fill_null(batch.column(at), "+I")
+        if self.config.upsert and self.config.key_format:
+            kinds = upsert_kinds(kinds, pa.array(
+                RowEncoder(self.config.key_format, self.config.key_fields, self.schema).encode(batch), pa.binary()))
+            batch = batch.set_column(at, ROWKIND_COLUMN, kinds)
+        keep = pc.fill_null(pc.is_in(kinds, value_set=_UPSERT_ROWKINDS if self.config.upsert else _KEEP_ROWKINDS), False)
         kept = batch.filter(keep)
         return kept, batch.num_rows - kept.num_rows
 

@@ -9,6 +9,7 @@ import pytest
 from pyspark.sql.types import BooleanType, DoubleType, LongType, StringType, StructField, StructType, TimestampType
 
 from kindling.connectors import Sink, available, get_connector
+from kindling.connectors.base import ROWKIND_COLUMN
 from kindling.connectors.elasticsearch.actions import ActionBuilder, check_input, java_double
 from kindling.connectors.elasticsearch.index import IndexPattern
 from kindling.connectors.elasticsearch.options import FLAVORS, sink_config
@@ -123,3 +124,14 @@ def test_index_values_and_ids_as_flink_writes_them():
     builder = ActionBuilder(config(**{"kindling.table.primary-key": "a;b;ts;ok;x", "document-id.key-delimiter": "$"}), SCHEMA)
     assert builder.ids(batch).to_pylist() == ["k1$1$2020-03-27T12:25:55$true$1.0", "k2$2$2021-01-02T03:04:05.120$false$1.0E10"]
     assert [java_double(v) for v in (0.5, 12345678.0, 1e-5)] == ["0.5", "1.2345678E7", "1.0E-5"]
+
+
+def test_a_lone_update_before_deletes_the_document_and_one_followed_by_its_update_is_skipped():
+    """Flink's emitter deletes on UPDATE_BEFORE: a HAVING that drops a key's new value removes its document."""
+    schema = StructType([StructField("a", StringType()), StructField("b", LongType()), StructField(ROWKIND_COLUMN, StringType())])
+    builder = ActionBuilder(config(**{"kindling.table.primary-key": "a"}), schema)
+    batch = pa.RecordBatch.from_arrays([pa.array(["k1", "k2", "k2", "k3"]), pa.array([1, 2, 3, 4]),
+                                        pa.array(["-U", "-U", "+U", "+I"])], names=schema.names)
+    actions = [line.split("\n")[0] for line in builder.build(batch).to_pylist()]
+    assert actions == ['{"delete":{"_index":"users","_id":"k1"}}', '{"update":{"_index":"users","_id":"k2"}}',
+                       '{"update":{"_index":"users","_id":"k3"}}']

@@ -75,6 +75,15 @@ def test_group_by_changelog_equals_the_final_result_including_deletes(env, elast
     assert documents(elasticsearch, index) == {"x": {"cat": "x", "n": 1}, "y": {"cat": "y", "n": 1}}
 
 
+def test_a_key_leaving_a_having_is_deleted(env, elasticsearch):
+    """Flink retracts a row whose new aggregate fails the HAVING; its emitter deletes on that UPDATE_BEFORE."""
+    index = fresh_index()
+    _source(env)
+    _sink(env, elasticsearch, index, "k STRING, m BIGINT", key="k")
+    _run(env, "INSERT INTO es SELECT k, MAX(v) AS m FROM r GROUP BY k HAVING MAX(v) < 15")
+    assert documents(elasticsearch, index) == {"b": {"k": "b", "m": 5}, "c": {"k": "c", "m": 7}}
+
+
 def test_upsert_group_by_composite_key_and_delimiter(env, opensearch):
     index = fresh_index()
     _source(env, per_batch=2)
