@@ -8,8 +8,9 @@ across subtasks and keys, differ from run to run in PyFlink too); whether lines 
 all is compared as well. Programs that need systems kindling does not have are listed in
 pyflink_examples.NOT_RUNNABLE with the reason.
 
-Every program runs through the ``kindling run`` command without a job manager, in a subprocess whose
-standard output is what the program printed.
+The example programs run as ``kindling run`` runs a program without a job manager, one after another in
+one subprocess (example_runner.py: one Spark JVM for all of them), whose standard output is what they
+printed; the tests of the command itself run it, one subprocess each.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from example_runner import MARKER  # noqa: E402
 from pyflink_examples import NOT_RUNNABLE, RUNNABLE, examples_dir, reference_dir, reference_name  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -74,55 +76,85 @@ IN_PROCESS = [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_WRONG[p], str
               for p in RUNNABLE if p != "word_count.py"]
 
 
+SHARED = [p if isinstance(p, str) else p.values[0] for p in IN_PROCESS]
+NAMED_JOB = (
+    "from pyflink.common import Types\n"
+    "from pyflink.datastream import StreamExecutionEnvironment\n"
+    "env = StreamExecutionEnvironment.get_execution_environment()\n"
+    "env.set_parallelism(1)\n"
+    "env.from_collection([1, 2, 3], type_info=Types.INT()).map(lambda n: n * 10, output_type=Types.INT()).print()\n"
+    "env.execute('tens')\n")
+TYPE_MISMATCH = (
+    "from pyflink.common import Types\n"
+    "from pyflink.datastream import StreamExecutionEnvironment\n"
+    "env = StreamExecutionEnvironment.get_execution_environment()\n"
+    "def count_as_text(word):\n"
+    "    return word, str(len(word))\n"
+    "env.from_collection(['to', 'be']).map(count_as_text, output_type=Types.ROW_NAMED(['word', 'count'], "
+    "[Types.STRING(), Types.LONG()])).print()\n"
+    "env.execute()\n")
+
+
+@pytest.fixture(scope="module")
+def shared_run(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """The example programs and this module's own, run by example_runner.py in one subprocess (one Spark JVM):
+    each run's exit status, standard output and standard error, by name."""
+    own = tmp_path_factory.mktemp("programs")
+    (own / "named.py").write_text(NAMED_JOB)
+    (own / "mismatch.py").write_text(TYPE_MISMATCH)
+    named_dir = tmp_path_factory.mktemp("named")
+    runs_to_make = [(name, examples_dir() / name, tmp_path_factory.mktemp(Path(name).stem)) for name in SHARED] + [
+        ("keys_and_two_jobs.py", PROGRAMS / "keys_and_two_jobs.py", tmp_path_factory.mktemp("keys")),
+        ("named.py, first run", own / "named.py", named_dir),
+        ("named.py, second run", own / "named.py", named_dir),
+        ("mismatch.py", own / "mismatch.py", tmp_path_factory.mktemp("mismatch")),
+    ]
+    arguments = [str(part) for _, path, workdir in runs_to_make for part in (path, workdir)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, str(Path(__file__).with_name("example_runner.py")), *arguments],
+                            capture_output=True, text=True, env=env, timeout=2400, check=False)
+    ends = re.compile(rf"\n{MARKER} (-?\d+)\n")
+    outputs, errors = ends.split(result.stdout), ends.split(result.stderr)
+    runs = {}
+    for index, (name, _, _) in enumerate(runs_to_make):
+        if 2 * index + 1 < min(len(outputs), len(errors)):
+            runs[name] = subprocess.CompletedProcess([name], int(outputs[2 * index + 1]), outputs[2 * index], errors[2 * index])
+        else:
+            runs[name] = subprocess.CompletedProcess([name], -1, "", f"the runner ended before {name} finished "
+                                                     f"(exit {result.returncode}): {result.stderr[-3000:]}")
+    return runs
+
+
 @pytest.mark.parametrize("program", IN_PROCESS)
-def test_example_prints_what_pyflink_prints(program, tmp_path):
-    result = run_kindling(examples_dir() / program, tmp_path)
+def test_example_prints_what_pyflink_prints(program, shared_run):
+    result = shared_run[program]
     assert result.returncode == 0, result.stderr[-3000:]
     got = program_lines(result.stdout)
     assert comparable(got) == comparable(expected_lines(program))
 
 
-def test_keys_unchanged_key_type_and_second_execute(tmp_path):
+def test_keys_unchanged_key_type_and_second_execute(shared_run):
     """key_by leaves records as they are, get_current_key() has the selector's type, a second execute() prints."""
     program = "keys_and_two_jobs.py"
-    result = run_kindling(PROGRAMS / program, tmp_path)
+    result = shared_run[program]
     assert result.returncode == 0, result.stderr[-3000:]
     got = program_lines(result.stdout)
     assert comparable(got) == comparable(expected_lines(program))
     assert "((1, 'a', 10), 1, 'int')" in got and "(1, 'ac', 40)" in got
 
 
-def test_named_job_resumes_and_says_so(tmp_path):
-    program = tmp_path / "named.py"
-    program.write_text(
-        "from pyflink.common import Types\n"
-        "from pyflink.datastream import StreamExecutionEnvironment\n"
-        "env = StreamExecutionEnvironment.get_execution_environment()\n"
-        "env.set_parallelism(1)\n"
-        "env.from_collection([1, 2, 3], type_info=Types.INT()).map(lambda n: n * 10, output_type=Types.INT()).print()\n"
-        "env.execute('tens')\n")
-    first = run_kindling(program, tmp_path)
+def test_named_job_resumes_and_says_so(shared_run):
+    first, second = shared_run["named.py, first run"], shared_run["named.py, second run"]
     assert first.returncode == 0, first.stderr[-3000:]
     assert sorted(program_lines(first.stdout)) == ["10", "20", "30"]
     assert "resumes from its earlier checkpoint" not in first.stderr
-    second = run_kindling(program, tmp_path)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "kindling: job 'tens' resumes from its earlier checkpoint" in second.stderr
     assert program_lines(second.stdout) == []  # the finished job's input was all consumed: nothing is replayed
 
 
-def test_type_mismatch_fails_with_one_readable_message(tmp_path):
-    program = tmp_path / "mismatch.py"
-    program.write_text(
-        "from pyflink.common import Types\n"
-        "from pyflink.datastream import StreamExecutionEnvironment\n"
-        "env = StreamExecutionEnvironment.get_execution_environment()\n"
-        "def count_as_text(word):\n"
-        "    return word, str(len(word))\n"
-        "env.from_collection(['to', 'be']).map(count_as_text, output_type=Types.ROW_NAMED(['word', 'count'], "
-        "[Types.STRING(), Types.LONG()])).print()\n"
-        "env.execute()\n")
-    result = run_kindling(program, tmp_path)
+def test_type_mismatch_fails_with_one_readable_message(shared_run):
+    result = shared_run["mismatch.py"]
     assert result.returncode == 1, result.stderr[-3000:]
     message = [line for line in result.stderr.splitlines() if line.startswith("kindling: job")][-1]
     assert "count_as_text" in message and "'Map'" in message
@@ -132,10 +164,7 @@ def test_type_mismatch_fails_with_one_readable_message(tmp_path):
 
 def test_word_count_through_kindling_run_in_batch_mode(tmp_path):
     """The wheel's word_count, unchanged, through the ``kindling run`` command: batch mode prints final counts only."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    result = subprocess.run([sys.executable, "-m", "kindling", "run", "-m", "127.0.0.1:1", "-D", "restart-strategy.type=fixed-delay",
-                             "-D", "restart-strategy.fixed-delay.attempts=3", str(examples_dir() / "word_count.py")],
-                            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=1200, check=False)
+    result = run_kindling(examples_dir() / "word_count.py", tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "running" in result.stderr and "in this process" in result.stderr
     assert comparable(program_lines(result.stdout)) == comparable(expected_lines("word_count.py"))

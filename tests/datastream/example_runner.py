@@ -1,0 +1,39 @@
+"""Runs PyFlink programs one after another in one process, each as ``kindling run`` runs one without a job manager.
+
+    python example_runner.py PROGRAM WORKDIR [PROGRAM WORKDIR ...]
+
+The programs share one Spark JVM, which saves its start-up per program. Each runs as ``__main__`` in its
+own working directory (so its checkpoints are its own), with the restart strategy the tests give
+``kindling run``. After each program a line ``MARKER <exit status>`` on standard output and on
+standard error ends that program's output there: its print sink writes through the JVM's standard
+output, which is this process's, and every line is written before the program's ``execute()`` returns.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+MARKER = "@@kindling-example-end"
+
+
+def main(arguments: list[str]) -> int:
+    from kindling.program import run_program
+    from kindling.runtime import control
+
+    control.LOCAL_OVERRIDES.update({"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3"})
+    for program, workdir in zip(arguments[::2], arguments[1::2]):
+        os.chdir(workdir)
+        try:
+            status = run_program(program)
+        except Exception as exc:  # a program's own error: its status, as the interpreter would end it
+            print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            status = 1
+        for stream in (sys.stdout, sys.stderr):
+            stream.write(f"\n{MARKER} {status}\n")
+            stream.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
