@@ -5,9 +5,9 @@ Arrow columns in bulk (:mod:`kindling.formats.decoding`) and encodes Arrow batch
 (:mod:`kindling.formats.encoding`).
 """
 
-from kindling.formats.decoding import Decoded, ValueDecoder, parse_timestamps, value_columns
+from kindling.formats.decoding import Decoded, ValueDecoder, epoch_millis, parse_timestamps, value_columns
 from kindling.formats.encoding import RowEncoder
 from kindling.formats.settings import FORMATS, FormatError, FormatSettings, arrow_type, format_options, format_settings
 
 __all__ = ["FORMATS", "Decoded", "FormatError", "FormatSettings", "RowEncoder", "ValueDecoder", "arrow_type",
-           "format_options", "format_settings", "parse_timestamps", "value_columns"]
+           "epoch_millis", "format_options", "format_settings", "parse_timestamps", "value_columns"]

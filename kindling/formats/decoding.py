@@ -76,6 +76,23 @@ def _finish(column: pa.Array, target: pa.DataType) -> pa.Array:
 _ZONE = r"([Zz]|[+-]\d\d(:?\d\d)?)$"
 
 
+def epoch_millis(column: pa.Array) -> pa.Array:
+    """An event-time column as epoch milliseconds (int64; null where a value has no time).
+
+    TIMESTAMP and DATE columns convert; integers are taken as milliseconds already (a BIGINT rowtime
+    source); strings are parsed as :func:`parse_timestamps` does. Sources read their records' event time
+    with it on the driver, to hold back splits that run ahead (watermark alignment)."""
+    if pa.types.is_timestamp(column.type):
+        return pc.cast(column.cast(pa.timestamp("ms", tz=column.type.tz)), pa.int64())
+    if pa.types.is_integer(column.type):
+        return column.cast(pa.int64())
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        return epoch_millis(parse_timestamps(column.cast(pa.string())))
+    if pa.types.is_date(column.type):
+        return epoch_millis(column.cast(pa.timestamp("ms")))
+    return pa.nulls(len(column), pa.int64())
+
+
 def parse_timestamps(text: pa.Array) -> pa.Array:
     """Strings in Flink's SQL form or ISO-8601, with or without a zone offset -> timestamp[ns, UTC].
 

@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from kindling.formats import epoch_millis
 
 log = logging.getLogger("kindling.connectors.kafka")
 
@@ -137,19 +138,7 @@ def value_time_decoder(decoder, field_index: int) -> Callable[[bytes], Optional[
 
 
 def _millis(column: pa.Array) -> Optional[int]:
-    if len(column) == 0 or column.null_count == len(column):
-        return None
-    if pa.types.is_timestamp(column.type):
-        return int(pc.cast(column.cast(pa.timestamp("ms", tz=column.type.tz)), pa.int64())[0].as_py())
-    if pa.types.is_integer(column.type):
-        return int(column[0].as_py())
-    if pa.types.is_string(column.type):
-        from kindling.formats import parse_timestamps
-
-        return _millis(parse_timestamps(column))
-    if pa.types.is_date(column.type):
-        return _millis(column.cast(pa.timestamp("ms")))
-    return None
+    return epoch_millis(column)[0].as_py() if len(column) else None
 
 
 class AlignmentGroup:

@@ -5,6 +5,7 @@
 * ``aws``: boto3 sessions for Flink's credential providers, Flink's retry back-off;
 * ``source``: the POLLING stream reader, exactly once (per-shard sequence numbers in Spark's checkpoint,
   parents before children across resharding);
+* ``alignment``: watermark synchronisation across shards and idle shards, at admission on the driver;
 * ``sink``: PutRecords batching, partial failures re-queued, at-least-once per micro-batch.
 """
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional
 
-from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS
+from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_ROWTIME
 from kindling.formats import FormatSettings
 from kindling.options import (
     ConfigOption,
@@ -330,6 +330,10 @@ class SourceConfig:
     metadata: tuple[tuple[str, str], ...] = ()
     efo_consumer_name: Optional[str] = None
     efo_registration: str = "LAZY"
+    # Watermark synchronisation: how far (ms) a shard may run ahead of the slowest one; None when not set.
+    lookahead_ms: Optional[int] = None
+    sync_interval_ms: int = 30_000
+    rowtime: Optional[str] = None  # the event-time column (the table's rowtime), else the arrival time
 
 
 def _retry(parsed: ParsedOptions, prefix: str) -> tuple[int, int, int, float]:
@@ -479,6 +483,10 @@ def source_config(raw: Mapping[str, Any], connector: str = "kinesis") -> SourceC
         idle_interval_ms=int(parsed["scan.shard.idle.interval"]),
         metadata=parse_metadata(raw.get(TABLE_METADATA), context),
         efo_consumer_name=consumer_name, efo_registration=registration,
+        lookahead_ms=(int(parsed["scan.watermark.lookahead.millis"])
+                      if any(k.lower() == "scan.watermark.lookahead.millis" for k in raw) else None),
+        sync_interval_ms=int(parsed["scan.watermark.sync.interval"]),
+        rowtime=raw.get(TABLE_ROWTIME) or None,
     )
 
 

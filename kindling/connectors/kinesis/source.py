@@ -37,7 +37,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -47,6 +47,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, with_eos
+from kindling.connectors.kinesis.alignment import Record, ShardAligner, event_time_reader
 from kindling.connectors.kinesis.aws import describe_failure, kinesis_client, with_retries
 from kindling.connectors.kinesis.options import SourceConfig, source_config
 from kindling.formats import ValueDecoder, value_columns
@@ -124,6 +125,7 @@ class _ShardBuffer:
 
     base: str
     records: list = field(default_factory=list)  # (sequence, data, arrival ms)
+    times: list = field(default_factory=list)  # the records' event times (ms), under watermark synchronisation
     iterator: Optional[str] = None
     ended: bool = False  # the shard is closed and every record after ``base`` is in ``records``
     last_call: float = 0.0
@@ -147,6 +149,7 @@ class _ShardBuffer:
         for i, record in enumerate(self.records):
             if int(record[0]) == seq:
                 del self.records[:i + 1]
+                del self.times[:i + 1]
                 self.base = position
                 return True
         return False
@@ -228,12 +231,18 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_discovery: Optional[float] = None
         self._available_now_ms: Optional[int] = None
         self._lock = threading.Lock()
+        self._aligner: Optional[ShardAligner] = None
+        self._event_times: Optional[Callable[[Sequence[Record]], list[Optional[int]]]] = None
+        if self.config.lookahead_ms is not None:
+            layout = _SourceLayout(self.config, schema)
+            self._aligner = ShardAligner(self.config.lookahead_ms, self.config.idle_interval_ms, self.config.sync_interval_ms)
+            self._event_times = event_time_reader(layout.decoder, layout.value_schema.names, self.config.rowtime)
         self._list_shards()  # the stream exists, the endpoint answers, the credentials work: else fail now
 
     def __getstate__(self) -> dict:
         """The reader is pickled to executors: never ship the driver's client, buffers or lock."""
         state = dict(self.__dict__)
-        state.update(_client=None, _buffers={}, _lock=None)
+        state.update(_client=None, _buffers={}, _lock=None, _aligner=None, _event_times=None)
         return state
 
     # ------------------------------------------------------------------ driver side
@@ -312,8 +321,12 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self._poll(readable)
             end = dict(shards)
             began: dict[str, str] = {}
+            admitted = self._admitted(readable)
             for shard in readable:
-                end[shard] = self._buffers[shard].end_position()
+                buffer = self._buffers[shard]
+                count = admitted.get(shard, len(buffer.records))
+                end[shard] = buffer.end_position() if count == len(buffer.records) else (
+                    AFTER + buffer.records[count - 1][0] if count else shards[shard])
                 if end[shard] != shards[shard] and not _read_from(shards[shard]):
                     began[shard] = shards[shard]
         offset: dict[str, Any] = {"stream": start.get("stream", self.config.stream), "shards": end}
@@ -322,6 +335,13 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             # that a replay of the first batch starts there even though Spark asks initialOffset() again.
             offset["from"] = began
         return offset
+
+    def _admitted(self, readable: list[str]) -> dict[str, int]:
+        """Under watermark synchronisation, how many buffered records of each shard this batch takes."""
+        if self._aligner is None:
+            return {}
+        finished = {s for s in readable if self._buffers[s].ended or self._done_for_available_now(s)}
+        return self._aligner.admit({s: self._buffers[s].times for s in readable}, finished)
 
     def _has_new(self, readable: list[str], shards: dict[str, str]) -> bool:
         return any(self._buffers[s].end_position() != shards[s] for s in readable)
@@ -378,14 +398,20 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._available_now_ms is not None:
             kept = [r for r in records if r[2] <= self._available_now_ms]
             if len(kept) < len(records):  # reached what arrived after the query started
-                buffer.records.extend(kept)
+                self._keep(shard, buffer, kept)
                 buffer.caught_up = True
                 buffer.iterator = None
                 return
-        buffer.records.extend(records)
+        self._keep(shard, buffer, records)
         buffer.iterator = response.get("NextShardIterator")
         buffer.ended = buffer.iterator is None
         buffer.caught_up = not records and response.get("MillisBehindLatest", 0) == 0
+
+    def _keep(self, shard: str, buffer: _ShardBuffer, records: list) -> None:
+        buffer.records.extend(records)
+        if self._aligner is not None and self._event_times is not None:
+            buffer.times.extend(self._event_times(records))
+            self._aligner.fetched(shard, len(records))
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         begin = start.get("shards", {}) if start else {}

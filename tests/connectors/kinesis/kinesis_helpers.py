@@ -109,3 +109,20 @@ def reader(spark, kinesis, stream_name: str, schema, **options):
             "scan.shard.getrecords.intervalmillis": "50", "scan.shard.discovery.intervalmillis": "500", **options}
     opts = {k: v for k, v in opts.items() if v is not None}  # None: leave the option out
     return spark.readStream.format("kindling_kinesis").schema(with_eos(schema)).options(**opts).load()
+
+
+def read_all(client, stream: str, expected: int, timeout: float = 240) -> list[dict]:
+    """Every record of ``stream``, read with GetRecords, until ``expected`` arrived."""
+    iterators = {s["ShardId"]: client.get_shard_iterator(StreamName=stream, ShardId=s["ShardId"],
+                                                         ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+                 for s in client.list_shards(StreamName=stream)["Shards"]}
+    records: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while len(records) < expected:
+        assert time.monotonic() < deadline, f"only {len(records)} of {expected} records in {stream} within {timeout} s"
+        for shard, iterator in list(iterators.items()):
+            response = client.get_records(ShardIterator=iterator)
+            records.extend(response["Records"])
+            iterators[shard] = response["NextShardIterator"]
+        time.sleep(0.2)
+    return records

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from collections import Counter
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from kinesis_helpers import new_stream, put  # noqa: E402
+from kinesis_helpers import new_stream, put, read_all  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -22,23 +21,6 @@ BASE_S = 1_767_225_600  # 2026-01-01 00:00:00 UTC
 # (page, second after BASE_S): windows of 10 s; the last click only moves the watermark past them.
 CLICKS = [("home", 1), ("cart", 2), ("home", 3), ("home", 9), ("cart", 11), ("home", 12), ("cart", 15),
           ("cart", 19), ("home", 21), ("home", 60)]
-
-
-def read_all(client, stream: str, expected: int, timeout: float = 240) -> list[dict]:
-    """Every record of ``stream``, read with GetRecords, until ``expected`` arrived."""
-    iterators = {s["ShardId"]: client.get_shard_iterator(StreamName=stream, ShardId=s["ShardId"],
-                                                         ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
-                 for s in client.list_shards(StreamName=stream)["Shards"]}
-    records: list[dict] = []
-    deadline = time.monotonic() + timeout
-    while len(records) < expected:
-        assert time.monotonic() < deadline, f"only {len(records)} of {expected} records in {stream} within {timeout} s"
-        for shard, iterator in list(iterators.items()):
-            response = client.get_records(ShardIterator=iterator)
-            records.extend(response["Records"])
-            iterators[shard] = response["NextShardIterator"]
-        time.sleep(0.2)
-    return records
 
 
 def test_sql_windows_from_a_kinesis_table_into_a_partitioned_kinesis_table(env, kinesis):

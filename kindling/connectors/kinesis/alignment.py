@@ -1,0 +1,102 @@
+"""Watermark synchronisation across shards (``scan.watermark.lookahead.millis``) and idle shards.
+
+Flink's Kinesis consumer keeps a watermark per shard; with a watermark tracker, a shard whose
+watermark runs more than the lookahead ahead of the global one is held back in its emit queue.
+Spark keeps one watermark per query, the largest event time seen minus the out-of-orderness, so a
+shard that runs ahead would push it past the records of a slow shard, which Spark then drops as late.
+
+kindling holds shards back at admission, on the driver, where the source already holds each shard's
+fetched records: a shard's *frontier* is the event time of its next unread record, or of the last
+record it gave when it has none. Every shard is admitted only up to ``L = min(frontiers) + lookahead``
+(its first record later than ``L`` ends its part of the micro-batch). All shards are cut at the same
+``L``, so Spark's watermark after the batch stays below every record still unread: none becomes late.
+``L`` is recomputed every ``scan.watermark.sync.interval``.
+
+A shard that gave no record for ``scan.shard.idle.interval`` ms holds nothing back (the default -1:
+it holds back until it has records), nor does a closed shard or one that never held a record.
+
+Event time is the table's rowtime column when it is a column of the record (decoded on the driver),
+else the record's approximate arrival time (Flink's default timestamp for Kinesis).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional, Sequence
+
+from kindling.formats import ValueDecoder, epoch_millis
+
+# A record as the source buffers it: (sequence number, data, approximate arrival ms).
+Record = tuple[str, bytes, int]
+
+
+def event_time_reader(decoder: ValueDecoder, names: Sequence[str], rowtime: Optional[str]) -> Callable[[Sequence[Record]], list[Optional[int]]]:
+    """How the driver reads the event time (epoch ms) of fetched records: the rowtime value column,
+    else the approximate arrival time."""
+    if rowtime is None or rowtime not in names:
+        return lambda records: [r[2] for r in records]
+    index = list(names).index(rowtime)
+
+    def read(records: Sequence[Record]) -> list[Optional[int]]:
+        if not records:
+            return []
+        decoded = decoder.decode([r[1] for r in records])
+        times = epoch_millis(decoded.arrays[index]).to_pylist()
+        if decoded.kept is not None:  # malformed records were skipped: they hold nothing back
+            kept = iter(times)
+            positions = set(decoded.kept)
+            return [next(kept) if i in positions else None for i in range(len(records))]
+        return times
+
+    return read
+
+
+class ShardAligner:
+    """Cuts each shard's admitted records at the event time the slowest active shard allows."""
+
+    def __init__(self, lookahead_ms: int, idle_interval_ms: int, sync_interval_ms: int) -> None:
+        self.lookahead_ms = lookahead_ms
+        self.idle_interval_ms = idle_interval_ms
+        self.sync_interval_ms = sync_interval_ms
+        self._last_record_at: dict[str, float] = {}  # monotonic time a shard last gave records
+        self._last_time: dict[str, int] = {}  # event time of the last record a shard gave
+        self._limit_ms: Optional[int] = None
+        self._limit_at: Optional[float] = None
+        self.idle: set[str] = set()
+
+    def fetched(self, shard: str, count: int) -> None:
+        """A fetch gave ``count`` records (0: the shard had nothing new)."""
+        if count or shard not in self._last_record_at:
+            self._last_record_at[shard] = time.monotonic()
+
+    def admit(self, pending: dict[str, list[Optional[int]]], ended: set[str]) -> dict[str, int]:
+        """How many of each shard's unread records (their event times, in shard order) to admit now."""
+        now = time.monotonic()
+        if self._limit_at is None or (now - self._limit_at) * 1000 >= self.sync_interval_ms:
+            self._limit_ms = self._limit(pending, ended, now)
+            self._limit_at = now
+        counts = {}
+        for shard, times in pending.items():
+            count = len(times)
+            if self._limit_ms is not None:
+                count = next((i for i, t in enumerate(times) if t is not None and t > self._limit_ms), count)
+            counts[shard] = count
+            known = [t for t in times[:count] if t is not None]
+            if known:
+                self._last_time[shard] = known[-1]
+        return counts
+
+    def _limit(self, pending: dict[str, list[Optional[int]]], ended: set[str], now: float) -> Optional[int]:
+        frontiers = []
+        self.idle = set()
+        for shard, times in pending.items():
+            first = next((t for t in times if t is not None), None)
+            if first is not None:
+                frontiers.append(first)
+                continue
+            quiet_ms = (now - self._last_record_at.get(shard, now)) * 1000
+            if shard in ended or shard not in self._last_time or (0 <= self.idle_interval_ms <= quiet_ms):
+                self.idle.add(shard)
+                continue
+            frontiers.append(self._last_time[shard])
+        return min(frontiers) + self.lookahead_ms if frontiers else None

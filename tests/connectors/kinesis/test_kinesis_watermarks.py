@@ -1,0 +1,78 @@
+"""Per-shard event time on Spark's single watermark: with ``scan.watermark.lookahead.millis`` a shard far
+ahead is held back so that none of a slow shard's records is dropped as late, and a shard that went quiet
+stops holding the others back after ``scan.shard.idle.interval``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import sys
+from collections import Counter
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from kinesis_helpers import new_stream, put, read_all  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+AWS = ("'aws.region' = 'us-east-1', 'aws.endpoint' = '{endpoint}', 'aws.credentials.provider' = 'BASIC', "
+       "'aws.credentials.basic.accesskeyid' = 'kindling-local', 'aws.credentials.basic.secretkey' = 'kindling-local-secret'")
+BASE = dt.datetime(2026, 1, 1)
+PER_SHARD = 60
+
+
+def key_for_shard(index: int, shards: int = 2) -> str:
+    """A partition key whose MD5 hash falls in the ``index``-th of ``shards`` equal hash key ranges."""
+    width = 2 ** 128 // shards
+    return next(k for k in (f"key-{n}" for n in range(1000))
+                if int(hashlib.md5(k.encode()).hexdigest(), 16) // width == index)
+
+
+def clicks(key: str, first_second: int) -> list[tuple[str, bytes]]:
+    return [(key, json.dumps({"ts": (BASE + dt.timedelta(seconds=first_second + i)).strftime("%Y-%m-%d %H:%M:%S")}).encode())
+            for i in range(PER_SHARD)]
+
+
+def window_counts(env, kinesis, source: str, name: str, extra: str, expected: int) -> Counter:
+    client = kinesis.client()
+    out = new_stream(kinesis, 1)
+    aws = AWS.format(endpoint=kinesis.endpoint)
+    env.execute_sql(f"""
+        CREATE TABLE {name} (ts TIMESTAMP(3), shard STRING METADATA FROM 'shard-id' VIRTUAL,
+                             WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
+        WITH ('connector' = 'kinesis', 'stream' = '{source}', {aws}, 'scan.stream.initpos' = 'TRIM_HORIZON',
+              'scan.shard.getrecords.maxrecordcount' = '10', 'scan.shard.getrecords.intervalmillis' = '50',
+              'format' = 'json'{extra})""")
+    env.execute_sql(f"CREATE TABLE {name}_out (shard STRING, window_start TIMESTAMP(3), n BIGINT) "
+                    f"WITH ('connector' = 'kinesis', 'stream' = '{out}', {aws}, 'format' = 'json')")
+    job = env.execute_sql(f"INSERT INTO {name}_out SELECT shard, window_start, COUNT(*) FROM TABLE("
+                          f"TUMBLE(TABLE {name}, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY shard, window_start, window_end")
+    try:
+        rows = [json.loads(r["Data"]) for r in read_all(client, out, expected=expected)]
+    finally:
+        job.get_job_client().cancel()
+    counts: Counter = Counter()
+    for row in rows:
+        counts[row["shard"]] += row["n"]
+    return counts
+
+
+def test_a_shard_an_hour_ahead_is_held_back_and_the_quiet_one_released_after_the_idle_interval(env, kinesis):
+    source = new_stream(kinesis, 2)
+    slow, fast = key_for_shard(0), key_for_shard(1)
+    placed = put(kinesis.client(), source, clicks(slow, 0) + clicks(fast, 3600))
+    slow_shard, fast_shard = placed[0][0], placed[-1][0]
+    assert slow_shard != fast_shard
+
+    # Without synchronisation the fast shard's first records push Spark's watermark an hour ahead: the
+    # slow shard's later records are late and dropped (only its windows of the first micro-batches fire).
+    unaligned = window_counts(env, kinesis, source, "unaligned", "", expected=6)
+    assert 0 < unaligned[slow_shard] < PER_SHARD, unaligned
+
+    # Synchronised: the fast shard waits until the slow one, its records read, has been quiet for the idle interval.
+    aligned = window_counts(env, kinesis, source, "aligned", ", 'scan.watermark.lookahead.millis' = '20000', "
+                            "'scan.watermark.sync.interval' = '0', 'scan.shard.idle.interval' = '2000'", expected=11)
+    assert aligned == {slow_shard: PER_SHARD, fast_shard: 50}, "every slow record counted, none late"
