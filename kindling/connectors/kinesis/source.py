@@ -23,6 +23,8 @@ How a micro-batch is read, exactly once:
   any record of that key in a child. New shards found by discovery join the next micro-batch, read from
   their first record. A closed shard stays in the offsets as ``SHARD_END`` until ListShards no longer
   returns it (retention), so it is never read twice.
+* **Watermark synchronisation** (``scan.watermark.lookahead.millis``): each shard's part of the batch is
+  cut where it would run ahead of the slowest active shard (:mod:`kindling.connectors.kinesis.alignment`).
 * **partitions / read**: one Spark partition per shard with new records. When the driver still holds the
   batch's records (the normal case) they travel in the partition (Arrow IPC) and the executor only
   decodes them; a replayed batch (after a restart) is read again by the executor from Kinesis, from the
