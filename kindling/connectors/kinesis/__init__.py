@@ -3,7 +3,8 @@
 * ``options``: both option dialects (4.x/legacy ``stream`` + ``scan.*``, 5.x ``stream.arn`` + ``source.*``),
   ``aws.*`` and the credential providers, the sink's ``KinesisStreamsSink`` options;
 * ``aws``: boto3 sessions for Flink's credential providers, Flink's retry back-off;
-* ``source``: the POLLING stream reader, exactly once (per-shard sequence numbers in Spark's checkpoint,
+* ``efo``: enhanced fan-out, the stream consumer and SubscribeToShard over HTTP/2;
+* ``source``: the POLLING and EFO stream reader, exactly once (per-shard sequence numbers in Spark's checkpoint,
   parents before children across resharding);
 * ``alignment``: watermark synchronisation across shards and idle shards, at admission on the driver;
 * ``sink``: PutRecords batching, partial failures re-queued, at-least-once per micro-batch.

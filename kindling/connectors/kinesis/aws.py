@@ -104,12 +104,17 @@ def _refreshing(fetch: Callable[[], dict], region: str) -> Any:
     return boto3.Session(botocore_session=core, region_name=region)
 
 
+def aws_session(aws: AwsSettings, context: str) -> Any:
+    """The boto3 session of the configured credential provider (its credentials refresh where they expire)."""
+    return _session(aws.provider, aws.credentials, aws.region or "us-east-1", context)
+
+
 def kinesis_client(aws: AwsSettings, context: str, retries: int = 0) -> Any:
     """A boto3 Kinesis client for the settings. Retries are kindling's (Flink's options), not botocore's,
     unless ``retries`` is given."""
     from botocore.config import Config
 
-    session = _session(aws.provider, aws.credentials, aws.region or "us-east-1", context)
+    session = aws_session(aws, context)
     config = Config(retries={"total_max_attempts": retries + 1, "mode": "standard"}, connect_timeout=10, read_timeout=60,
                     max_pool_connections=64)
     verify = False if aws.trust_all_certificates else None

@@ -108,6 +108,7 @@ LEGACY_SOURCE_OPTIONS: list[ConfigOption[Any]] = [
     int_option("scan.shard.getrecords.intervalmillis", 200, "Pause between GetRecords calls to one shard (ms).", minimum=0),
     *_retry_options("scan.shard.getrecords", 3, 300, 1000),
     *_retry_options("scan.shard.getiterator", 3, 300, 1000),
+    *_retry_options("scan.shard.subscribetoshard", 10, 1000, 2000),
     *_retry_options("scan.list.shards", 10, 1000, 5000),
     *_retry_options("scan.stream.describe", 50, 2000, 5000),
     bool_option("scan.shard.adaptivereads", False, "Accepted; kindling reads maxrecordcount records per call."),
@@ -330,6 +331,8 @@ class SourceConfig:
     metadata: tuple[tuple[str, str], ...] = ()
     efo_consumer_name: Optional[str] = None
     efo_registration: str = "LAZY"
+    efo_consumer_arn: Optional[str] = None  # scan.stream.efo.consumerarn.<stream>
+    subscribe_retry: tuple[int, int, int, float] = (10, 1000, 2000, 1.5)
     # Watermark synchronisation: how far (ms) a shard may run ahead of the slowest one; None when not set.
     lookahead_ms: Optional[int] = None
     sync_interval_ms: int = 30_000
@@ -463,16 +466,17 @@ def source_config(raw: Mapping[str, Any], connector: str = "kinesis") -> SourceC
     elif timestamp_text:
         raise OptionError(f"{context} option '{ts_key}' is only used with the start position 'AT_TIMESTAMP' "
                           f"(the start position is {position!r})")
+    consumer_arn = None
     if publisher == "EFO":
         name_key = "source.efo.consumer.name" if new else "scan.stream.efo.consumername"
-        arns = [k for k in parsed.extra if k.lower().startswith("scan.stream.efo.consumerarn.")]
-        if not consumer_name and not (registration == "NONE" and arns):
+        arns = {k.lower(): v for k, v in parsed.extra.items() if k.lower().startswith("scan.stream.efo.consumerarn.")}
+        consumer_arn = arns.get(f"scan.stream.efo.consumerarn.{stream}".lower())
+        if registration == "NONE" and not new and not consumer_arn:
+            raise OptionError(f"{context} option 'scan.stream.efo.consumerarn.{stream}' is required with "
+                              "'scan.stream.efo.registration' = 'NONE' (the ARN of the consumer registered for the stream)")
+        if not consumer_name and not consumer_arn:
             raise OptionError(f"{context} option '{name_key}' is required with the EFO record publisher "
                               "(or registration NONE with 'scan.stream.efo.consumerarn.<stream>')")
-        raise OptionError(
-            f"{context} option '{'source.reader.type' if new else 'scan.stream.recordpublisher'}' = 'EFO' is not "
-            "supported by kindling yet: boto3 cannot speak HTTP/2 for SubscribeToShard; use 'POLLING'"
-        )
     return SourceConfig(
         stream=stream, stream_arn=arn, aws=aws, format=fmt, init_position=position, init_timestamp_ms=init_ms,
         publisher=publisher, discovery_interval_ms=discovery_ms, max_records_per_get=int(max_records),
@@ -482,7 +486,8 @@ def source_config(raw: Mapping[str, Any], connector: str = "kinesis") -> SourceC
         list_shards_retry=_retry(parsed, "scan.list.shards"),
         idle_interval_ms=int(parsed["scan.shard.idle.interval"]),
         metadata=parse_metadata(raw.get(TABLE_METADATA), context),
-        efo_consumer_name=consumer_name, efo_registration=registration,
+        efo_consumer_name=consumer_name, efo_registration=registration, efo_consumer_arn=consumer_arn,
+        subscribe_retry=_retry(parsed, "scan.shard.subscribetoshard"),
         lookahead_ms=(int(parsed["scan.watermark.lookahead.millis"])
                       if any(k.lower() == "scan.watermark.lookahead.millis" for k in raw) else None),
         sync_interval_ms=int(parsed["scan.watermark.sync.interval"]),

@@ -1,4 +1,4 @@
-"""Kinesis source: a Spark Python Data Source stream reader (``format("kindling_kinesis")``), POLLING.
+"""Kinesis source: a Spark Python Data Source stream reader (``format("kindling_kinesis")``), POLLING or EFO.
 
 How a micro-batch is read, exactly once:
 
@@ -23,6 +23,9 @@ How a micro-batch is read, exactly once:
   any record of that key in a child. New shards found by discovery join the next micro-batch, read from
   their first record. A closed shard stays in the offsets as ``SHARD_END`` until ListShards no longer
   returns it (retention), so it is never read twice.
+* **EFO** (``scan.stream.recordpublisher`` = ``EFO``): the driver reads each shard through a SubscribeToShard
+  subscription (:mod:`kindling.connectors.kinesis.efo`) instead of GetRecords; offsets, batches and replays
+  are the same (a replay reads its range with GetRecords).
 * **Watermark synchronisation** (``scan.watermark.lookahead.millis``): each shard's part of the batch is
   cut where it would run ahead of the slowest active shard (:mod:`kindling.connectors.kinesis.alignment`).
 * **partitions / read**: one Spark partition per shard with new records. When the driver still holds the
@@ -51,6 +54,7 @@ from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, with_eos
 from kindling.connectors.kinesis.alignment import Record, ShardAligner, event_time_reader
 from kindling.connectors.kinesis.aws import describe_failure, kinesis_client, with_retries
+from kindling.connectors.kinesis.efo import Http2Signer, ShardSubscription, consumer_arn
 from kindling.connectors.kinesis.options import SourceConfig, source_config
 from kindling.formats import ValueDecoder, value_columns
 from kindling.options import OptionError
@@ -239,12 +243,18 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             layout = _SourceLayout(self.config, schema)
             self._aligner = ShardAligner(self.config.lookahead_ms, self.config.idle_interval_ms, self.config.sync_interval_ms)
             self._event_times = event_time_reader(layout.decoder, layout.value_schema.names, self.config.rowtime)
+        self._subscriptions: dict[str, ShardSubscription] = {}
+        self._consumer: Optional[str] = None  # EFO: the stream consumer's ARN
+        self._signer: Optional[Http2Signer] = None
         self._list_shards()  # the stream exists, the endpoint answers, the credentials work: else fail now
+        if self.config.publisher == "EFO" and self.config.efo_registration == "EAGER":
+            self._efo_consumer()
 
     def __getstate__(self) -> dict:
         """The reader is pickled to executors: never ship the driver's client, buffers or lock."""
         state = dict(self.__dict__)
-        state.update(_client=None, _buffers={}, _lock=None, _aligner=None, _event_times=None)
+        state.update(_client=None, _buffers={}, _lock=None, _aligner=None, _event_times=None, _subscriptions={},
+                     _consumer=None, _signer=None)
         return state
 
     # ------------------------------------------------------------------ driver side
@@ -313,10 +323,12 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             for shard in list(self._buffers):
                 if shard not in shards:
                     del self._buffers[shard]
+                    self._unsubscribe(shard)
             for shard in readable:
                 buffer = self._buffers.get(shard)
                 if buffer is None or not buffer.advance(shards[shard]):
                     self._buffers[shard] = _ShardBuffer(base=shards[shard])
+                    self._unsubscribe(shard)
             self._poll(readable)
             while self._available_now_ms is not None and not self._has_new(readable, shards) and not self._all_done(readable):
                 time.sleep(0.05)  # Trigger.AvailableNow ends when nothing is new: poll until caught up
@@ -365,8 +377,9 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                and now - self._buffers[s].last_call >= interval and not self._done_for_available_now(s)]
         if not due:
             return
-        if len(due) == 1:
-            self._fetch(due[0])
+        if len(due) == 1 or self.config.publisher == "EFO":  # EFO only takes what the subscriptions received
+            for shard in due:
+                self._fetch(shard)
             return
         with ThreadPoolExecutor(max_workers=min(32, len(due))) as pool:
             for future in [pool.submit(self._fetch, shard) for shard in due]:
@@ -376,7 +389,51 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         buffer = self._buffers[shard]
         return self._available_now_ms is not None and buffer.caught_up
 
+    def _efo_consumer(self) -> str:
+        if self._consumer is None:
+            context = f"{self.connector} source"
+            try:
+                self._consumer = consumer_arn(self.config, self._kinesis(), context)
+            except OptionError:
+                raise
+            except Exception as exc:
+                raise RuntimeError(f"{context}: cannot find or register the EFO stream consumer "
+                                   f"{self.config.efo_consumer_name!r} on stream {self.config.stream!r}: "
+                                   f"{type(exc).__name__}: {exc}") from None
+        return self._consumer
+
+    def _unsubscribe(self, shard: str) -> None:
+        subscription = self._subscriptions.pop(shard, None)
+        if subscription is not None:
+            subscription.close()
+
+    def _receive(self, shard: str) -> None:
+        """EFO: take what the shard's subscription received (starting it, from the buffer's end, if needed)."""
+        buffer = self._buffers[shard]
+        buffer.last_call = time.monotonic()
+        subscription = self._subscriptions.get(shard)
+        if subscription is None:
+            if self._signer is None:
+                self._signer = Http2Signer(self.config.aws, self._kinesis().meta.endpoint_url, f"{self.connector} source")
+            subscription = ShardSubscription(self._signer, self._efo_consumer(), shard, buffer.next_position(),
+                                             self.config.subscribe_retry)
+            self._subscriptions[shard] = subscription
+        records, ended, caught_up = subscription.take()
+        if self._available_now_ms is not None:
+            kept = [r for r in records if r[2] <= self._available_now_ms]
+            if len(kept) < len(records) or caught_up:
+                self._keep(shard, buffer, kept)
+                buffer.caught_up = True
+                self._unsubscribe(shard)  # a later take would miss what this one dropped
+                return
+        self._keep(shard, buffer, records)
+        buffer.ended = ended
+        buffer.caught_up = caught_up
+
     def _fetch(self, shard: str) -> None:
+        if self.config.publisher == "EFO":
+            self._receive(shard)
+            return
         config = self.config
         buffer = self._buffers[shard]
         client = self._kinesis()
@@ -446,6 +503,9 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     buffer.advance(position)
 
     def stop(self) -> None:
+        for shard in list(self._subscriptions):
+            self._unsubscribe(shard)
+        self._signer = None
         self._client = None
         self._buffers = {}
 

@@ -60,8 +60,14 @@ def test_bad_values_name_the_option():
         source_config({**BASE, "formatt": "json"})
     with pytest.raises(OptionError, match="'scan.stream.efo.consumername' is required"):
         source_config({**BASE, "scan.stream.recordpublisher": "EFO"})
-    with pytest.raises(OptionError, match="'EFO' is not supported"):
-        source_config({**BASE, "scan.stream.recordpublisher": "EFO", "scan.stream.efo.consumername": "c"})
+    with pytest.raises(OptionError, match="'scan.stream.efo.consumerarn.clicks' is required"):
+        source_config({**BASE, "scan.stream.recordpublisher": "EFO", "scan.stream.efo.registration": "NONE"})
+    efo = source_config({**BASE, "scan.stream.recordpublisher": "EFO", "scan.stream.efo.consumername": "c",
+                         "scan.shard.subscribetoshard.maxretries": "4"})
+    assert (efo.publisher, efo.efo_consumer_name, efo.efo_registration, efo.subscribe_retry) == ("EFO", "c", "LAZY", (4, 1000, 2000, 1.5))
+    arn = "arn:aws:kinesis:us-east-1:000000000000:stream/clicks/consumer/c:1"
+    assert source_config({**BASE, "scan.stream.recordpublisher": "EFO", "scan.stream.efo.registration": "NONE",
+                          "scan.stream.efo.consumerarn.clicks": arn}).efo_consumer_arn == arn
 
 
 def test_at_timestamp_in_both_forms():

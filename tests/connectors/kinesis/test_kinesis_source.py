@@ -74,3 +74,41 @@ def test_start_positions(spark, kinesis, tmp_path):
     assert sorted(r["id"] for r in at.wait_for(30)) == list(range(30, 60))
     for collector, expected in ((latest, range(50, 60)), (horizon, range(60)), (at, range(30, 60))):
         assert sorted(r["id"] for r in collector.settle()) == list(expected)
+
+
+def test_efo_reads_every_record_once_through_subscriptions_and_manages_its_consumer(spark, kinesis, tmp_path):
+    """Two EFO sources on one stream: one registers its consumer (LAZY), the other reads with a consumer
+    registered outside the job (NONE)."""
+    stream = new_stream(kinesis, 4)
+    client = kinesis.client()
+    stream_arn = client.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"]["StreamARN"]
+    external = client.register_stream_consumer(StreamARN=stream_arn, ConsumerName="external")["Consumer"]["ConsumerARN"]
+    placed = put(client, stream, records(range(200)))
+    efo = {"scan.stream.recordpublisher": "EFO", "scan.shard.getrecords.intervalmillis": "20"}
+    lazy = Collector(reader(spark, kinesis, stream, WITH_METADATA, **META, **efo, **{"scan.stream.efo.consumername": "lazy"}),
+                     str(tmp_path / "lazy"))
+    none = Collector(reader(spark, kinesis, stream, SCHEMA, **efo, **{"scan.stream.efo.registration": "NONE",
+                                                                       f"scan.stream.efo.consumerarn.{stream}": external}),
+                     str(tmp_path / "none"))
+    lazy.wait_for(200)
+    none.wait_for(200)
+    consumers = {c["ConsumerName"] for c in client.list_stream_consumers(StreamARN=stream_arn)["Consumers"]}
+    assert consumers == {"lazy", "external"}
+    more = put(client, stream, records(range(200, 300)))  # while running: through the open subscriptions
+    for collector in (lazy, none):
+        collector.wait_for(300)
+    rows = lazy.settle()
+    assert sorted(r["id"] for r in rows) == list(range(300))
+    by_id = {r["id"]: r for r in rows}
+    for i, (shard, seq) in enumerate(placed + more):
+        assert (by_id[i]["shard"], by_id[i]["seq"]) == (shard, seq)
+    assert sorted(r["id"] for r in none.settle()) == list(range(300))
+    # Unlike Flink, the consumer the source registered stays (Spark gives the source no graceful stop):
+    # a second start reuses it and reads the same records again from a new checkpoint.
+    consumers = {c["ConsumerName"]: c["ConsumerARN"] for c in client.list_stream_consumers(StreamARN=stream_arn)["Consumers"]}
+    assert set(consumers) == {"lazy", "external"}
+    again = Collector(reader(spark, kinesis, stream, SCHEMA, **efo, **{"scan.stream.efo.consumername": "lazy"}),
+                      str(tmp_path / "again"))
+    again.wait_for(300)
+    assert sorted(r["id"] for r in again.settle()) == list(range(300))
+    assert {c["ConsumerName"]: c["ConsumerARN"] for c in client.list_stream_consumers(StreamARN=stream_arn)["Consumers"]} == consumers
