@@ -46,7 +46,11 @@ def test_reads_every_record_once_from_four_shards_with_metadata(spark, kinesis, 
         assert before - 5 <= by_id[i]["arrival"].timestamp() <= time.time() + 5
 
 
-def test_start_positions(spark, kinesis, tmp_path):
+@pytest.mark.parametrize("publisher", ["POLLING", "EFO"])
+def test_start_positions(spark, kinesis, tmp_path, publisher):
+    def efo(name: str) -> dict:  # one consumer per query: a consumer holds one subscription per shard
+        return {"scan.stream.recordpublisher": "EFO", "scan.stream.efo.consumername": name} if publisher == "EFO" else {}
+
     stream = new_stream(kinesis, 2)
     client = kinesis.client()
     put(client, stream, records(range(30)))
@@ -59,9 +63,11 @@ def test_start_positions(spark, kinesis, tmp_path):
         time.sleep(0.005)
     put(client, stream, records(range(30, 50)))
 
-    latest = Collector(reader(spark, kinesis, stream, SCHEMA, **{"scan.stream.initpos": "LATEST"}), str(tmp_path / "latest"))
-    horizon = Collector(reader(spark, kinesis, stream, SCHEMA, **{"scan.stream.initpos": "TRIM_HORIZON"}), str(tmp_path / "horizon"))
-    at = Collector(reader(spark, kinesis, stream, SCHEMA, **{  # the 5.x dialect
+    latest = Collector(reader(spark, kinesis, stream, SCHEMA, **{"scan.stream.initpos": "LATEST"}, **efo("latest")), str(tmp_path / "latest"))
+    horizon = Collector(reader(spark, kinesis, stream, SCHEMA, **{"scan.stream.initpos": "TRIM_HORIZON"}, **efo("horizon")),
+                        str(tmp_path / "horizon"))
+    new_efo = {"source.reader.type": "EFO", "source.efo.consumer.name": "at"} if publisher == "EFO" else {}
+    at = Collector(reader(spark, kinesis, stream, SCHEMA, **new_efo, **{  # the 5.x dialect
         "stream": None, "stream.arn": f"arn:aws:kinesis:us-east-1:000000000000:stream/{stream}",
         "source.init.position": "AT_TIMESTAMP", "source.init.timestamp": f"{cut:.3f}",
         "scan.stream.initpos": None, "scan.shard.getrecords.intervalmillis": None, "scan.shard.discovery.intervalmillis": None,
