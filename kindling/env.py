@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -9,7 +10,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
@@ -60,6 +61,7 @@ class StreamEnvironment:
         self._spark = spark
         self._sinks: list[DataStreamSink] = []
         self._unnamed_jobs = 0  # execute() calls without a job name so far (see _job_name)
+        self._job_sources: list[Source] = []  # sources read since the last job started (their on_job_end steps)
 
     @staticmethod
     def get_execution_environment(configuration: Union[Configuration, Mapping[str, Any], None] = None) -> "StreamEnvironment":
@@ -173,6 +175,7 @@ class StreamEnvironment:
         if type_info is None:
             type_info = getattr(source, "type_info", None)  # a source whose records are PyFlink-typed (NumberSequenceSource)
         strategy = watermark_strategy or WatermarkStrategy.no_watermarks()
+        self._job_sources.append(source)
         if self.is_batch() and source.bounded and not strategy.has_watermarks:
             # Batch mode: the end of a bounded input is a watermark at the end of time, so keyed operations
             # (rolling aggregations, timers) emit their final results then; records carry no time of their own.
@@ -321,9 +324,21 @@ class StreamEnvironment:
         for group in shared:
             plans.append(_shared_plan(group, f"{_safe_name(name)}.{group.uid}", root / group.uid, interval))
         self._sinks = []
-        client = JobClient(name, plans, self.config)
+        client = JobClient(name, plans, self.config, on_end=self.take_source_cleanups())
         control.attach(client, root, sinks)  # the job manager's control channel, when it runs this driver
         return client
+
+    def take_source_cleanups(self) -> list[Callable[[], None]]:
+        """The end-of-job steps (``Connector.on_job_end``) of the sources read since the last job started."""
+        from kindling.connectors import get_connector
+
+        steps = []
+        for source in self._job_sources:
+            step = get_connector(source.connector).on_job_end
+            if step is not None:
+                steps.append(functools.partial(step, dict(source.options)))
+        self._job_sources = []
+        return steps
 
     def execute(self, job_name: Optional[str] = None, detached: bool = False) -> JobClient:
         """Run the pipeline. Blocking by default: returns when a bounded job finishes; Ctrl-C stops cleanly."""
@@ -395,7 +410,7 @@ class StreamEnvironment:
         client = JobClient(
             self._job_name(job_name),
             [QueryPlan("collect", "Collect Sink", str(checkpoint), separate_exchanges(start, out.sparkSession), True, stream._event_time)],
-            self.config,
+            self.config, on_end=self.take_source_cleanups(),
         )
         try:
             status = client.wait(timeout=timeout)

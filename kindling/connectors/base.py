@@ -135,6 +135,10 @@ class Connector:
     # A sink's end-of-input step, run on the driver after its bounded query stopped (e.g. the file sink
     # publishing what it still holds): ``on_bounded_finish(options, checkpoint)``; None when there is none.
     on_bounded_finish: ClassVar[Optional[Callable[[Mapping[str, str], str], None]]] = None
+    # A source's clean-up on the driver after its job ended without failing (finished, cancelled or stopped),
+    # e.g. Kinesis deregistering the EFO consumer it registered: Spark ends a Python source's reader by
+    # ending its process, so the reader's stop() cannot reach external systems. ``on_job_end(options)``.
+    on_job_end: ClassVar[Optional[Callable[[Mapping[str, str]], None]]] = None
 
     @classmethod
     def produces_changelog(cls, options: ParsedOptions) -> bool:

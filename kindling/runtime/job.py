@@ -73,6 +73,8 @@ class JobClient:
     start_time: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     end_time: Optional[datetime] = None
     exceptions: list[JobException] = field(default_factory=list)
+    # Run once when the job ends FINISHED or CANCELED (its sources' clean-up, see Connector.on_job_end).
+    on_end: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._status = "CREATED"
@@ -236,6 +238,13 @@ class JobClient:
     def _end(self, status: str) -> None:
         self._status = status
         self.end_time = datetime.now(timezone.utc)
+        if status in ("FINISHED", "CANCELED"):
+            steps, self.on_end = self.on_end, []
+            for step in steps:
+                try:
+                    step()
+                except Exception as exc:  # the job's result stands; the clean-up is best effort
+                    log.warning("job %s: clean-up after the job ended failed: %s", self.job_name, exc)
 
     # --- metrics -------------------------------------------------------------------------------
     def metrics(self) -> dict[str, QueryMetrics]:

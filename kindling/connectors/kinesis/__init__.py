@@ -17,6 +17,7 @@ from typing import Any, Mapping, Optional
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from kindling.connectors.base import Connector
+from kindling.connectors.kinesis.efo import deregister_consumer
 from kindling.connectors.kinesis.options import LEGACY_OPTIONS, SINK_OPTIONS, SOURCE_OPTIONS, canonical, sink_config, source_config
 from kindling.connectors.kinesis.source import KinesisDataSource, KinesisLegacyDataSource
 from kindling.options import ParsedOptions
@@ -42,6 +43,14 @@ class KinesisConnector(Connector):
     def consumes_updates(cls, options: Mapping[str, str]) -> bool:
         """Flink's Kinesis table sink is append-only ("Sink: Streaming Append Mode")."""
         return False
+
+    @classmethod
+    def on_job_end(cls, options: Mapping[str, str]) -> None:
+        """Deregister the EFO consumer the source registered (LAZY, EAGER, 5.x JOB_MANAGED), as Flink does
+        when a job stops gracefully; one given by ARN or SELF_MANAGED stays."""
+        config = source_config(options, cls.name)
+        if config.publisher == "EFO" and config.efo_registration != "NONE" and not config.efo_consumer_arn:
+            deregister_consumer(config, f"{cls.name} source")
 
     @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:

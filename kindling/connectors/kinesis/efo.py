@@ -9,9 +9,10 @@ response's ``application/vnd.amazon.eventstream`` messages with botocore's event
   it when it is missing and wait until it is ACTIVE. ``NONE`` uses ``scan.stream.efo.consumerarn.<stream>``
   (or, for 5.x ``SELF_MANAGED``, the named consumer, which must exist). Flink registers LAZY consumers from
   every subtask and EAGER ones from the client; kindling's driver is both, so EAGER registers when the
-  source is created and LAZY when it first reads. Unlike Flink, kindling does not deregister a consumer it
-  registered when the job stops: Spark ends the source's Python runner without letting its ``stop()`` call
-  Kinesis. The consumer stays, as after a crash in Flink, and the next start reuses it.
+  source is created and LAZY when it first reads. When the job ends FINISHED or CANCELED, the job layer
+  deregisters a consumer the source registered (``KinesisConnector.on_job_end``), since Spark ends the
+  source's Python runner without letting its ``stop()`` call Kinesis. After a crash it stays, as in
+  Flink, and the next start reuses it.
 * **Subscriptions**: one thread per shard holds a subscription (Kinesis ends each after about 5 minutes)
   and renews it from the last continuation sequence number; records collect in the thread until the
   driver takes them for a micro-batch. A failed subscription is retried with Flink's back-off
@@ -29,7 +30,7 @@ import threading
 import time
 from typing import Any, Optional
 
-from kindling.connectors.kinesis.aws import aws_session, error_code
+from kindling.connectors.kinesis.aws import aws_session, error_code, kinesis_client
 from kindling.connectors.kinesis.options import AwsSettings, SourceConfig
 from kindling.options import OptionError
 
@@ -65,6 +66,18 @@ def consumer_arn(config: SourceConfig, client: Any, context: str) -> str:
         time.sleep(1.0)  # DescribeStreamConsumer allows 20 calls/s per stream: Flink polls it with back-off too
         found = client.describe_stream_consumer(ConsumerARN=arn)["ConsumerDescription"]
     return arn
+
+
+def deregister_consumer(config: SourceConfig, context: str) -> None:
+    """Deregister the consumer named by the options, if it is registered (the job that registered it ended)."""
+    client = kinesis_client(config.aws, context)
+    stream_arn = config.stream_arn or client.describe_stream_summary(StreamName=config.stream)["StreamDescriptionSummary"]["StreamARN"]
+    try:
+        client.deregister_stream_consumer(StreamARN=stream_arn, ConsumerName=config.efo_consumer_name)
+        log.info("%s: deregistered stream consumer %r of stream %r", context, config.efo_consumer_name, config.stream)
+    except Exception as exc:
+        if error_code(exc) != "ResourceNotFoundException":  # already gone: nothing to do
+            raise
 
 
 class SubscribeError(RuntimeError):

@@ -109,8 +109,8 @@ def test_efo_reads_every_record_once_through_subscriptions_and_manages_its_consu
     for i, (shard, seq) in enumerate(placed + more):
         assert (by_id[i]["shard"], by_id[i]["seq"]) == (shard, seq)
     assert sorted(r["id"] for r in none.settle()) == list(range(300))
-    # Unlike Flink, the consumer the source registered stays (Spark gives the source no graceful stop):
-    # a second start reuses it and reads the same records again from a new checkpoint.
+    # A bare Spark query has no job layer to deregister the consumer (Spark gives the source no graceful
+    # stop), so it stays, as after a crash: a second start reuses it and reads everything again from a new checkpoint.
     consumers = {c["ConsumerName"]: c["ConsumerARN"] for c in client.list_stream_consumers(StreamARN=stream_arn)["Consumers"]}
     assert set(consumers) == {"lazy", "external"}
     again = Collector(reader(spark, kinesis, stream, SCHEMA, **efo, **{"scan.stream.efo.consumername": "lazy"}),

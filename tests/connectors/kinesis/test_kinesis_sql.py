@@ -1,5 +1,5 @@
-"""The Kinesis connector from Flink SQL, as a Flink user writes it: a source table with a watermark and
-metadata columns, event-time windows, and a PARTITIONED BY sink table, against kinesis-local."""
+"""The Kinesis connector from Flink SQL, as a Flink user writes it: an EFO source table with a watermark and
+a metadata column, event-time windows, and a PARTITIONED BY sink table, against kinesis-local."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ def test_sql_windows_from_a_kinesis_table_into_a_partitioned_kinesis_table(env, 
             rowtime AS TO_TIMESTAMP_LTZ(ts, 3),
             WATERMARK FOR rowtime AS rowtime - INTERVAL '1' SECOND
         ) WITH ('connector' = 'kinesis', 'stream' = '{clicks}', {aws}, 'scan.stream.initpos' = 'TRIM_HORIZON',
+                'scan.stream.recordpublisher' = 'EFO', 'scan.stream.efo.consumername' = 'page-counter',
                 'scan.shard.getrecords.intervalmillis' = '50', 'format' = 'json')""")
     env.execute_sql(f"""
         CREATE TABLE page_counts (page STRING, window_start TIMESTAMP(3), clicks BIGINT, shards BIGINT)
@@ -46,10 +47,14 @@ def test_sql_windows_from_a_kinesis_table_into_a_partitioned_kinesis_table(env, 
         SELECT page, window_start, COUNT(*), COUNT(DISTINCT shard)
         FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(rowtime), INTERVAL '10' SECOND))
         GROUP BY page, window_start, window_end""")
+    stream_arn = client.describe_stream_summary(StreamName=clicks)["StreamDescriptionSummary"]["StreamARN"]
     try:
         records = read_all(client, counts, expected=5)
+        assert [c["ConsumerName"] for c in client.list_stream_consumers(StreamARN=stream_arn)["Consumers"]] == ["page-counter"]
     finally:
         job.get_job_client().cancel()
+    # Cancelling is a graceful end: the consumer the source registered is deregistered, as in Flink.
+    assert [c for c in client.list_stream_consumers(StreamARN=stream_arn)["Consumers"] if c["ConsumerStatus"] != "DELETING"] == []
     got = Counter((r["PartitionKey"], json.loads(r["Data"])["page"], json.loads(r["Data"])["window_start"],
                    json.loads(r["Data"])["clicks"]) for r in records)
     assert got == Counter({("home", "home", "2026-01-01 00:00:00", 3): 1, ("cart", "cart", "2026-01-01 00:00:00", 1): 1,
