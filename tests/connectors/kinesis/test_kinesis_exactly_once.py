@@ -21,8 +21,10 @@ from kinesis_helpers import new_stream, put  # noqa: E402
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[3]
-RECORDS = 3_000  # at most; the producer stops after the third restart
-PER_PUT = 40
+# The producer runs until stopped after the third restart (a cap it could reach earlier would leave the kill
+# loop waiting for a record that never comes); RECORDS only bounds a run that goes wrong.
+RECORDS = 100_000
+PER_PUT = 20
 
 
 class Producer(threading.Thread):
@@ -39,7 +41,7 @@ class Producer(threading.Thread):
                 ids = range(self.sent, min(self.sent + PER_PUT, RECORDS))
                 put(self.client, self.stream, [(f"k{i % 10}", json.dumps({"id": i, "payload": f"p{i}"}).encode()) for i in ids])
                 self.sent = ids[-1] + 1
-                self._halt.wait(0.1)
+                self._halt.wait(0.2)
         except Exception as exc:  # reported by the test
             self.error = exc
 
