@@ -71,17 +71,18 @@ def unpack_table(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
 
 
-def upsert_kinds(kinds: pa.Array, keys: pa.Array) -> pa.Array:
+def upsert_kinds(kinds: pa.Array, keys: Callable[[], pa.Array]) -> pa.Array:
     """The change each row makes to an upsert sink: '+I'/'+U' write, '-D' deletes, null skips the row.
 
     Flink's upsert writers (Elasticsearch, upsert-kafka, JDBC) delete on UPDATE_BEFORE. The planner
     sends one only where a filter above an aggregation drops the UPDATE_AFTER that would follow it
     (``HAVING``), so a '-U' becomes '-D' unless a later row of the batch has the same key; that later
-    row then replaces the document and the '-U' is skipped (the sink's final state is the same)."""
+    row then replaces the document and the '-U' is skipped (the sink's final state is the same).
+    ``keys`` gives the rows' keys; it is called only when the batch holds a '-U'."""
     retracting = pc.fill_null(pc.equal(kinds, "-U"), False)
     if not pc.any(retracting).as_py():
         return kinds
-    return pc.if_else(retracting, pc.if_else(_followed_by_same_key(keys), pa.scalar(None, pa.string()),
+    return pc.if_else(retracting, pc.if_else(_followed_by_same_key(keys()), pa.scalar(None, pa.string()),
                                              pa.scalar("-D")), kinds)
 
 

@@ -109,14 +109,16 @@ class ActionBuilder:
     def build(self, batch: pa.RecordBatch) -> Optional[pa.Array]:
         """One NDJSON text (action line + source line) per kept row; None when no row is kept."""
         kinds: Optional[pa.Array] = None
+        ids = self.ids(batch) if self.config.upsert else None
         if ROWKIND_COLUMN in batch.schema.names:
             kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
-            if self.config.upsert:
-                kinds = upsert_kinds(kinds, self.ids(batch))
-            keep = pc.is_valid(kinds) if self.config.upsert else pc.invert(pc.fill_null(pc.equal(kinds, "-U"), False))
+            if ids is not None:
+                kinds = upsert_kinds(kinds, lambda: ids)
+            keep = pc.is_valid(kinds) if ids is not None else pc.invert(pc.fill_null(pc.equal(kinds, "-U"), False))
             if not pc.all(keep).as_py():
                 batch = batch.filter(keep)
                 kinds = kinds.filter(keep)
+                ids = ids.filter(keep) if ids is not None else None
         if batch.num_rows == 0:
             return None
         index = self.pattern.generate(batch, self.zone)
@@ -126,12 +128,13 @@ class ActionBuilder:
         if not self.config.upsert:
             return pc.binary_join_element_wise(pa.scalar('{"index":{"_index":'), index_json, pa.scalar(self._type + "}}\n"),
                                                documents, pa.scalar("\n"), pa.scalar(""))
-        ids = json_strings(self.ids(batch))
+        assert ids is not None
+        id_json = json_strings(ids)
         upserts = pc.binary_join_element_wise(
-            pa.scalar('{"update":{"_index":'), index_json, pa.scalar(self._type + ',"_id":'), ids,
+            pa.scalar('{"update":{"_index":'), index_json, pa.scalar(self._type + ',"_id":'), id_json,
             pa.scalar('}}\n{"doc":'), documents, pa.scalar(',"doc_as_upsert":true}\n'), pa.scalar(""))
         if kinds is None or not pc.any(pc.fill_null(pc.equal(kinds, "-D"), False)).as_py():
             return upserts
         deletes = pc.binary_join_element_wise(pa.scalar('{"delete":{"_index":'), index_json,
-                                              pa.scalar(self._type + ',"_id":'), ids, pa.scalar("}}\n"), pa.scalar(""))
+                                              pa.scalar(self._type + ',"_id":'), id_json, pa.scalar("}}\n"), pa.scalar(""))
         return pc.if_else(pc.fill_null(pc.equal(kinds, "-D"), False), deletes, upserts)

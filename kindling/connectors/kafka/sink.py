@@ -137,7 +137,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         partitions = self._partition_chooser(producer)
         written = skipped = 0
         for batch in iterator:
-            batch, dropped = self._drop_retractions(batch)
+            batch, dropped = self._drop_retractions(batch, key_encoder)
             skipped += dropped
             if batch.num_rows == 0:
                 continue
@@ -176,7 +176,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         chosen: list[int] = []
         skipped = 0
         for batch in iterator:
-            batch, dropped = self._drop_retractions(batch)
+            batch, dropped = self._drop_retractions(batch, key_encoder)
             skipped += dropped
             if batch.num_rows == 0:
                 continue
@@ -192,16 +192,15 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
             partitions=pa.array(chosen, pa.int32()) if partitions is not None else None,
         )
 
-    def _drop_retractions(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
+    def _drop_retractions(self, batch: pa.RecordBatch, key_encoder: Optional[RowEncoder]) -> tuple[pa.RecordBatch, int]:
         """Keep the rows this sink writes: +I/+U (and -D as tombstones for upsert-kafka, see :func:`upsert_kinds`;
         every kind for a changelog format)."""
         if ROWKIND_COLUMN not in batch.schema.names or self.config.value_format.is_changelog:
             return batch, 0
         at = batch.schema.get_field_index(ROWKIND_COLUMN)
         kinds = pc.fill_null(batch.column(at), "+I")
-        if self.config.upsert and self.config.key_format:
-            kinds = upsert_kinds(kinds, pa.array(
-                RowEncoder(self.config.key_format, self.config.key_fields, self.schema).encode(batch), pa.binary()))
+        if self.config.upsert and key_encoder is not None:
+            kinds = upsert_kinds(kinds, lambda: pa.array(key_encoder.encode(batch), pa.binary()))
             batch = batch.set_column(at, ROWKIND_COLUMN, kinds)
         keep = pc.fill_null(pc.is_in(kinds, value_set=_UPSERT_ROWKINDS if self.config.upsert else _KEEP_ROWKINDS), False)
         kept = batch.filter(keep)

@@ -42,11 +42,15 @@ MAX_HELD = 100_000
 _AFTER, _AT_TIMESTAMP = "AFTER:", "AT_TIMESTAMP:"
 
 
+def _stream_arn(config: SourceConfig, client: Any) -> str:
+    return config.stream_arn or client.describe_stream_summary(StreamName=config.stream)["StreamDescriptionSummary"]["StreamARN"]
+
+
 def consumer_arn(config: SourceConfig, client: Any, context: str) -> str:
     """The ARN of the consumer to read with, registered first when the strategy allows and it is missing."""
     if config.efo_consumer_arn:
         return config.efo_consumer_arn
-    stream_arn = config.stream_arn or client.describe_stream_summary(StreamName=config.stream)["StreamDescriptionSummary"]["StreamARN"]
+    stream_arn = _stream_arn(config, client)
     name = config.efo_consumer_name
     try:
         found = client.describe_stream_consumer(StreamARN=stream_arn, ConsumerName=name)["ConsumerDescription"]
@@ -71,7 +75,7 @@ def consumer_arn(config: SourceConfig, client: Any, context: str) -> str:
 def deregister_consumer(config: SourceConfig, context: str) -> None:
     """Deregister the consumer named by the options, if it is registered (the job that registered it ended)."""
     client = kinesis_client(config.aws, context)
-    stream_arn = config.stream_arn or client.describe_stream_summary(StreamName=config.stream)["StreamDescriptionSummary"]["StreamARN"]
+    stream_arn = _stream_arn(config, client)
     try:
         client.deregister_stream_consumer(StreamARN=stream_arn, ConsumerName=config.efo_consumer_name)
         log.info("%s: deregistered stream consumer %r of stream %r", context, config.efo_consumer_name, config.stream)
@@ -129,7 +133,7 @@ class ShardSubscription:
 
     def __init__(self, signer: Http2Signer, consumer: str, shard: str, position: str,
                  retry: tuple[int, int, int, float]) -> None:
-        self.signer, self.consumer, self.shard, self.origin = signer, consumer, shard, position
+        self.signer, self.consumer, self.shard = signer, consumer, shard
         self.retry = retry
         self._position = position  # where a renewed subscription continues
         self._records: list[tuple[str, bytes, int]] = []
@@ -138,8 +142,7 @@ class ShardSubscription:
         self.ended = False  # the shard is closed and every record is taken or held here
         self.caught_up = False
         self.error: Optional[BaseException] = None
-        self._thread = threading.Thread(target=self._run, name=f"kinesis-efo-{shard}", daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._run, name=f"kinesis-efo-{shard}", daemon=True).start()
 
     def take(self) -> tuple[list[tuple[str, bytes, int]], bool, bool]:
         """The records received since the last take, whether the shard ended, whether it is caught up."""

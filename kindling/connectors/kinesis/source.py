@@ -229,7 +229,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.connector = connector
         self.config = source_config(options, connector)
         self.schema = schema
-        _SourceLayout(self.config, schema)  # fail on the driver, before any task, on a bad schema
+        layout = _SourceLayout(self.config, schema)  # fail on the driver, before any task, on a bad schema
         self._client: Any = None
         self._buffers: dict[str, _ShardBuffer] = {}
         self._parents: dict[str, tuple[str, ...]] = {}
@@ -240,7 +240,6 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._aligner: Optional[ShardAligner] = None
         self._event_times: Optional[Callable[[Sequence[Record]], list[Optional[int]]]] = None
         if self.config.lookahead_ms is not None:
-            layout = _SourceLayout(self.config, schema)
             self._aligner = ShardAligner(self.config.lookahead_ms, self.config.idle_interval_ms, self.config.sync_interval_ms)
             self._event_times = event_time_reader(layout.decoder, layout.value_schema.names, self.config.rowtime)
         self._subscriptions: dict[str, ShardSubscription] = {}

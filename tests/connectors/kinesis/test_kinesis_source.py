@@ -28,6 +28,16 @@ def records(ids, keys: int = 16):
     return [(f"k{i % keys}", json.dumps({"id": i, "key": f"k{i % keys}"}).encode()) for i in ids]
 
 
+def read_once_where_put(rows: list, placed: list[tuple[str, str]]) -> dict:
+    """Rows by id, after checking that ids 0..n-1 were each read once with the shard and sequence number
+    PutRecords gave them."""
+    assert sorted(r["id"] for r in rows) == list(range(len(placed)))
+    by_id = {r["id"]: r for r in rows}
+    for i, (shard, seq) in enumerate(placed):
+        assert (by_id[i]["shard"], by_id[i]["seq"]) == (shard, seq)
+    return by_id
+
+
 def test_reads_every_record_once_from_four_shards_with_metadata(spark, kinesis, tmp_path):
     stream = new_stream(kinesis, 4)
     client = kinesis.client()
@@ -39,11 +49,9 @@ def test_reads_every_record_once_from_four_shards_with_metadata(spark, kinesis, 
     more = put(client, stream, records(range(400, 500)))  # a second micro-batch, while running
     collector.wait_for(500)
     rows = collector.settle()
-    assert sorted(r["id"] for r in rows) == list(range(500))
-    by_id = {r["id"]: r for r in rows}
-    for i, (shard, seq) in enumerate(placed + more):
-        assert (by_id[i]["shard"], by_id[i]["seq"]) == (shard, seq)
-        assert before - 5 <= by_id[i]["arrival"].timestamp() <= time.time() + 5
+    by_id = read_once_where_put(rows, placed + more)
+    for row in by_id.values():
+        assert before - 5 <= row["arrival"].timestamp() <= time.time() + 5
 
 
 @pytest.mark.parametrize("publisher", ["POLLING", "EFO"])
@@ -104,10 +112,7 @@ def test_efo_reads_every_record_once_through_subscriptions_and_manages_its_consu
     for collector in (lazy, none):
         collector.wait_for(300)
     rows = lazy.settle()
-    assert sorted(r["id"] for r in rows) == list(range(300))
-    by_id = {r["id"]: r for r in rows}
-    for i, (shard, seq) in enumerate(placed + more):
-        assert (by_id[i]["shard"], by_id[i]["seq"]) == (shard, seq)
+    read_once_where_put(rows, placed + more)
     assert sorted(r["id"] for r in none.settle()) == list(range(300))
     # A bare Spark query has no job layer to deregister the consumer (Spark gives the source no graceful
     # stop), so it stays, as after a crash: a second start reuses it and reads everything again from a new checkpoint.
