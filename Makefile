@@ -85,8 +85,11 @@ test-slow: setup pyflink
 pyflink:
 	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)
 
-benchmark: setup
-	$(BIN)/python benchmarks/kafka_source.py
+# Every benchmark in benchmarks/ as one table (workload, kindling, reference, ratio, target), also written
+# to artifacts/benchmarks.md; BENCHMARK_ARGS="--only stateful,kafka_source" or "--quick" (small inputs).
+benchmark: setup pyflink
+	@$(BIN)/python -c 'import duckdb' 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/python benchmarks/run_all.py $(BENCHMARK_ARGS)
 
 # Nexmark conformance: every query of benchmarks/nexmark/queries through kindling's SQL against a
 # DuckDB reference over the same events; ends with `conformant=<k> total=<n>`.
