@@ -290,7 +290,9 @@ def _open_jvm_stdout() -> Optional[Any]:
             with open(f"/proc/{pid}/comm") as comm:
                 name = comm.read().strip()
             if name == "java":
-                return open(f"/proc/{pid}/fd/1", "w", buffering=1)  # kept open for the process's life
+                # Appending: a redirected stdout (``> out.txt``) is a file that "w" would truncate, and each
+                # worker's own offset would overwrite the others' lines. Kept open for the process's life.
+                return open(f"/proc/{pid}/fd/1", "a", buffering=1)
             with open(f"/proc/{pid}/stat") as stat:
                 pid = int(stat.read().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
