@@ -122,14 +122,25 @@ class ConnectedStreams:
         first, second = self.first, self.second  # KeyedStreams
         if len(first.keys) != len(second.keys):  # type: ignore[attr-defined]
             raise ValueError(f"connected keys differ in arity: {first.keys} vs {second.keys}")  # type: ignore[attr-defined]
-        out_user = records.as_struct(output_type) if output_type is not None else first.schema
+        out_user, out_type = self._output(output_type)
         inputs = [
             (first._df, first._key_columns(), first.schema),  # type: ignore[attr-defined]
             (second._df, second._key_columns(), second.schema),  # type: ignore[attr-defined]
         ]
         ship_by_value(function)
         return first._keyed_operation(_CoAdapter(function), name, out_user, inputs, len(first.keys),  # type: ignore[attr-defined]
-                                      bounded=first.is_bounded and second.is_bounded, upstream=[second])
+                                      bounded=first.is_bounded and second.is_bounded, upstream=[second], out_type=out_type,
+                                      input_type_infos=[first._type_info, second._type_info])
+
+    def _output(self, output_type: Optional[records.TypeLike]) -> tuple[StructType, Any]:
+        """The function's output columns and type information: as ``DataStream.map``'s, over either input's type.
+
+        As in PyFlink, without ``output_type`` a function over a PyFlink-typed input produces untyped
+        (pickled) records; over two of kindling's own row streams it keeps the first input's fields.
+        """
+        if output_type is None and self.first._type_info is None and self.second._type_info is not None:
+            return self.second._output(None)
+        return self.first._output(output_type)
 
     def map(self, function: Any, output_type: Optional[records.TypeLike] = None) -> "DataStream":
         """One record out per record of either input (map1 for the first, map2 for the second)."""
@@ -148,7 +159,7 @@ class ConnectedStreams:
 
         ship_by_value(function)
         _co_calls(function)  # fail early on the wrong function type
-        out_user = records.as_struct(output_type) if output_type is not None else self.first.schema
+        out_user, out_type = self._output(output_type)
         types = [self.first.schema, self.second.schema]
         frames = []
         for index, stream in enumerate((self.first, self.second)):
@@ -162,27 +173,26 @@ class ConnectedStreams:
             frames.append(stream._df.select(*columns))
         union = frames[0].unionByName(frames[1])
         full = StructType(list(out_user.fields) + [union.schema[ROWTIME]])
-        run = _co_batches(function, types, out_user, arrow_schema(full))
+        decoders = [records.Codec(t, s._type_info) for t, s in zip(types, (self.first, self.second))]
+        run = _co_batches(function, types, decoders, records.Codec(out_user, out_type), arrow_schema(full))
         out = union.mapInArrow(run, full)
         stream = DataStream(self.first._env, out, name=name, event_time=self.first._event_time,
                             bounded=self.first.is_bounded and self.second.is_bounded,
-                            watermarked=self.first._watermarked and self.second._watermarked)
+                            watermarked=self.first._watermarked and self.second._watermarked, type_info=out_type)
         stream._hides_watermark = self.first._hides_watermark or self.second._hides_watermark
         return stream
 
 
 def _co_batches(
-    function: Any, types: List[StructType], out_user: StructType, out_arrow: pa.Schema
+    function: Any, types: List[StructType], decoders: List[records.Codec], encoder: records.Codec, out_arrow: pa.Schema
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    from pyspark.sql import Row
-
     from kindling.datastream.operator import INPUT, value_column
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         function._runtime_context = RuntimeContext("CoFunction", None, 0, 1)
         function.open(function._runtime_context)
         calls = _co_calls(function)
-        factories = [Row(*t.fieldNames()) for t in types]
+        names = [t.fieldNames() for t in types]
         for batch in batches:
             inputs = batch.column(INPUT).to_pylist()
             values = [batch.column(value_column(i)).to_pylist() for i in range(2)]
@@ -190,9 +200,9 @@ def _co_batches(
             out: list = []
             for n, index in enumerate(inputs):
                 raw = values[index][n]
-                value = factories[index](*[raw[f] for f in types[index].fieldNames()])
+                value = decoders[index].decode([raw[f] for f in names[index]])
                 for result in calls[index](value):
-                    out.append(records.normalise(result, out_user) + (times[n],))
+                    out.append(encoder.encode(result, "CoFunction result") + (times[n],))
             columns = list(zip(*out)) if out else [() for _ in out_arrow]
             arrays = [pa.array(list(c), type=f.type) for c, f in zip(columns, out_arrow)]
             yield pa.RecordBatch.from_arrays(arrays, schema=out_arrow)

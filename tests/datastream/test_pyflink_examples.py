@@ -51,14 +51,18 @@ def expected_lines(program: str) -> list[str]:
 
 
 def run_kindling(program: Path, cwd: Path, timeout: float = 1200) -> subprocess.CompletedProcess:
-    """``kindling run program`` without a job manager, as a user runs it: its stdout is what the program printed.
+    """``kindling run program > out.txt`` without a job manager, as a user runs it: the file holds what the program printed.
 
     A subprocess, because the print sink writes from Spark's Python workers, whose stdout is the
-    process's own file descriptor, not what pytest captures."""
+    process's own file descriptor, not what pytest captures; a file rather than a pipe, because
+    several processes write it (each Python worker appends to the JVM's stdout)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "kindling", "run", "-m", "127.0.0.1:1", "-D", "restart-strategy.type=fixed-delay",
-                           "-D", "restart-strategy.fixed-delay.attempts=3", str(program)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout, check=False)
+    out = cwd / "out.txt"
+    with out.open("w") as stdout:
+        done = subprocess.run([sys.executable, "-m", "kindling", "run", "-m", "127.0.0.1:1", "-D", "restart-strategy.type=fixed-delay",
+                               "-D", "restart-strategy.fixed-delay.attempts=3", str(program)],
+                              stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env, timeout=timeout, check=False)
+    return subprocess.CompletedProcess(done.args, done.returncode, out.read_text(), done.stderr)
 
 
 def test_every_example_is_run_or_listed_with_a_reason():
@@ -105,6 +109,7 @@ def shared_run(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
     named_dir = tmp_path_factory.mktemp("named")
     runs_to_make = [(name, examples_dir() / name, tmp_path_factory.mktemp(Path(name).stem)) for name in SHARED] + [
         ("keys_and_two_jobs.py", PROGRAMS / "keys_and_two_jobs.py", tmp_path_factory.mktemp("keys")),
+        ("connected_streams.py", PROGRAMS / "connected_streams.py", tmp_path_factory.mktemp("connected")),
         ("named.py, first run", own / "named.py", named_dir),
         ("named.py, second run", own / "named.py", named_dir),
         ("mismatch.py", own / "mismatch.py", tmp_path_factory.mktemp("mismatch")),
@@ -141,6 +146,16 @@ def test_keys_unchanged_key_type_and_second_execute(shared_run):
     got = program_lines(result.stdout)
     assert comparable(got) == comparable(expected_lines(program))
     assert "((1, 'a', 10), 1, 'int')" in got and "(1, 'ac', 40)" in got
+
+
+def test_connected_streams_keep_each_inputs_type(shared_run):
+    """A typed tuple, a typed Row and an untyped (pickled) dict reach co-functions as PyFlink hands them."""
+    program = "connected_streams.py"
+    result = shared_run[program]
+    assert result.returncode == 0, result.stderr[-3000:]
+    got = program_lines(result.stdout)
+    assert comparable(got) == comparable(expected_lines(program))
+    assert "second {'words': 'to be'} dict" in got and "(a,refund Row,3)" in got
 
 
 def test_named_job_resumes_and_says_so(shared_run):
