@@ -110,7 +110,8 @@ class StreamEnvironment:
         return self
 
     def set_max_parallelism(self, max_parallelism: int) -> "StreamEnvironment":
-        """Accepted for PyFlink compatibility: kindling's key groups are Spark's shuffle partitions."""
+        """The key groups keyed state is stored by (``pipeline.max-parallelism``); fixed for the life of a job's state."""
+        self.config.set(cfg.MAX_PARALLELISM.key, max_parallelism)
         return self
 
     def add_python_file(self, file_path: str) -> None:
