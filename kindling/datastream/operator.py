@@ -93,6 +93,7 @@ _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
 # The latest millisecond Spark's microsecond timestamps can hold. Flink stamps a global or count window's
 # result with Long.MAX_VALUE ms; it travels as this millisecond and reads back as Long.MAX_VALUE.
 _LATEST_MS = (2**63 - 1) // 1000
+_NAT = -(2**63)  # numpy's not-a-time, as int64
 
 
 def value_column(index: int) -> str:
@@ -428,17 +429,29 @@ class KeyedRunner(StatefulProcessor):
         rows = []
         for values in out:
             ts = values[at] if values[at] is None else min(values[at], _LATEST_MS)
-            spark_time = (ts if ts is not None and ts > floor else floor) * 1000
+            spark_time = min(ts if ts is not None and ts > floor else floor, _LATEST_MS) * 1000
             rows.append(values[:at] + (ts * 1000 if ts is not None else None,) + values[at + 1:] + (spark_time,))
         return rows
 
     def _frame(self, rows: List[tuple]) -> Any:
-        """The results as the columns Spark expects: every column an object column of the row path's values."""
+        """The results as the columns Spark expects: the function's values as objects, event times as microseconds.
+
+        Event times travel as ``datetime64[us]``: a global window's end (Long.MAX_VALUE ms) is beyond
+        what Python's datetime can hold.
+        """
+        import numpy as np
         import pandas as pd
 
         names = self._out_names + [ROWTIME, FROM_TIMER, TAG_COLUMN, SIDE_COLUMN, SPARK_EVENT_TIME]
         columns = list(zip(*rows)) if rows else [()] * len(names)
-        return pd.DataFrame({name: pd.Series(list(column), dtype=object) for name, column in zip(names, columns)})
+        data = {}
+        for name, column in zip(names, columns):
+            if name in (ROWTIME, SPARK_EVENT_TIME):
+                micros = np.array([_NAT if v is None else v for v in column], dtype=np.int64)
+                data[name] = pd.Series(micros.view("datetime64[us]"))
+            else:
+                data[name] = pd.Series(list(column), dtype=object)
+        return pd.DataFrame(data)
 
     def _broadcast_rows(self, records: List[_Record]) -> List[tuple]:
         self._grouping_key = self._slot_key()

@@ -85,8 +85,17 @@ def _grouping(key, broadcast, key_groups):
 
 
 def _rows(frames):
+    """The runner's result frames as Rows, event times as the microseconds Spark reads from them."""
     rows = []
     for frame in frames:
+        columns = []
+        for name in frame.columns:
+            column = frame[name]
+            if str(column.dtype).startswith("datetime64"):
+                micros = column.to_numpy().view("int64").tolist()
+                columns.append([None if column.isna().iloc[i] else micros[i] for i in range(len(column))])
+            else:
+                columns.append(column.tolist())
         factory = Row(*frame.columns)
-        rows += [factory(*values) for values in frame.itertuples(index=False, name=None)]
+        rows += [factory(*values) for values in zip(*columns)]
     return rows
