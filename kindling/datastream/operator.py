@@ -587,8 +587,11 @@ def operator_input(
 
 
 def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType], key_count: int, runner: KeyedRunner,
-                 out_user: StructType, with_slot: bool) -> DataFrame:
-    """Union the inputs, group by key and run the runner; returns the tagged output.
+                 out_user: StructType, with_slot: bool, bucket: str = BUCKET) -> DataFrame:
+    """Union the inputs, group by key group and run the runner; returns the tagged output.
+
+    ``bucket`` names the key-group column: unique per operator, so a sink's plan shows which keyed
+    operators it holds state of (``kindling.runtime.state_layout``).
 
     In Spark's event-time mode the output's ROWTIME is re-declared as the event-time column, so
     the keyed operators after this one get the watermark.
@@ -602,8 +605,8 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     union = aligned[0]
     for other in aligned[1:]:
         union = union.unionByName(other)
-    union = union.withColumn(BUCKET, key_group(key_count, runner.key_groups, with_slot))
-    grouped = union.groupBy(*(([SLOT] if with_slot else []) + [BUCKET]))
+    union = union.withColumn(bucket, key_group(key_count, runner.key_groups, with_slot))
+    grouped = union.groupBy(*(([SLOT] if with_slot else []) + [bucket]))
     if runner.event_time_mode:
         return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "EventTime",
                                                   eventTimeColumnName=SPARK_EVENT_TIME)

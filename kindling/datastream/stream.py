@@ -249,7 +249,9 @@ class DataStream:
                                 pickled_key=pickled_key, key_groups=self._env.config.get(cfg.MAX_PARALLELISM),
                                 key_types=key_types, value_types=types)
         ship_by_value(getattr(adapter, "_function", adapter))
-        tagged = op.run_operator(frames, types, key_count, runner, out_user, with_slot=slots is not None)
+        bucket = f"{op.BUCKET}{len(self._env.keyed_operators)}"
+        self._env.keyed_operators.append((name, bucket))
+        tagged = op.run_operator(frames, types, key_count, runner, out_user, with_slot=slots is not None, bucket=bucket)
         bounded = self._bounded if bounded is None else bounded
         result = SingleOutputStreamOperator(self, tagged, out_user, inputs[0][2], name, watermarked=False, bounded=bounded,
                                             type_info=out_type, input_type_info=type_infos[0])
