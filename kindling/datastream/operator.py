@@ -145,6 +145,18 @@ def from_pandas(data_type: DataType) -> Callable[[Any], Any]:
     return lambda v: None if _missing(v) else v
 
 
+_USER_KEY = "\x00key"  # a key's own value in its state, where dict keys need another (hashable) form
+
+
+def _hashable(key: Any) -> Any:
+    """A key usable as a dict key: a struct (dict) or array (list) key as nested tuples; other keys as they are."""
+    if isinstance(key, dict):
+        return tuple((k, _hashable(v)) for k, v in key.items())
+    if isinstance(key, (list, tuple)) and any(isinstance(v, (dict, list)) for v in key) or isinstance(key, list):
+        return tuple(_hashable(v) for v in key)
+    return key
+
+
 def _missing(value: Any) -> bool:
     if value is None:
         return True
@@ -236,10 +248,10 @@ class KeyedRunner(StatefulProcessor):
             return
         self._grouping_key = tuple(key)
         group = self._load_group()
-        by_key: Dict[Any, List[_Record]] = {}
+        by_key: Dict[Any, tuple] = {}
         for user_key, record in records:  # arrival order per key: Spark's shuffle and stable sort keep it
-            by_key.setdefault(user_key, []).append(record)
-        for user_key, keyed in by_key.items():
+            by_key.setdefault(_hashable(user_key), (user_key, []))[1].append(record)
+        for user_key, keyed in by_key.values():
             self._run_key(group, user_key, lambda keyed=keyed: self._key_records(keyed))
         self._save_group(group)
         yield self._frame(self._drain())
@@ -252,7 +264,7 @@ class KeyedRunner(StatefulProcessor):
         group = self._load_group()
         group.woken(expiredTimerInfo.getExpiryTimeInMs())
         for user_key in list(group.keys_with_timers()):
-            self._run_key(group, user_key, self._fire_due)
+            self._run_key(group, group.user_key(user_key), self._fire_due)
         self._save_group(group)
         yield self._frame(self._drain())
 
@@ -262,11 +274,12 @@ class KeyedRunner(StatefulProcessor):
 
     def _run_key(self, group: "KeyGroup", user_key: Any, work: Callable[[], None]) -> None:
         self.current_key = user_key
-        self.state = KeyState(group.data(user_key), self.processing_time)
+        stored = _hashable(user_key)
+        self.state = KeyState(group.data(stored), self.processing_time)
         work()
         prune(self.state)
         if self.state.dirty:
-            group.put(user_key, self.state.data)
+            group.put(stored, self.state.data, user_key)
 
     def _key_records(self, records: List[_Record]) -> None:
         after = records
@@ -501,12 +514,18 @@ class KeyGroup:
     def data(self, key: Any) -> Optional[Dict[str, Any]]:
         return self._keys.get(key)
 
-    def put(self, key: Any, data: Dict[str, Any]) -> None:
-        if data:
+    def put(self, key: Any, data: Dict[str, Any], user_key: Any) -> None:
+        """Store a key's state under its hashable form, keeping the key as the function saw it where they differ."""
+        if any(name != _USER_KEY for name in data):
+            if user_key is not key:
+                data[_USER_KEY] = user_key
             self._keys[key] = data
         else:
             self._keys.pop(key, None)
         self.dirty = True
+
+    def user_key(self, key: Any) -> Any:
+        return self._keys[key].get(_USER_KEY, key)
 
     def empty(self) -> bool:
         return not self._keys and not self._wake
