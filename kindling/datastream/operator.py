@@ -87,6 +87,8 @@ ROWTIME = INTERNAL_PREFIX + "rowtime"  # the same name as stream.ROWTIME (stream
 SPARK_EVENT_TIME = INTERNAL_PREFIX + "spark_event_time"
 # The key group (hash bucket of the key) Spark groups the operator's state by.
 BUCKET = INTERNAL_PREFIX + "bucket"
+NO_KEY_GROUP = -1  # the key group of broadcast records
+META = INTERNAL_PREFIX + "meta"  # keys, event time and timer origin of an operator input record
 DEFAULT_KEY_GROUPS = 128
 KEYED_SLOT = 2**31 - 1
 _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
@@ -230,6 +232,7 @@ class KeyedRunner(StatefulProcessor):
         self._pickled_key = pickled_key  # the key is a Python key selector's result, pickled
         self._key_groups = key_groups
         self.key_groups = key_groups
+        self.layout: List[str] = []  # the operator input's columns, in order (set by run_operator)
         self._key_types = list(key_types) if key_types is not None else [StringType()] * key_count
         self._value_types = list(value_types) if value_types is not None else [
             StructType([StructField(n, StringType()) for n in names]) for names in self._input_names]
@@ -358,21 +361,29 @@ class KeyedRunner(StatefulProcessor):
         """(user key, record) for each row of the key group's frames, in arrival order."""
         out: List[tuple] = []
         key_names = [key_column(i) for i in range(self._key_count)]
+        converters = list(zip(key_names, self._keys_from_pandas))
         for frame in frames:
             if len(frame) == 0:
                 continue
-            keys = [[convert(v) for v in frame[name].tolist()] for name, convert in zip(key_names, self._keys_from_pandas)]
-            inputs = frame[INPUT].tolist()
-            values = {i: frame[value_column(i)].tolist() for i in range(len(self._input_names))}
-            stamps = frame[TS].tolist()
-            flags = frame[FROM_TIMER].tolist()
+            inputs = self._column(frame, INPUT)
+            metas = self._column(frame, META)
+            values = {i: self._column(frame, value_column(i)) for i in range(len(self._input_names))}
             for n, index in enumerate(inputs):
                 index = int(index)
+                meta = metas[n]
                 raw = self._values_from_pandas[index](values[index][n])
-                ts = None if _missing(stamps[n]) else int(stamps[n])
-                user_key = self._user_key(tuple(k[n] for k in keys))
-                out.append((user_key, _Record(index, raw, ts, bool(flags[n]) if not _missing(flags[n]) else False)))
+                user_key = self._user_key(tuple(convert(meta[name]) for name, convert in converters))
+                out.append((user_key, _Record(index, raw, meta[TS], bool(meta[FROM_TIMER]))))
         return out
+
+    def _column(self, frame: Any, name: str) -> list:
+        """A column of a frame Spark handed over, as a list. Spark rebuilds the frames from named tuples,
+        which rename fields starting with an underscore (all of kindling's) to their position."""
+        if name in frame.columns:
+            return frame[name].tolist()
+        if len(frame.columns) != len(self.layout):
+            raise RuntimeError(f"keyed operator '{self._name}': expected the columns {self.layout}, got {list(frame.columns)}")
+        return frame.iloc[:, self.layout.index(name)].tolist()
 
     def _value(self, index: int, raw: Any) -> Any:
         if raw is None:
@@ -389,7 +400,7 @@ class KeyedRunner(StatefulProcessor):
 
     def _slot_key(self) -> tuple:
         assert self._slots is not None
-        return (self._slots[self._subtask], None)
+        return (self._slots[self._subtask], NO_KEY_GROUP)
 
     def _read_blob(self, now: int) -> KeyState:
         stored = self._blob.get()
@@ -624,7 +635,12 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     union = aligned[0]
     for other in aligned[1:]:
         union = union.unionByName(other)
-    union = union.withColumn(bucket, key_group(key_count, runner.key_groups, with_slot))
+    # Keys, event time and timer origin travel in one struct: Spark's columnar path hands a struct's
+    # fields over exactly, where a top-level integer column with a null in the batch turns into floats.
+    meta = F.struct(*[F.col(key_column(i)) for i in range(key_count)], F.col(TS), F.col(FROM_TIMER)).alias(META)
+    union = union.select(*([SLOT] if with_slot else []), key_group(key_count, runner.key_groups, with_slot).alias(bucket),
+                         INPUT, meta, *[value_column(i) for i in range(len(input_types))])
+    runner.layout = union.columns
     grouped = union.groupBy(*(([SLOT] if with_slot else []) + [bucket]))
     if runner.event_time_mode:
         return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "EventTime",
@@ -633,10 +649,12 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
 
 
 def key_group(key_count: int, key_groups: int, with_slot: bool) -> Column:
-    """A record's key group: a hash bucket of its key columns (null for a broadcast record, which has no key)."""
+    """A record's key group: a hash bucket of its key columns (NO_KEY_GROUP for a broadcast record, which has no key).
+
+    Never null: Spark's columnar path would hand a null grouping value back as a float NaN."""
     group = F.pmod(F.xxhash64(*[F.col(key_column(i)) for i in range(key_count)]), F.lit(key_groups)).cast(IntegerType())
     if with_slot:
-        return F.when(F.col(SLOT) == F.lit(KEYED_SLOT), group)
+        return F.when(F.col(SLOT) == F.lit(KEYED_SLOT), group).otherwise(F.lit(NO_KEY_GROUP))
     return group
 
 

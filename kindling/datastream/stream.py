@@ -480,11 +480,13 @@ def _broadcast_slots(spark: Any, partitions: int, keys: Sequence[Column], df: Da
     """For each shuffle partition, a slot number whose broadcast group Spark's hash partitioning sends there.
 
     The keyed operator is hash-partitioned on (slot, key group); broadcast records have no key group
-    (null), so their partition depends on the slot alone, and Spark's ``hash`` is that partitioning's hash.
+    (NO_KEY_GROUP), so their partition depends on the slot alone, and Spark's ``hash`` is that partitioning's hash.
     """
+    from kindling.datastream.operator import NO_KEY_GROUP
+
     probe = spark.range(0, 64 * partitions).select(
         F.col("id").cast("int").alias("slot"),
-        F.pmod(F.hash(F.col("id").cast("int"), F.lit(None).cast("int")), F.lit(partitions)).alias("p"),
+        F.pmod(F.hash(F.col("id").cast("int"), F.lit(NO_KEY_GROUP).cast("int")), F.lit(partitions)).alias("p"),
     )
     slots: dict = {}
     for row in probe.collect():

@@ -63,11 +63,10 @@ def run(adapter, out_schema, input_names, batches, key_count=1, broadcast=False,
         for grouping in groups:
             h.key = grouping
             members = [r for r in rows if _grouping(r[0], broadcast, key_groups) == grouping]
-            frame = {op.key_column(0): [k for k, _, _, _ in members], op.INPUT: [i for _, i, _, _ in members]}
+            frame = {op.INPUT: [i for _, i, _, _ in members],
+                     op.META: [{op.key_column(0): k, op.TS: t, op.FROM_TIMER: None} for k, _, t, _ in members]}
             for j in range(inputs):
                 frame[op.value_column(j)] = [v if i == j else None for _, i, _, v in members]
-            frame[op.TS] = [t for _, _, t, _ in members]
-            frame[op.FROM_TIMER] = [None] * len(members)
             out += _rows(runner.handleInputRows(grouping, iter([pd.DataFrame(frame)]), TV(pt, wm)))
         for key, timers in list(h.timers.items()):
             for t in sorted(timers):
@@ -80,7 +79,7 @@ def run(adapter, out_schema, input_names, batches, key_count=1, broadcast=False,
 
 def _grouping(key, broadcast, key_groups):
     if broadcast:
-        return (7, None) if key is None else (op.KEYED_SLOT, key_group(key, key_groups))
+        return (7, op.NO_KEY_GROUP) if key is None else (op.KEYED_SLOT, key_group(key, key_groups))
     return (key_group(key, key_groups),)
 
 
