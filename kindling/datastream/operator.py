@@ -247,7 +247,9 @@ class KeyedRunner(StatefulProcessor):
         self._begin(timerValues)
         records = self._records(rows)
         if self._slots is not None and key[0] != KEYED_SLOT:
-            yield self._frame(self._broadcast_rows([r for _, r in records]))
+            rows = self._broadcast_rows([r for _, r in records])
+            if rows:
+                yield self._frame(rows)
             return
         self._grouping_key = tuple(key)
         group = self._load_group()
@@ -257,7 +259,7 @@ class KeyedRunner(StatefulProcessor):
         for user_key, keyed in by_key.values():
             self._run_key(group, user_key, lambda keyed=keyed: self._key_records(keyed))
         self._save_group(group)
-        yield self._frame(self._drain())
+        yield from self._frames()
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
         self._begin(timerValues)
@@ -269,7 +271,7 @@ class KeyedRunner(StatefulProcessor):
         for user_key in list(group.keys_with_timers()):
             self._run_key(group, group.user_key(user_key), self._fire_due)
         self._save_group(group)
-        yield self._frame(self._drain())
+        yield from self._frames()
 
     def close(self) -> None:
         if self._opened:
@@ -456,6 +458,12 @@ class KeyedRunner(StatefulProcessor):
             spark_time = min(ts if ts is not None and ts > floor else floor, _LATEST_MS) * 1000
             rows.append(values[:at] + (ts * 1000 if ts is not None else None,) + values[at + 1:] + (spark_time,))
         return rows
+
+    def _frames(self) -> Iterator[Any]:
+        """The results so far as one frame, or none when there are none."""
+        rows = self._drain()
+        if rows:
+            yield self._frame(rows)
 
     def _frame(self, rows: List[tuple]) -> Any:
         """The results as the columns Spark expects: the function's values as objects, event times as microseconds.
