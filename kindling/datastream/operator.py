@@ -35,7 +35,6 @@ then handles the other records.
 from __future__ import annotations
 
 import datetime
-import math
 import pickle
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
@@ -47,8 +46,6 @@ from pyspark.sql.types import (
     BinaryType,
     BooleanType,
     DataType,
-    DoubleType,
-    FloatType,
     IntegerType,
     MapType,
     StringType,
@@ -116,35 +113,46 @@ class Stamped:
         self.timestamp = timestamp
 
 
-def from_pandas(data_type: DataType) -> Callable[[Any], Any]:
-    """Turn a value of ``data_type`` as Spark's pandas conversion hands it over into what Arrow's ``as_py`` gives.
+def from_pandas(data_type: DataType) -> Optional[Callable[[Any], Any]]:
+    """How to turn a struct field's value, as Spark's columnar path hands it over, into what the row path gave.
 
-    The columnar path hands nested arrays as numpy arrays, maps as dicts, timestamps as naive pandas
-    Timestamps, and a top-level integer column with a null as floats; functions must see what the
-    row path showed them (lists, lists of pairs, UTC datetimes, ints and None).
+    Inside a struct, Spark hands scalars over as Python values already; nested arrays come as numpy
+    arrays (an integer array with a null as floats), maps as dicts and timestamps as naive pandas
+    Timestamps, where functions saw lists, lists of pairs and UTC datetimes. None: nothing to do.
     """
     if isinstance(data_type, StructType):
-        fields = [(f.name, from_pandas(f.dataType)) for f in data_type.fields]
-        return lambda v: None if _missing(v) else {name: convert(v.get(name)) for name, convert in fields}
+        fields = [(f.name, convert) for f in data_type.fields if (convert := from_pandas(f.dataType)) is not None]
+        if not fields:
+            return None
+        return lambda v: v if v is None else {**v, **{name: convert(v.get(name)) for name, convert in fields}}
     if isinstance(data_type, ArrayType):
         element = from_pandas(data_type.elementType)
-        return lambda v: None if _missing(v) else [element(e) for e in (v.tolist() if hasattr(v, "tolist") else v)]
+        if element is None and _is_integral(data_type.elementType):
+            element = _int_or_none
+        if element is None:
+            return lambda v: v if v is None else (v.tolist() if hasattr(v, "tolist") else list(v))
+        return lambda v: v if v is None else [element(e) for e in (v.tolist() if hasattr(v, "tolist") else v)]
     if isinstance(data_type, MapType):
-        key, value = from_pandas(data_type.keyType), from_pandas(data_type.valueType)
-        return lambda v: None if _missing(v) else [(key(k), value(x)) for k, x in (v.items() if isinstance(v, dict) else v)]
+        key = from_pandas(data_type.keyType) or _same
+        value = from_pandas(data_type.valueType) or _same
+        return lambda v: v if v is None else [(key(k), value(x)) for k, x in (v.items() if isinstance(v, dict) else v)]
     if isinstance(data_type, TimestampType):
         return lambda v: None if _missing(v) else _utc(v)
     if isinstance(data_type, TimestampNTZType):
         return lambda v: None if _missing(v) else (v.to_pydatetime() if hasattr(v, "to_pydatetime") else v)
-    if isinstance(data_type, (FloatType, DoubleType)):
-        return lambda v: None if v is None else float(v)
-    if isinstance(data_type, (IntegerType,)) or data_type.typeName() in ("long", "short", "byte"):
-        return lambda v: None if _missing(v) else int(v)
-    if isinstance(data_type, BooleanType):
-        return lambda v: None if _missing(v) else bool(v)
-    if isinstance(data_type, BinaryType):
-        return lambda v: None if _missing(v) else bytes(v)
-    return lambda v: None if _missing(v) else v
+    return None
+
+
+def _is_integral(data_type: DataType) -> bool:
+    return data_type.typeName() in ("integer", "long", "short", "byte")
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _int_or_none(value: Any) -> Optional[int]:
+    return None if _missing(value) else int(value)
 
 
 _USER_KEY = "\x00key"  # a key's own value in its state, where dict keys need another (hashable) form
@@ -160,11 +168,12 @@ def _hashable(key: Any) -> Any:
 
 
 def _missing(value: Any) -> bool:
+    """None, or pandas' NaN/NaT standing for a null."""
     if value is None:
         return True
     try:
-        return value is __import__("pandas").NaT or (isinstance(value, float) and math.isnan(value))
-    except TypeError:
+        return bool(value != value)
+    except (TypeError, ValueError):
         return False
 
 
@@ -340,8 +349,8 @@ class KeyedRunner(StatefulProcessor):
             self._factories = [Row(*names) for names in self._input_names]
             self._decoders = [records.Codec(StructType([StructField(n, StringType()) for n in names]), t)
                               for names, t in zip(self._input_names, self._input_types)]
-            self._keys_from_pandas = [from_pandas(t) for t in self._key_types]
-            self._values_from_pandas = [from_pandas(t) for t in self._value_types]
+            self._keys_from_pandas = [from_pandas(t) or _same for t in self._key_types]
+            self._values_from_pandas = [from_pandas(t) or _same for t in self._value_types]
             self._encoder = records.Codec(self._out_schema, self._out_type)
             self._none = (None,) * len(self._out_names)
             self._out: List[tuple] = []
