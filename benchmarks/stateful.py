@@ -5,7 +5,8 @@ one Spark session and write to a no-op sink:
 
 (a) kindling: ``key_by("key").process(RunningAverage())`` — ValueState (sum, count) per key, one
     updated average emitted per record, as Flink's process function would; the keyed operator reads
-    and writes each key's state once per micro-batch (Spark transformWithState, RocksDB);
+    and writes each key group's state once per micro-batch, records in and results out as columns
+    (Spark transformWithStateInPandas, RocksDB; 128 key groups);
 (b) Spark: ``groupBy("key").agg(avg("value"))`` in update mode (one result per key and batch).
 
 Prints both rates in rows/s, the state size each query reported, and last ``ratio=<process-function/built-in>``.

@@ -53,6 +53,13 @@ PARALLELISM = int_option(
     "Like Flink's max parallelism, the shuffle partition count is fixed for a checkpoint's lifetime.",
     minimum=1,
 )
+MAX_PARALLELISM = int_option(
+    "pipeline.max-parallelism",
+    128,
+    "Key groups: the number of hash buckets a keyed operator stores its keys' state by (as Flink's max "
+    "parallelism, it cannot change for the life of a job's state).",
+    minimum=1,
+)
 PIPELINE_NAME = string_option("pipeline.name", None, "The job's name, shown in the UI and used for its checkpoint directory.")
 RESTART_STRATEGY = enum_option(
     "restart-strategy.type",
@@ -96,6 +103,7 @@ OPTIONS: tuple[ConfigOption[Any], ...] = (
     REST_ADDRESS,
     STATE_BACKEND,
     PARALLELISM,
+    MAX_PARALLELISM,
     PIPELINE_NAME,
     RESTART_STRATEGY,
     RESTART_ATTEMPTS,

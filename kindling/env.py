@@ -34,7 +34,7 @@ from kindling.datastream.operator_sinks import OperatorSinks, operator_sinks
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
-from kindling.runtime import control, savepoints
+from kindling.runtime import control, savepoints, state_layout
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
 from kindling.runtime.session import get_or_create_session
@@ -57,6 +57,9 @@ class StreamEnvironment:
             self.config = configuration.copy()
         else:
             self.config = Configuration(configuration or {})
+        # (name, key-group column) of each keyed operator built in this environment, so that a sink's
+        # plan tells which keyed state its checkpoint holds.
+        self.keyed_operators: list[tuple[str, str]] = []
         control.apply_overrides(self.config)  # a job manager's -p / -s / -D settings, when it runs this driver
         self._spark = spark
         self._sinks: list[DataStreamSink] = []
@@ -110,7 +113,8 @@ class StreamEnvironment:
         return self
 
     def set_max_parallelism(self, max_parallelism: int) -> "StreamEnvironment":
-        """Accepted for PyFlink compatibility: kindling's key groups are Spark's shuffle partitions."""
+        """The key groups keyed state is stored by (``pipeline.max-parallelism``); fixed for the life of a job's state."""
+        self.config.set(cfg.MAX_PARALLELISM.key, max_parallelism)
         return self
 
     def add_python_file(self, file_path: str) -> None:
@@ -319,6 +323,8 @@ class StreamEnvironment:
         sinks = {bound.get_uid(): _sink_columns(bound.stream._df) for bound in alone}
         sinks.update({group.uid: group.tagged for group in shared})
         savepoints.restore_configured(self.config, root, sinks)  # execution.savepoint.path, if set
+        for uid, df in sinks.items():
+            state_layout.check_and_record(root / uid, name, uid, self._keyed_in(df), self.config.get(cfg.MAX_PARALLELISM))
         for bound in alone:
             plans.append(self._plan(bound, name, root / bound.get_uid(), interval))
         for group in shared:
@@ -359,6 +365,13 @@ class StreamEnvironment:
         if fresh and client.get_job_status() == "FINISHED":
             shutil.rmtree(self.checkpoint_root(client.job_name), ignore_errors=True)  # nothing can ever resume it
         return client
+
+    def _keyed_in(self, df: DataFrame) -> list[str]:
+        """The names of the keyed operators whose state a sink's query keeps."""
+        if not self.keyed_operators:
+            return []
+        plan = savepoints._plan_text(df)
+        return [name for name, bucket in self.keyed_operators if re.search(rf"\b{re.escape(bucket)}\b", plan)]
 
     def _plan(self, bound: DataStreamSink, job_name: str, checkpoint: Path, interval: str) -> QueryPlan:
         stream, sink = bound.stream, bound.sink

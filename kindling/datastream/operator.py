@@ -7,6 +7,13 @@ over the key's records in arrival order, fires due timers in timestamp order and
 state back once. Spark's state store (RocksDB) keeps it, versioned with each micro-batch, so
 state and timers survive restarts exactly as the checkpoint does.
 
+State is grouped by key group (Flink's name; ``pipeline.max-parallelism`` of them, 128 by default):
+Spark's grouping key is a hash bucket of the record's key, so one state read and one write (four
+round trips to Spark's state server) serve every key of the bucket with work in the micro-batch,
+and records reach Python and results leave it as columns (``transformWithStateInPandas``). A
+bucket's value holds its keys' states; the key-group count is fixed for the life of a job's state,
+as Flink's max parallelism is. ``benchmarks/README.md`` has the measurements behind this.
+
 Input records are never dropped as late by Spark (the operator's input carries event time as a
 plain number, so the function decides, as in Flink), and Spark's watermark reaches the function
 through the timer values. Output rows carry the main output's fields or a side output's record
@@ -27,13 +34,26 @@ then handles the other records.
 
 from __future__ import annotations
 
+import datetime
 import pickle
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.types import BinaryType, BooleanType, IntegerType, StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    DataType,
+    IntegerType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
 
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream import records
@@ -43,12 +63,11 @@ from kindling.datastream.state import KeyState
 from kindling.datastream.timers import (
     MAX_WATERMARK,
     MIN_WATERMARK,
+    TIMERS,
     TimeDomain,
     next_due,
     prune,
     registers_processing_time_timers,
-    wake_ups,
-    woken,
 )
 from kindling.runtime.progress import END_OF_TIME_THRESHOLD
 
@@ -63,11 +82,17 @@ ROWTIME = INTERNAL_PREFIX + "rowtime"  # the same name as stream.ROWTIME (stream
 # (EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED) while Flink lets operators emit late records.
 # Only Spark's watermark bookkeeping reads it; records keep their real event time in ROWTIME.
 SPARK_EVENT_TIME = INTERNAL_PREFIX + "spark_event_time"
+# The key group (hash bucket of the key) Spark groups the operator's state by.
+BUCKET = INTERNAL_PREFIX + "bucket"
+NO_KEY_GROUP = -1  # the key group of broadcast records
+META = INTERNAL_PREFIX + "meta"  # keys, event time and timer origin of an operator input record
+DEFAULT_KEY_GROUPS = 128
 KEYED_SLOT = 2**31 - 1
 _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
 # The latest millisecond Spark's microsecond timestamps can hold. Flink stamps a global or count window's
 # result with Long.MAX_VALUE ms; it travels as this millisecond and reads back as Long.MAX_VALUE.
 _LATEST_MS = (2**63 - 1) // 1000
+_NAT = -(2**63)  # numpy's not-a-time, as int64
 
 
 def value_column(index: int) -> str:
@@ -86,6 +111,77 @@ class Stamped:
     def __init__(self, value: Any, timestamp: Optional[int]) -> None:
         self.value = value
         self.timestamp = timestamp
+
+
+def from_pandas(data_type: DataType) -> Optional[Callable[[Any], Any]]:
+    """How to turn a struct field's value, as Spark's columnar path hands it over, into what the row path gave.
+
+    Inside a struct, Spark hands scalars over as Python values already; nested arrays come as numpy
+    arrays (an integer array with a null as floats), maps as dicts and timestamps as naive pandas
+    Timestamps, where functions saw lists, lists of pairs and UTC datetimes. None: nothing to do.
+    """
+    if isinstance(data_type, StructType):
+        fields = [(f.name, convert) for f in data_type.fields if (convert := from_pandas(f.dataType)) is not None]
+        if not fields:
+            return None
+        return lambda v: v if v is None else {**v, **{name: convert(v.get(name)) for name, convert in fields}}
+    if isinstance(data_type, ArrayType):
+        element = from_pandas(data_type.elementType)
+        if element is None and _is_integral(data_type.elementType):
+            element = _int_or_none
+        if element is None:
+            return lambda v: v if v is None else (v.tolist() if hasattr(v, "tolist") else list(v))
+        return lambda v: v if v is None else [element(e) for e in (v.tolist() if hasattr(v, "tolist") else v)]
+    if isinstance(data_type, MapType):
+        key = from_pandas(data_type.keyType) or _same
+        value = from_pandas(data_type.valueType) or _same
+        return lambda v: v if v is None else [(key(k), value(x)) for k, x in (v.items() if isinstance(v, dict) else v)]
+    if isinstance(data_type, TimestampType):
+        return lambda v: None if _missing(v) else _utc(v)
+    if isinstance(data_type, TimestampNTZType):
+        return lambda v: None if _missing(v) else (v.to_pydatetime() if hasattr(v, "to_pydatetime") else v)
+    return None
+
+
+def _is_integral(data_type: DataType) -> bool:
+    return data_type.typeName() in ("integer", "long", "short", "byte")
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _int_or_none(value: Any) -> Optional[int]:
+    return None if _missing(value) else int(value)
+
+
+_USER_KEY = "\x00key"  # a key's own value in its state, where dict keys need another (hashable) form
+
+
+def _hashable(key: Any) -> Any:
+    """A key usable as a dict key: a struct (dict) or array (list) key as nested tuples; other keys as they are."""
+    if isinstance(key, dict):
+        return tuple((k, _hashable(v)) for k, v in key.items())
+    if isinstance(key, (list, tuple)) and any(isinstance(v, (dict, list)) for v in key) or isinstance(key, list):
+        return tuple(_hashable(v) for v in key)
+    return key
+
+
+def _missing(value: Any) -> bool:
+    """None, or pandas' NaN/NaT standing for a null."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except (TypeError, ValueError):
+        return False
+
+
+def _utc(value: Any) -> datetime.datetime:
+    moment = value.to_pydatetime() if hasattr(value, "to_pydatetime") else value
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.astimezone(datetime.timezone.utc)
 
 
 class Adapter:
@@ -107,13 +203,26 @@ class Adapter:
         pass
 
 
+class _Record:
+    """One input record of the operator: which input, its value as the function sees it, event time, timer origin."""
+
+    __slots__ = ("index", "raw", "ts", "from_timer")
+
+    def __init__(self, index: int, raw: Any, ts: Optional[int], from_timer: bool) -> None:
+        self.index = index
+        self.raw = raw
+        self.ts = ts
+        self.from_timer = from_timer
+
+
 class KeyedRunner(StatefulProcessor):
-    """Spark's StatefulProcessor running a kindling Adapter per key with one state read and write."""
+    """Spark's StatefulProcessor running a kindling Adapter per key, with one state read and write per key group."""
 
     def __init__(self, adapter: Adapter, name: str, out_schema: StructType, key_count: int,
                  parallelism: int, input_names: Sequence[Sequence[str]], slots: Optional[dict] = None,
                  event_time_mode: bool = False, chained: bool = False, input_types: Optional[Sequence[Any]] = None,
-                 out_type: Any = None, pickled_key: bool = False) -> None:
+                 out_type: Any = None, pickled_key: bool = False, key_groups: int = DEFAULT_KEY_GROUPS,
+                 key_types: Optional[Sequence[DataType]] = None, value_types: Optional[Sequence[StructType]] = None) -> None:
         self._adapter = adapter
         self._name = name
         self.operator_name = name
@@ -130,65 +239,89 @@ class KeyedRunner(StatefulProcessor):
         self._input_types = list(input_types) if input_types is not None else [None] * len(self._input_names)
         self._out_type = out_type
         self._pickled_key = pickled_key  # the key is a Python key selector's result, pickled
+        self._key_groups = key_groups
+        self.key_groups = key_groups
+        self.layout: List[str] = []  # the operator input's columns, in order (set by run_operator)
+        self._key_types = list(key_types) if key_types is not None else [StringType()] * key_count
+        self._value_types = list(value_types) if value_types is not None else [
+            StructType([StructField(n, StringType()) for n in names]) for names in self._input_names]
 
     # --- Spark's StatefulProcessor ----------------------------------------------------------------
     def init(self, handle: StatefulProcessorHandle) -> None:
         self._handle = handle
-        self._blob = handle.getValueState("kindling", StructType([StructField("blob", BinaryType(), True)]))
+        self._blob = handle.getValueState("kindling-key-group", StructType([StructField("blob", BinaryType(), True)]))
         self._broadcast: Optional[KeyState] = None
 
-    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         self._begin(timerValues)
+        records = self._records(rows)
         if self._slots is not None and key[0] != KEYED_SLOT:
-            return iter(self._broadcast_rows(list(rows)))
-        self.current_key = self._user_key(key)
-        self.state = self._load()
-        after: Iterator[Row] = rows
-        if self._chained:
-            # Records an upstream operator's timers emitted reached it before the batch's watermark.
-            before, later = [], []
-            for row in rows:
-                (before if row[FROM_TIMER] else later).append(row)
-            if before:
-                watermark = self.watermark
-                stamped = [r[TS] for r in before if r[TS] is not None]
-                self.watermark = min([watermark] + [t - 1 for t in stamped])
-                self._elements(before)
-                self.watermark = watermark
-            after = iter(later)
-        # The batch's watermark arrived before its (other) records, as in Flink: timers it passes fire first.
-        self._fire_due()
-        self._elements(after)
-        self._fire_due()
-        self._save()
-        return iter(self._drain())
+            rows = self._broadcast_rows([r for _, r in records])
+            if rows:
+                yield self._frame(rows)
+            return
+        self._grouping_key = tuple(key)
+        group = self._load_group()
+        by_key: Dict[Any, tuple] = {}
+        for user_key, record in records:  # arrival order per key: Spark's shuffle and stable sort keep it
+            by_key.setdefault(_hashable(user_key), (user_key, []))[1].append(record)
+        for user_key, keyed in by_key.values():
+            self._run_key(group, user_key, lambda keyed=keyed: self._key_records(keyed))
+        self._save_group(group)
+        yield from self._frames()
 
-    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Row]:
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
         self._begin(timerValues)
         if self._slots is not None and key[0] != KEYED_SLOT:
-            return iter([])
-        self.current_key = self._user_key(key)
-        self.state = self._load()
-        woken(self.state, expiredTimerInfo.getExpiryTimeInMs())
-        self._fire_due()
-        self._save()
-        return iter(self._drain())
+            return
+        self._grouping_key = tuple(key)
+        group = self._load_group()
+        group.woken(expiredTimerInfo.getExpiryTimeInMs())
+        for user_key in list(group.keys_with_timers()):
+            self._run_key(group, group.user_key(user_key), self._fire_due)
+        self._save_group(group)
+        yield from self._frames()
 
     def close(self) -> None:
         if self._opened:
             self._adapter.close()
 
-    def _elements(self, rows: Any) -> None:
+    def _run_key(self, group: "KeyGroup", user_key: Any, work: Callable[[], None]) -> None:
+        self.current_key = user_key
+        stored = _hashable(user_key)
+        self.state = KeyState(group.data(stored), self.processing_time)
+        work()
+        prune(self.state)
+        if self.state.dirty:
+            group.put(stored, self.state.data, user_key)
+
+    def _key_records(self, records: List[_Record]) -> None:
+        after = records
+        if self._chained:
+            # Records an upstream operator's timers emitted reached it before the batch's watermark.
+            before = [r for r in records if r.from_timer]
+            after = [r for r in records if not r.from_timer]
+            if before:
+                watermark = self.watermark
+                stamped = [r.ts for r in before if r.ts is not None]
+                self.watermark = min([watermark] + [t - 1 for t in stamped])
+                self._elements(before)
+                self.watermark = watermark
+        # The batch's watermark arrived before its (other) records, as in Flink: timers it passes fire first.
+        self._fire_due()
+        self._elements(after)
+        self._fire_due()
+
+    def _elements(self, records: List[_Record]) -> None:
         from kindling.datastream.errors import calling
 
         function = getattr(self._adapter, "_function", None) or self._adapter
-        for row in rows:  # arrival order: Spark's shuffle and its stable sort by key keep it
-            index = row[INPUT]
-            self.timestamp = row[TS]
+        for record in records:
+            self.timestamp = record.ts
             self.time_domain = None
-            value = self._value(index, row)
+            value = self._value(record.index, record.raw)
             with calling(function, self._name, value):
-                self._emit_all(self._adapter.element(index, value))
+                self._emit_all(self._adapter.element(record.index, value))
 
     # --- what contexts read ---------------------------------------------------------------------
     def emit_side(self, tag_id: str, value: Any) -> None:
@@ -213,12 +346,13 @@ class KeyedRunner(StatefulProcessor):
             context = TaskContext.get()
             subtask = context.partitionId() if context is not None else 0
             self._subtask = subtask
-            self._row = Row(*self._out_names, ROWTIME, FROM_TIMER, TAG_COLUMN, SIDE_COLUMN, SPARK_EVENT_TIME)
-            self._none = (None,) * len(self._out_names)
             self._factories = [Row(*names) for names in self._input_names]
             self._decoders = [records.Codec(StructType([StructField(n, StringType()) for n in names]), t)
                               for names, t in zip(self._input_names, self._input_types)]
+            self._keys_from_pandas = [from_pandas(t) or _same for t in self._key_types]
+            self._values_from_pandas = [from_pandas(t) or _same for t in self._value_types]
             self._encoder = records.Codec(self._out_schema, self._out_type)
+            self._none = (None,) * len(self._out_names)
             self._out: List[tuple] = []
             self.state = KeyState(None, 0)
             runtime_context = RuntimeContext(self._name, lambda: self.state, subtask, self._parallelism)
@@ -234,45 +368,71 @@ class KeyedRunner(StatefulProcessor):
         self.watermark = watermark
         self.time_domain = None
 
-    def _value(self, index: int, row: Row) -> Any:
-        value = row[value_column(index)]
-        if self._input_types[index] is not None and value is not None:
-            items = [value[n] for n in self._input_names[index]] if isinstance(value, dict) else list(value)
-            return self._decoders[index].decode(items)
-        if isinstance(value, dict):
-            return self._factories[index](*[value[n] for n in self._input_names[index]])
-        return value
+    def _records(self, frames: Iterator[Any]) -> List[tuple]:
+        """(user key, record) for each row of the key group's frames, in arrival order."""
+        out: List[tuple] = []
+        key_names = [key_column(i) for i in range(self._key_count)]
+        converters = list(zip(key_names, self._keys_from_pandas))
+        for frame in frames:
+            if len(frame) == 0:
+                continue
+            inputs = self._column(frame, INPUT)
+            metas = self._column(frame, META)
+            values = {i: self._column(frame, value_column(i)) for i in range(len(self._input_names))}
+            for n, index in enumerate(inputs):
+                index = int(index)
+                meta = metas[n]
+                raw = self._values_from_pandas[index](values[index][n])
+                user_key = self._user_key(tuple(convert(meta[name]) for name, convert in converters))
+                out.append((user_key, _Record(index, raw, meta[TS], bool(meta[FROM_TIMER]))))
+        return out
 
-    def _user_key(self, key: Any) -> Any:
-        self._grouping_key = tuple(key)
-        user = self._grouping_key[1:] if self._slots is not None else self._grouping_key
+    def _column(self, frame: Any, name: str) -> list:
+        """A column of a frame Spark handed over, as a list. Spark rebuilds the frames from named tuples,
+        which rename fields starting with an underscore (all of kindling's) to their position."""
+        if name in frame.columns:
+            return frame[name].tolist()
+        if len(frame.columns) != len(self.layout):
+            raise RuntimeError(f"keyed operator '{self._name}': expected the columns {self.layout}, got {list(frame.columns)}")
+        return frame.iloc[:, self.layout.index(name)].tolist()
+
+    def _value(self, index: int, raw: Any) -> Any:
+        if raw is None:
+            return None
+        items = [raw[n] for n in self._input_names[index]]
+        if self._input_types[index] is not None:
+            return self._decoders[index].decode(items)
+        return self._factories[index](*items)
+
+    def _user_key(self, key: tuple) -> Any:
         if self._pickled_key:
-            return pickle.loads(user[0]) if user[0] is not None else None
-        return user[0] if len(user) == 1 else tuple(user)
+            return pickle.loads(key[0]) if key[0] is not None else None
+        return key[0] if len(key) == 1 else tuple(key)
 
     def _slot_key(self) -> tuple:
         assert self._slots is not None
-        return (self._slots[self._subtask],) + (None,) * self._key_count
+        return (self._slots[self._subtask], NO_KEY_GROUP)
 
     def _read_blob(self, now: int) -> KeyState:
         stored = self._blob.get()
         data = pickle.loads(stored[0]) if stored is not None and stored[0] is not None else None
         return KeyState(data, now)
 
-    def _load(self) -> KeyState:
-        return self._read_blob(self.processing_time)
+    def _load_group(self) -> "KeyGroup":
+        stored = self._blob.get()
+        group = KeyGroup.load(stored[0] if stored is not None else None)
+        group.check(self._key_groups, self._name)
+        return group
 
-    def _save(self) -> None:
-        state = self.state
-        for timestamp in wake_ups(state, self.processing_time, self.event_time_mode):
+    def _save_group(self, group: "KeyGroup") -> None:
+        for timestamp in group.wake_ups(self.processing_time, self.event_time_mode):
             self._handle.registerTimer(timestamp)
-        prune(state)
-        if not state.dirty:
+        if not group.dirty:
             return
-        if state.data:
-            self._blob.update((pickle.dumps(state.data, protocol=5),))
-        else:
+        if group.empty():
             self._blob.clear()
+        else:
+            self._blob.update((group.dump(self._key_groups),))
 
     def _fire_due(self) -> None:
         while True:
@@ -297,31 +457,142 @@ class KeyedRunner(StatefulProcessor):
                 else:
                     self._out.append(encode(value, where) + (self.timestamp, from_timer, None, None))
 
-    def _drain(self) -> List[Row]:
+    def _drain(self) -> List[tuple]:
         out, self._out = self._out, []
-        factory = self._row
         at = -4  # the event time, in epoch ms here; Spark's Arrow timestamps are microseconds
         floor = self._spark_watermark
         rows = []
         for values in out:
             ts = values[at] if values[at] is None else min(values[at], _LATEST_MS)
-            spark_time = (ts if ts is not None and ts > floor else floor) * 1000
-            rows.append(factory(*values[:at], ts * 1000 if ts is not None else None, *values[at + 1:], spark_time))
+            spark_time = min(ts if ts is not None and ts > floor else floor, _LATEST_MS) * 1000
+            rows.append(values[:at] + (ts * 1000 if ts is not None else None,) + values[at + 1:] + (spark_time,))
         return rows
 
-    def _broadcast_rows(self, rows: List[Row]) -> List[Row]:
-        self._grouping_key = (self._slots[self._subtask],) + (None,) * self._key_count  # type: ignore[index]
+    def _frames(self) -> Iterator[Any]:
+        """The results so far as one frame, or none when there are none."""
+        rows = self._drain()
+        if rows:
+            yield self._frame(rows)
+
+    def _frame(self, rows: List[tuple]) -> Any:
+        """The results as the columns Spark expects: the function's values as objects, event times as microseconds.
+
+        Event times travel as ``datetime64[us]``: a global window's end (Long.MAX_VALUE ms) is beyond
+        what Python's datetime can hold.
+        """
+        import numpy as np
+        import pandas as pd
+
+        names = self._out_names + [ROWTIME, FROM_TIMER, TAG_COLUMN, SIDE_COLUMN, SPARK_EVENT_TIME]
+        columns = list(zip(*rows)) if rows else [()] * len(names)
+        data = {}
+        for name, column in zip(names, columns):
+            if name in (ROWTIME, SPARK_EVENT_TIME):
+                micros = np.array([_NAT if v is None else v for v in column], dtype=np.int64)
+                data[name] = pd.Series(micros.view("datetime64[us]"))
+            else:
+                data[name] = pd.Series(list(column), dtype=object)
+        return pd.DataFrame(data)
+
+    def _broadcast_rows(self, records: List[_Record]) -> List[tuple]:
+        self._grouping_key = self._slot_key()
         self.current_key = None
         self.state = self._broadcast = self._read_blob(self.processing_time)
         emitted: List[Any] = []
-        for row in rows:
-            self.timestamp = row[TS]
-            emitted.extend(self._adapter.broadcast(self._value(row[INPUT], row)))
+        for record in records:
+            self.timestamp = record.ts
+            emitted.extend(self._adapter.broadcast(self._value(record.index, record.raw)))
         if self._subtask == 0:  # every partition applies the element; one emits its results
             self._emit_all(emitted)
         if self.state.dirty:
             self._blob.update((pickle.dumps(self.state.data, protocol=5),))
         return self._drain()
+
+
+class KeyGroup:
+    """The keys of one key group and their states, stored as one value of Spark's state store.
+
+    Timers stay with each key's state; the group keeps which Spark timers it registered to be woken.
+    """
+
+    def __init__(self, keys: Dict[Any, Dict[str, Any]], wake: set, key_groups: Optional[int]) -> None:
+        self._keys = keys
+        self._wake = wake
+        self._stored_key_groups = key_groups
+        self.dirty = False
+
+    @staticmethod
+    def load(blob: Optional[bytes]) -> "KeyGroup":
+        if blob is None:
+            return KeyGroup({}, set(), None)
+        stored = pickle.loads(blob)
+        return KeyGroup(stored["keys"], stored["wake"], stored["key_groups"])
+
+    def dump(self, key_groups: int) -> bytes:
+        return pickle.dumps({"key_groups": key_groups, "keys": self._keys, "wake": self._wake}, protocol=5)
+
+    def check(self, key_groups: int, operator: str) -> None:
+        if self._stored_key_groups is not None and self._stored_key_groups != key_groups:
+            raise RuntimeError(
+                f"the state of '{operator}' was written with pipeline.max-parallelism={self._stored_key_groups} key "
+                f"groups and this run has {key_groups}: keys would meet another key's state. Set "
+                f"pipeline.max-parallelism back to {self._stored_key_groups}; like Flink's, it cannot change for the "
+                "life of a job's state.")
+
+    def data(self, key: Any) -> Optional[Dict[str, Any]]:
+        return self._keys.get(key)
+
+    def put(self, key: Any, data: Dict[str, Any], user_key: Any) -> None:
+        """Store a key's state under its hashable form, keeping the key as the function saw it where they differ."""
+        if any(name != _USER_KEY for name in data):
+            if user_key is not key:
+                data[_USER_KEY] = user_key
+            self._keys[key] = data
+        else:
+            self._keys.pop(key, None)
+        self.dirty = True
+
+    def user_key(self, key: Any) -> Any:
+        return self._keys[key].get(_USER_KEY, key)
+
+    def empty(self) -> bool:
+        return not self._keys and not self._wake
+
+    def keys_with_timers(self) -> List[Any]:
+        return [k for k, data in self._keys.items() if data.get(TIMERS)]
+
+    def woken(self, timestamp: int) -> None:
+        """Spark fired (and removed) the wake-up timer at ``timestamp``."""
+        if timestamp in self._wake:
+            self._wake.discard(timestamp)
+            self.dirty = True
+
+    def wake_ups(self, processing_time: int, event_time_mode: bool) -> List[int]:
+        """The Spark timer to register so that the group's earliest pending timer gets it woken, if one is needed.
+
+        In Spark's event-time mode, the earliest event-time timer of any key; in processing-time mode,
+        the earliest processing-time timer, or the next micro-batch while event-time timers are pending
+        (they fire when a batch's watermark passes them).
+        """
+        earliest: Optional[int] = None
+        for data in self._keys.values():
+            timers = data.get(TIMERS)
+            if not timers:
+                continue
+            if event_time_mode:
+                candidates = timers["event"]
+            else:
+                candidates = set(timers["proc"])
+                if timers["event"]:
+                    candidates.add(processing_time + 1)
+            if candidates:
+                first = min(candidates)
+                earliest = first if earliest is None else min(earliest, first)
+        if earliest is None or any(w <= earliest for w in self._wake):
+            return []
+        self._wake.add(earliest)
+        self.dirty = True
+        return [earliest]
 
 
 def output_schema(out_user: StructType) -> StructType:
@@ -363,8 +634,11 @@ def operator_input(
 
 
 def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType], key_count: int, runner: KeyedRunner,
-                 out_user: StructType, with_slot: bool) -> DataFrame:
-    """Union the inputs, group by key and run the runner; returns the tagged output.
+                 out_user: StructType, with_slot: bool, bucket: str = BUCKET) -> DataFrame:
+    """Union the inputs, group by key group and run the runner; returns the tagged output.
+
+    ``bucket`` names the key-group column: unique per operator, so a sink's plan shows which keyed
+    operators it holds state of (``kindling.runtime.state_layout``).
 
     In Spark's event-time mode the output's ROWTIME is re-declared as the event-time column, so
     the keyed operators after this one get the watermark.
@@ -378,11 +652,27 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     union = aligned[0]
     for other in aligned[1:]:
         union = union.unionByName(other)
-    grouping = ([SLOT] if with_slot else []) + [key_column(i) for i in range(key_count)]
-    grouped = union.groupBy(*grouping)
+    # Keys, event time and timer origin travel in one struct: Spark's columnar path hands a struct's
+    # fields over exactly, where a top-level integer column with a null in the batch turns into floats.
+    meta = F.struct(*[F.col(key_column(i)) for i in range(key_count)], F.col(TS), F.col(FROM_TIMER)).alias(META)
+    union = union.select(*([SLOT] if with_slot else []), key_group(key_count, runner.key_groups, with_slot).alias(bucket),
+                         INPUT, meta, *[value_column(i) for i in range(len(input_types))])
+    runner.layout = union.columns
+    grouped = union.groupBy(*(([SLOT] if with_slot else []) + [bucket]))
     if runner.event_time_mode:
-        return grouped.transformWithState(runner, output_schema(out_user), "Append", "EventTime", eventTimeColumnName=SPARK_EVENT_TIME)
-    return grouped.transformWithState(runner, output_schema(out_user), "Append", "ProcessingTime")
+        return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "EventTime",
+                                                  eventTimeColumnName=SPARK_EVENT_TIME)
+    return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "ProcessingTime")
+
+
+def key_group(key_count: int, key_groups: int, with_slot: bool) -> Column:
+    """A record's key group: a hash bucket of its key columns (NO_KEY_GROUP for a broadcast record, which has no key).
+
+    Never null: Spark's columnar path would hand a null grouping value back as a float NaN."""
+    group = F.pmod(F.xxhash64(*[F.col(key_column(i)) for i in range(key_count)]), F.lit(key_groups)).cast(IntegerType())
+    if with_slot:
+        return F.when(F.col(SLOT) == F.lit(KEYED_SLOT), group).otherwise(F.lit(NO_KEY_GROUP))
+    return group
 
 
 def from_keyed_operator(df: DataFrame) -> bool:

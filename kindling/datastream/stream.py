@@ -13,6 +13,7 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
+from kindling import config as cfg
 from kindling.connectors.base import INTERNAL_PREFIX, Sink
 from kindling.datastream import records
 from kindling.datastream.functions import AggregateFunction, as_callable, ship_by_value
@@ -242,11 +243,15 @@ class DataStream:
         chained = any(op.from_keyed_operator(df) for df, _, _ in inputs)
         type_infos = list(input_type_infos) if input_type_infos is not None else [self._type_info] + [None] * (len(types) - 1)
         pickled_key = any(SELECTOR_KEY in str(k) for k in inputs[0][1])
+        key_types = [frames[0].schema[op.key_column(i)].dataType for i in range(key_count)]
         runner = op.KeyedRunner(adapter, name, out_user, key_count, parallelism, [t.fieldNames() for t in types], slots,
                                 event_time_mode=event_time_mode, chained=chained, input_types=type_infos, out_type=out_type,
-                                pickled_key=pickled_key)
+                                pickled_key=pickled_key, key_groups=self._env.config.get(cfg.MAX_PARALLELISM),
+                                key_types=key_types, value_types=types)
         ship_by_value(getattr(adapter, "_function", adapter))
-        tagged = op.run_operator(frames, types, key_count, runner, out_user, with_slot=slots is not None)
+        bucket = f"{op.BUCKET}{len(self._env.keyed_operators)}"
+        self._env.keyed_operators.append((name, bucket))
+        tagged = op.run_operator(frames, types, key_count, runner, out_user, with_slot=slots is not None, bucket=bucket)
         bounded = self._bounded if bounded is None else bounded
         result = SingleOutputStreamOperator(self, tagged, out_user, inputs[0][2], name, watermarked=False, bounded=bounded,
                                             type_info=out_type, input_type_info=type_infos[0])
@@ -474,13 +479,14 @@ def _tagged_schema(out_user: StructType, rowtime: Any, carried: Sequence[Any] = 
 def _broadcast_slots(spark: Any, partitions: int, keys: Sequence[Column], df: DataFrame) -> dict:
     """For each shuffle partition, a slot number whose broadcast group Spark's hash partitioning sends there.
 
-    The keyed operator is hash-partitioned on (slot, key columns); broadcast records carry null keys,
-    so their partition depends on the slot alone, and Spark's ``hash`` is that partitioning's hash.
+    The keyed operator is hash-partitioned on (slot, key group); broadcast records have no key group
+    (NO_KEY_GROUP), so their partition depends on the slot alone, and Spark's ``hash`` is that partitioning's hash.
     """
-    key_types = [df.select(k).schema.fields[0].dataType for k in keys]
+    from kindling.datastream.operator import NO_KEY_GROUP
+
     probe = spark.range(0, 64 * partitions).select(
         F.col("id").cast("int").alias("slot"),
-        F.pmod(F.hash(F.col("id").cast("int"), *[F.lit(None).cast(t) for t in key_types]), F.lit(partitions)).alias("p"),
+        F.pmod(F.hash(F.col("id").cast("int"), F.lit(NO_KEY_GROUP).cast("int")), F.lit(partitions)).alias("p"),
     )
     slots: dict = {}
     for row in probe.collect():

@@ -3,6 +3,7 @@
 It drives the exact code Spark runs (KeyedRunner and the adapters) batch by batch with chosen
 watermarks, so operator semantics are checked in milliseconds; the Spark tests check the wiring.
 """
+import pandas as pd
 from pyspark.sql import Row
 
 from kindling.datastream import operator as op
@@ -35,30 +36,65 @@ class ET:
     def __init__(self, t): self.t = t
     def getExpiryTimeInMs(self): return self.t
 
-def run(adapter, out_schema, input_names, batches, key_count=1, broadcast=False):
-    """Run batches of (watermark_ms, [(key, input index, ts_ms, value dict)]); key None marks a broadcast record."""
+def key_group(key, key_groups):
+    """A stable stand-in for Spark's hash bucket of the key."""
+    return sum(repr(key).encode()) % key_groups
+
+
+def run(adapter, out_schema, input_names, batches, key_count=1, broadcast=False, key_groups=3):
+    """Run batches of (watermark_ms, [(key, input index, ts_ms, value dict)]); key None marks a broadcast record.
+
+    Records reach the runner as Spark's columnar path hands them over: one pandas frame per key group."""
     h = Handle()
     slots = {0: 7} if broadcast else None
-    runner = op.KeyedRunner(adapter, "t", out_schema, key_count, 1, input_names, slots)
+    runner = op.KeyedRunner(adapter, "t", out_schema, key_count, 1, input_names, slots, key_groups=key_groups)
     runner.init(h)
     out = []
     pt = 1000
+    inputs = len(input_names)
     for wm, rows in batches:
         pt += 1000
-        keys = []
+        groups = []
         for key, _index, _t, _value in rows:
-            if key not in keys:
-                keys.append(key)
-        keys.sort(key=lambda k: k is not None)  # Spark sorts the broadcast slot groups first
-        for key in keys:
-            grouping = ((7, None) if key is None else (op.KEYED_SLOT, key)) if broadcast else (key,)
+            grouping = _grouping(key, broadcast, key_groups)
+            if grouping not in groups:
+                groups.append(grouping)
+        groups.sort(key=lambda g: g[0] != 7 if broadcast else 0)  # Spark sorts the broadcast slot groups first
+        for grouping in groups:
             h.key = grouping
-            rs = [Row(**{op.INPUT: i, op.value_column(i): v, op.TS: t}) for k, i, t, v in rows if k == key]
-            out += list(runner.handleInputRows(grouping, iter(rs), TV(pt, wm)))
+            members = [r for r in rows if _grouping(r[0], broadcast, key_groups) == grouping]
+            frame = {op.INPUT: [i for _, i, _, _ in members],
+                     op.META: [{op.key_column(0): k, op.TS: t, op.FROM_TIMER: None} for k, _, t, _ in members]}
+            for j in range(inputs):
+                frame[op.value_column(j)] = [v if i == j else None for _, i, _, v in members]
+            out += _rows(runner.handleInputRows(grouping, iter([pd.DataFrame(frame)]), TV(pt, wm)))
         for key, timers in list(h.timers.items()):
             for t in sorted(timers):
                 if t <= pt:
                     timers.discard(t)
                     h.key = key
-                    out += list(runner.handleExpiredTimer(key, TV(pt, wm), ET(t)))
+                    out += _rows(runner.handleExpiredTimer(key, TV(pt, wm), ET(t)))
     return out
+
+
+def _grouping(key, broadcast, key_groups):
+    if broadcast:
+        return (7, op.NO_KEY_GROUP) if key is None else (op.KEYED_SLOT, key_group(key, key_groups))
+    return (key_group(key, key_groups),)
+
+
+def _rows(frames):
+    """The runner's result frames as Rows, event times as the microseconds Spark reads from them."""
+    rows = []
+    for frame in frames:
+        columns = []
+        for name in frame.columns:
+            column = frame[name]
+            if str(column.dtype).startswith("datetime64"):
+                micros = column.to_numpy().view("int64").tolist()
+                columns.append([None if column.isna().iloc[i] else micros[i] for i in range(len(column))])
+            else:
+                columns.append(column.tolist())
+        factory = Row(*frame.columns)
+        rows += [factory(*values) for values in zip(*columns)]
+    return rows

@@ -189,3 +189,41 @@ def test_process_function_on_a_non_keyed_stream_with_side_output(env):
     split = stream.process(Splitter(), "k STRING, n INT, at BIGINT")
     assert sorted(tuple(r) for r in split.execute_and_collect()) == [("a", 4, 3000), ("b", 2, 2000)]
     assert sorted(tuple(r) for r in split.get_side_output(ODD).execute_and_collect()) == [("a", 100), ("c", 500)]
+
+
+class Sums(KeyedProcessFunction):
+    """A running sum per key, with the key as the function sees it."""
+
+    def open(self, runtime_context):
+        self.total = runtime_context.get_state(ValueStateDescriptor("total"))
+
+    def process_element(self, value, ctx):
+        total = (self.total.value() or 0) + value["n"]
+        self.total.update(total)
+        yield ctx.get_current_key(), total
+
+
+@pytest.mark.integration
+def test_large_keys_beside_a_null_key_keep_their_own_state(env):
+    """Keys travel to the keyed operator exactly: 2**62 + 1 and 2**62 + 2 differ only past a double's 53 bits,
+    and a null key in the same batch must not turn the key column into floats."""
+    big = 2**62
+    rows = [(big + 1, 1), (big + 2, 10), (None, 100), (big + 1, 2), (big + 2, 20), (None, 200)]
+    stream = env.from_collection(rows, "k BIGINT, n BIGINT", rows_per_batch=6)
+    out = stream.key_by("k").process(Sums(), "k BIGINT, total BIGINT").execute_and_collect()
+    assert sorted((r.k, r.total) for r in out if r.k is not None) == [(big + 1, 1), (big + 1, 3), (big + 2, 10), (big + 2, 30)]
+    assert sorted(r.total for r in out if r.k is None) == [100, 300]
+
+
+@pytest.mark.integration
+def test_a_checkpoint_in_the_per_key_layout_is_refused_before_the_job_starts(env, tmp_path):
+    from kindling.runtime.state_layout import StateLayoutError
+
+    stream = env.from_collection([(1, 1)], "k BIGINT, n BIGINT")
+    stream.key_by("k").process(Sums(), "k BIGINT, total BIGINT").print().uid("totals")
+    old = env.checkpoint_root("sums") / "totals"
+    (old / "commits").mkdir(parents=True)
+    (old / "commits" / "0").write_text("v1")
+    (old / "state" / "0").mkdir(parents=True)
+    with pytest.raises(StateLayoutError, match="job 'sums'.*sink 'totals'.*'Sums'.*per-key layout"):
+        env.execute("sums")

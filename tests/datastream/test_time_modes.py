@@ -3,6 +3,7 @@
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -59,6 +60,7 @@ def test_a_processing_time_timer_in_event_time_mode_fails_with_the_operator_name
     runner = op.KeyedRunner(KeyedProcessAdapter(Hidden()), "Hidden", StructType([StructField("k", StringType())]), 1, 1,
                             [["k"]], event_time_mode=True)
     runner.init(Handle())
-    rows = [op.Row(**{op.INPUT: 0, op.value_column(0): {"k": "a"}, op.TS: 5, op.FROM_TIMER: None})]
+    frame = pd.DataFrame({op.INPUT: [0], op.META: [{op.key_column(0): "a", op.TS: 5, op.FROM_TIMER: None}],
+                          op.value_column(0): [{"k": "a"}]})
     with pytest.raises(RuntimeError, match="register_processing_time_timer in 'Hidden'.*event-time mode"):
-        runner.handleInputRows(("a",), iter(rows), TV(1000, 0))
+        list(runner.handleInputRows((0,), iter([frame]), TV(1000, 0)))
