@@ -130,31 +130,29 @@ def shared_run(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
     return runs
 
 
-@pytest.mark.parametrize("program", IN_PROCESS)
-def test_example_prints_what_pyflink_prints(program, shared_run):
+def printed_as_pyflink(shared_run: dict, program: str) -> list[str]:
+    """The lines a program printed in the shared run, checked against what PyFlink 2.3 printed."""
     result = shared_run[program]
     assert result.returncode == 0, result.stderr[-3000:]
     got = program_lines(result.stdout)
     assert comparable(got) == comparable(expected_lines(program))
+    return got
+
+
+@pytest.mark.parametrize("program", IN_PROCESS)
+def test_example_prints_what_pyflink_prints(program, shared_run):
+    printed_as_pyflink(shared_run, program)
 
 
 def test_keys_unchanged_key_type_and_second_execute(shared_run):
     """key_by leaves records as they are, get_current_key() has the selector's type, a second execute() prints."""
-    program = "keys_and_two_jobs.py"
-    result = shared_run[program]
-    assert result.returncode == 0, result.stderr[-3000:]
-    got = program_lines(result.stdout)
-    assert comparable(got) == comparable(expected_lines(program))
+    got = printed_as_pyflink(shared_run, "keys_and_two_jobs.py")
     assert "((1, 'a', 10), 1, 'int')" in got and "(1, 'ac', 40)" in got
 
 
 def test_connected_streams_keep_each_inputs_type(shared_run):
     """A typed tuple, a typed Row and an untyped (pickled) dict reach co-functions as PyFlink hands them."""
-    program = "connected_streams.py"
-    result = shared_run[program]
-    assert result.returncode == 0, result.stderr[-3000:]
-    got = program_lines(result.stdout)
-    assert comparable(got) == comparable(expected_lines(program))
+    got = printed_as_pyflink(shared_run, "connected_streams.py")
     assert "second {'words': 'to be'} dict" in got and "(a,refund Row,3)" in got
 
 
