@@ -55,6 +55,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from kindling import config as cfg
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream import records
 from kindling.datastream.context import RuntimeContext
@@ -66,6 +67,7 @@ from kindling.datastream.timers import (
     TIMERS,
     TimeDomain,
     next_due,
+    next_wake_up,
     prune,
     registers_processing_time_timers,
 )
@@ -86,7 +88,7 @@ SPARK_EVENT_TIME = INTERNAL_PREFIX + "spark_event_time"
 BUCKET = INTERNAL_PREFIX + "bucket"
 NO_KEY_GROUP = -1  # the key group of broadcast records
 META = INTERNAL_PREFIX + "meta"  # keys, event time and timer origin of an operator input record
-DEFAULT_KEY_GROUPS = 128
+DEFAULT_KEY_GROUPS = cfg.MAX_PARALLELISM.default
 KEYED_SLOT = 2**31 - 1
 _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
 # The latest millisecond Spark's microsecond timestamps can hold. Flink stamps a global or count window's
@@ -239,7 +241,6 @@ class KeyedRunner(StatefulProcessor):
         self._input_types = list(input_types) if input_types is not None else [None] * len(self._input_names)
         self._out_type = out_type
         self._pickled_key = pickled_key  # the key is a Python key selector's result, pickled
-        self._key_groups = key_groups
         self.key_groups = key_groups
         self.layout: List[str] = []  # the operator input's columns, in order (set by run_operator)
         self._key_types = list(key_types) if key_types is not None else [StringType()] * key_count
@@ -420,9 +421,7 @@ class KeyedRunner(StatefulProcessor):
 
     def _load_group(self) -> "KeyGroup":
         stored = self._blob.get()
-        group = KeyGroup.load(stored[0] if stored is not None else None)
-        group.check(self._key_groups, self._name)
-        return group
+        return KeyGroup.load(stored[0] if stored is not None else None)
 
     def _save_group(self, group: "KeyGroup") -> None:
         for timestamp in group.wake_ups(self.processing_time, self.event_time_mode):
@@ -432,7 +431,7 @@ class KeyedRunner(StatefulProcessor):
         if group.empty():
             self._blob.clear()
         else:
-            self._blob.update((group.dump(self._key_groups),))
+            self._blob.update((group.dump(),))
 
     def _fire_due(self) -> None:
         while True:
@@ -513,31 +512,23 @@ class KeyGroup:
     """The keys of one key group and their states, stored as one value of Spark's state store.
 
     Timers stay with each key's state; the group keeps which Spark timers it registered to be woken.
+    (The key-group count a group was written with is checked once per job, by runtime.state_layout.)
     """
 
-    def __init__(self, keys: Dict[Any, Dict[str, Any]], wake: set, key_groups: Optional[int]) -> None:
+    def __init__(self, keys: Dict[Any, Dict[str, Any]], wake: set) -> None:
         self._keys = keys
         self._wake = wake
-        self._stored_key_groups = key_groups
         self.dirty = False
 
     @staticmethod
     def load(blob: Optional[bytes]) -> "KeyGroup":
         if blob is None:
-            return KeyGroup({}, set(), None)
+            return KeyGroup({}, set())
         stored = pickle.loads(blob)
-        return KeyGroup(stored["keys"], stored["wake"], stored["key_groups"])
+        return KeyGroup(stored["keys"], stored["wake"])
 
-    def dump(self, key_groups: int) -> bytes:
-        return pickle.dumps({"key_groups": key_groups, "keys": self._keys, "wake": self._wake}, protocol=5)
-
-    def check(self, key_groups: int, operator: str) -> None:
-        if self._stored_key_groups is not None and self._stored_key_groups != key_groups:
-            raise RuntimeError(
-                f"the state of '{operator}' was written with pipeline.max-parallelism={self._stored_key_groups} key "
-                f"groups and this run has {key_groups}: keys would meet another key's state. Set "
-                f"pipeline.max-parallelism back to {self._stored_key_groups}; like Flink's, it cannot change for the "
-                "life of a job's state.")
+    def dump(self) -> bytes:
+        return pickle.dumps({"keys": self._keys, "wake": self._wake}, protocol=5)
 
     def data(self, key: Any) -> Optional[Dict[str, Any]]:
         return self._keys.get(key)
@@ -568,26 +559,8 @@ class KeyGroup:
             self.dirty = True
 
     def wake_ups(self, processing_time: int, event_time_mode: bool) -> List[int]:
-        """The Spark timer to register so that the group's earliest pending timer gets it woken, if one is needed.
-
-        In Spark's event-time mode, the earliest event-time timer of any key; in processing-time mode,
-        the earliest processing-time timer, or the next micro-batch while event-time timers are pending
-        (they fire when a batch's watermark passes them).
-        """
-        earliest: Optional[int] = None
-        for data in self._keys.values():
-            timers = data.get(TIMERS)
-            if not timers:
-                continue
-            if event_time_mode:
-                candidates = timers["event"]
-            else:
-                candidates = set(timers["proc"])
-                if timers["event"]:
-                    candidates.add(processing_time + 1)
-            if candidates:
-                first = min(candidates)
-                earliest = first if earliest is None else min(earliest, first)
+        """The Spark timer to register so that the group's earliest pending timer gets it woken, if one is needed."""
+        earliest = next_wake_up(self._keys.values(), processing_time, event_time_mode)
         if earliest is None or any(w <= earliest for w in self._wake):
             return []
         self._wake.add(earliest)

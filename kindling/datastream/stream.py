@@ -223,7 +223,7 @@ class DataStream:
         parallelism = int(spark.conf.get("spark.sql.shuffle.partitions"))
         slots = None
         if broadcast is not None:
-            slots = _broadcast_slots(spark, parallelism, [k for k in inputs[0][1]], inputs[0][0])
+            slots = _broadcast_slots(spark, parallelism)
         frames = []
         types = [t for _, _, t in inputs] + ([broadcast_type] if broadcast is not None else [])
         total = len(types)
@@ -476,7 +476,7 @@ def _tagged_schema(out_user: StructType, rowtime: Any, carried: Sequence[Any] = 
                                                StructField(SIDE_COLUMN, BinaryType(), True)])
 
 
-def _broadcast_slots(spark: Any, partitions: int, keys: Sequence[Column], df: DataFrame) -> dict:
+def _broadcast_slots(spark: Any, partitions: int) -> dict:
     """For each shuffle partition, a slot number whose broadcast group Spark's hash partitioning sends there.
 
     The keyed operator is hash-partitioned on (slot, key group); broadcast records have no key group

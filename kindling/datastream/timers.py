@@ -1,18 +1,19 @@
 """Timers with Flink's semantics: per key, one timer per timestamp and time domain, fired once in time order.
 
 Timers live in the key's state record (so they survive restarts with it). Spark's
-transformWithState wakes a key up. In Spark's processing-time mode, processing-time timers are
-registered with Spark as they are and a key with pending event-time timers asks to be woken at
-the next micro-batch, where its timers up to Spark's watermark fire. In Spark's event-time mode
-(an operator that passes the watermark on, see operator.py) the earliest event-time timer is
-registered with Spark, and processing-time timers are not available.
+transformWithState wakes a key group up: the group registers with Spark the earliest moment any
+of its keys needs (``next_wake_up``), and when it is woken every due timer of its keys fires. In
+Spark's processing-time mode that is the earliest processing-time timer, or the next micro-batch
+while event-time timers are pending (they fire up to Spark's watermark); in Spark's event-time mode
+(an operator that passes the watermark on, see operator.py) it is the earliest event-time timer,
+and processing-time timers are not available.
 """
 
 from __future__ import annotations
 
 import enum
 import types
-from typing import Any, Optional
+from typing import Any, Dict, Iterable, Optional
 
 from kindling.datastream.state import KeyState
 
@@ -67,7 +68,7 @@ class TimerService:
 def _timers(state: KeyState) -> dict:
     timers = state.data.get(TIMERS)
     if timers is None:
-        timers = {"event": set(), "proc": set(), "wake": set()}
+        timers = {"event": set(), "proc": set()}
         state.data[TIMERS] = timers
     return timers
 
@@ -91,44 +92,31 @@ def next_due(state: KeyState, watermark: int, processing_time: int) -> Optional[
     return timestamp, TimeDomain.PROCESSING_TIME
 
 
-def wake_ups(state: KeyState, processing_time: int, event_time_mode: bool = False) -> list[int]:
-    """The Spark timers to register so that every pending timer gets its key woken.
+def next_wake_up(states: Iterable[Dict[str, Any]], processing_time: int, event_time_mode: bool) -> Optional[int]:
+    """When Spark must next wake the keys whose state dicts are ``states`` so that their pending timers fire.
 
-    In Spark's event-time mode they are event-time timers: the earliest pending one is enough,
-    since its firing fires every timer up to the watermark and registers the next.
+    In Spark's event-time mode, at their earliest event-time timer (its firing fires every timer up
+    to the watermark); in processing-time mode, at their earliest processing-time timer, or at the
+    next micro-batch while event-time timers are pending (they fire when a batch's watermark passes them).
     """
-    timers = state.data.get(TIMERS)
-    if not timers:
-        return []
-    wake: set = timers["wake"]
-    if event_time_mode:
-        earliest = min(timers["event"], default=None)
-        if earliest is None or earliest in wake:
-            return []
-        wake.add(earliest)
-        state.touch()
-        return [earliest]
-    needed = set(t for t in timers["proc"] if t not in wake)
-    if timers["event"] and not any(w <= processing_time + 1 for w in wake | needed):
-        needed.add(processing_time + 1)
-    if needed:
-        wake |= needed
-        state.touch()
-    return sorted(needed)
-
-
-def woken(state: KeyState, timestamp: int) -> None:
-    """Spark fired (and removes) the wake-up timer at ``timestamp``."""
-    timers = state.data.get(TIMERS)
-    if timers and timestamp in timers["wake"]:
-        timers["wake"].discard(timestamp)
-        state.touch()
+    earliest: Optional[int] = None
+    for data in states:
+        timers = data.get(TIMERS)
+        if not timers:
+            continue
+        candidates = set(timers["event"]) if event_time_mode else set(timers["proc"])
+        if not event_time_mode and timers["event"]:
+            candidates.add(processing_time + 1)
+        if candidates:
+            first = min(candidates)
+            earliest = first if earliest is None else min(earliest, first)
+    return earliest
 
 
 def prune(state: KeyState) -> None:
     """Drop the timer entry when nothing is pending, so an idle key's state can be removed."""
     timers = state.data.get(TIMERS)
-    if timers is not None and not timers["event"] and not timers["proc"] and not timers["wake"]:
+    if timers is not None and not timers["event"] and not timers["proc"]:
         del state.data[TIMERS]
 
 
