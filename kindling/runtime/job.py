@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, TypeVar
 from pyspark.sql.streaming import StreamingQuery
 
 from kindling.config import Configuration
+from kindling.runtime import interrupts
 from kindling.runtime.progress import QueryMetrics, bounded_input_done
 from kindling.runtime.recovery import NO_DATA_BATCHES_CONF, plan_owed_watermark_batch
 from kindling.runtime.restart import RestartStrategy
@@ -117,15 +118,17 @@ class JobClient:
     def wait(self, timeout: Optional[float] = None, on_progress: Optional[Callable[["JobClient"], None]] = None) -> str:
         """Block until the job ends (or ``timeout`` seconds pass); return its state; raise if it FAILED."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            status = self.poll()
-            if on_progress is not None:
-                on_progress(self)
-            if status in TERMINAL_STATES:
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                return status
-            self._await_any(0.25)
+        with interrupts.deferred():  # Ctrl-C lands between two calls into the JVM
+            while True:
+                interrupts.raise_if_requested()
+                status = self.poll()
+                if on_progress is not None:
+                    on_progress(self)
+                if status in TERMINAL_STATES:
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    return status
+                self._await_any(0.25)
         if self._status == "FAILED":
             raise JobFailedError(f"job '{self.job_name}' failed: {self._failure}")
         return self._status

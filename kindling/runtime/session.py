@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 
 from kindling import config as cfg
 from kindling.config import Configuration
+from kindling.runtime import interrupts
 
 _JAVA_HINT = (
     "kindling runs on Apache Spark, which needs Java 17. Install it with "
@@ -92,6 +93,7 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
         for key, value in {**defaults, **conf.spark_conf()}.items():
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    interrupts.install()  # PySpark's own handler calls into the JVM from inside the signal handler
     spark.sparkContext.setLogLevel(conf.get(cfg.LOG_LEVEL))
     if active is not None:
         for key, value in conf.spark_conf().items():

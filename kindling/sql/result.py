@@ -16,6 +16,7 @@ from typing import Any, Optional, Sequence, TextIO
 from pyspark.sql import DataFrame, Row
 
 from kindling.connectors.base import ROWKIND_COLUMN
+from kindling.runtime import interrupts
 from kindling.runtime.job import TERMINAL_STATES, JobClient
 
 RESULT_SUCCESS = "SUCCESS"
@@ -141,16 +142,17 @@ class TableResult:
         client = self._job_client
         assert client is not None and self._collector is not None
         try:
-            while True:
-                status = client.get_job_status()
-                changes = self._collector.changes()
-                for kind, row in changes[shown:]:
-                    out.write(_line([kind] + [_format(v) for v in row], widths) + "\n")
-                shown = len(changes)
-                out.flush()
-                if status in TERMINAL_STATES or (max_rows is not None and shown >= max_rows):
-                    break
-                client.wait(timeout=0.5)
+            with interrupts.deferred():  # Ctrl-C lands between two calls into the JVM
+                while True:
+                    status = client.get_job_status()
+                    changes = self._collector.changes()
+                    for kind, row in changes[shown:]:
+                        out.write(_line([kind] + [_format(v) for v in row], widths) + "\n")
+                    shown = len(changes)
+                    out.flush()
+                    if status in TERMINAL_STATES or (max_rows is not None and shown >= max_rows):
+                        break
+                    client.wait(timeout=0.5)
         except KeyboardInterrupt:
             client.cancel()
         if client.get_job_status() not in TERMINAL_STATES:
