@@ -75,7 +75,34 @@ def register_all(spark: SparkSession) -> None:
             connector = get_connector(name)
         except MissingExtraError:
             continue  # named in a job, it fails there saying which extra to install
-        spark.dataSource.register(connector.data_source)
+        _register(spark, connector.data_source)
+
+
+def _register(spark: SparkSession, data_source: type) -> None:
+    """``spark.dataSource.register``, with the data source's environment in a thread-safe map.
+
+    Spark gives every Python function it derives from a registered data source (the reader of each
+    micro-batch, the writer, the streaming source's driver-side runner) the registration's own
+    environment map, and the driver-side runners add entries to it as they start. Two streaming
+    queries over one source (two sinks of one stream) start those runners in two threads while the
+    other query's tasks are being serialized: a plain HashMap is then written inconsistently and
+    every later task fails to deserialize (``java.io.OptionalDataException`` in ``HashMap.readObject``)
+    until the job runs out of restarts. A ConcurrentHashMap is safe to change while it is read.
+    """
+    from pyspark.core.rdd import _prepare_for_python_RDD
+
+    context = spark.sparkContext
+    jvm = context._jvm
+    assert jvm is not None
+    pickled, broadcast_vars, environment, includes = _prepare_for_python_RDD(context, data_source)
+    shared_environment = jvm.java.util.concurrent.ConcurrentHashMap()
+    for key, value in environment.items():
+        shared_environment.put(key, value)
+    function = jvm.org.apache.spark.api.python.SimplePythonFunction(
+        bytearray(pickled), shared_environment, includes, context.pythonExec, context.pythonVer, broadcast_vars,
+        context._javaAccumulator)
+    registered = jvm.org.apache.spark.sql.execution.datasources.v2.python.UserDefinedPythonDataSource(function)
+    spark._jsparkSession.dataSource().registerPython(data_source.name(), registered)
 
 
 __all__ = ["Connector", "MissingExtraError", "Sink", "Source", "available", "get_connector", "register_all", "spark_format"]
