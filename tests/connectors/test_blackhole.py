@@ -32,10 +32,6 @@ def test_options():
 
 @pytest.mark.integration
 def test_stream_into_blackhole_completes(spark, tmp_path):
-    from kindling.connectors.datagen import DatagenDataSource
-
-    spark.dataSource.register(DatagenDataSource)
-    spark.dataSource.register(BlackholeDataSource)
     frame = (
         spark.readStream.format("kindling_datagen")
         .schema(with_eos(SCHEMA))

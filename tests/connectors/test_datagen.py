@@ -364,7 +364,6 @@ def test_available_now_reads_a_bounded_source_to_its_end():
 
 
 def _datagen(spark, schema: StructType, options: dict):
-    spark.dataSource.register(DatagenDataSource)
     return spark.readStream.format("kindling_datagen").schema(with_eos(schema)).options(**options).load()
 
 
@@ -413,9 +412,6 @@ def test_bounded_run_through_spark(spark, tmp_path, trigger):
 @pytest.mark.integration
 def test_rate_through_spark(spark, tmp_path):
     """~10 s of an unbounded source at 20,000 rows/s: the achieved rate is within 10%."""
-    from kindling.connectors.blackhole import BlackholeDataSource
-
-    spark.dataSource.register(BlackholeDataSource)
     rate = 20_000
     schema = StructType([StructField("id", LongType()), StructField("v", DoubleType())])
     frame = _datagen(spark, schema, {"rows-per-second": str(rate)})
