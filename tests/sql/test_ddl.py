@@ -5,7 +5,7 @@ import json
 import pytest
 from pyspark.sql.types import DecimalType
 
-from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY
+from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, TABLE_ROWTIME
 from kindling.sql import ddl
 from kindling.sql.catalog import Catalog, describe_rows
 from kindling.sql.ddl import parse_statement
@@ -59,6 +59,25 @@ def test_catalog_passes_table_facts_to_the_connector():
     rows = describe_rows(table)
     assert rows[0][3] == "PRI(account_id)" and rows[2][5] == "transaction_time - INTERVAL '5' SECOND"
     assert rows[4][4] == "METADATA FROM 'timestamp' VIRTUAL"
+    assert options[TABLE_ROWTIME] == "transaction_time"
+
+
+@pytest.mark.parametrize("columns, rowtime", [
+    ("ts TIMESTAMP(3)", "ts"),
+    ("ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp'", "ts"),
+    ("ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3)", "ms"),
+    ("`Ms` BIGINT, ts AS to_timestamp_ltz(`Ms`, 3)", "Ms"),
+    ("s STRING, ts AS TO_TIMESTAMP(s)", "s"),
+    ("s STRING, ts AS CAST(s AS TIMESTAMP(3))", "s"),
+    ("sec BIGINT, ts AS TO_TIMESTAMP_LTZ(sec, 0)", None),  # seconds: not the instant a source reads
+    ("ms BIGINT, ts AS CAST(ms AS TIMESTAMP(3))", None),
+    ("ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3) + INTERVAL '1' HOUR", None),
+])
+def test_the_source_learns_which_stored_column_holds_the_rowtime(columns, rowtime):
+    catalog = Catalog()
+    catalog.create_table(parse_statement(
+        f"CREATE TABLE t ({columns}, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'kafka')"))
+    assert catalog.table("t").connector_options().get(TABLE_ROWTIME) == rowtime
 
 
 def test_column_level_primary_key_and_constraint_name():

@@ -25,6 +25,16 @@ kindling does the same at admission, on the driver, in ``latestOffset``:
   group back. A partition that never held a record holds nothing back either (Flink would wait for
   it until the idle timeout).
 
+Without alignment options, a source with a rowtime still keeps Flink's per-split watermark (its
+default, not an option in Flink): every partition is admitted only up to ``L`` = the smallest event
+time of the partitions' *last available* records. The partition that defines ``L`` is read to its end;
+the others stop before their first record later than ``L``, so no record still unread is older than
+Spark's watermark after the batch (at most ``L`` minus the out-of-orderness, which is Flink's minimum
+over splits). Without this, a partition whose high offset was fetched a moment later than another's
+runs seconds of event time ahead on a live topic, and Spark drops the other's records as late. A
+partition that stopped receiving records holds the others back, as in Flink, until
+``scan.watermark.idle-timeout``.
+
 Finding the offset of a time is one ``offsets_for_times`` call with Kafka timestamps, and a binary
 search over single-record fetches with a value column (which assumes event time rises within a
 partition, up to the out-of-orderness, as alignment itself does).
@@ -40,7 +50,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import pyarrow as pa
 
@@ -50,6 +60,8 @@ log = logging.getLogger("kindling.connectors.kafka")
 
 TopicPartitionKey = tuple[str, int]
 PROBE_TIMEOUT_S = 10.0
+# How many records before a partition's end are read to find its last record (past transaction markers).
+TAIL_RECORDS = 16
 # Another source's frontier counts for this long after it was published.
 PEER_TTL_S = 60.0
 
@@ -64,37 +76,67 @@ class EventTimeProbe:
         self._decode_time = decode_time  # None: use the record's Kafka timestamp
         self._consumer = None
         self._cache: dict[tuple[TopicPartitionKey, int], Optional[int]] = {}
+        self._last: dict[TopicPartitionKey, tuple[int, Optional[int]]] = {}
 
     def close(self) -> None:
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             consumer.close()
 
+    def _consumer_for(self, tp: TopicPartitionKey, offset: int):
+        from confluent_kafka import TopicPartition
+
+        if self._consumer is None:
+            self._consumer = self._make_consumer()
+        self._consumer.assign([TopicPartition(tp[0], tp[1], offset)])
+        return self._consumer
+
+    def _records(self, tp: TopicPartitionKey, offset: int, end: Optional[int] = None) -> Iterator[object]:
+        """Records from ``offset`` on, until ``end``, the partition's end (transaction markers and aborted
+        records are skipped by the consumer) or the probe timeout."""
+        from confluent_kafka import KafkaError
+
+        consumer = self._consumer_for(tp, offset)
+        deadline = time.monotonic() + PROBE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    return
+                continue
+            if end is not None and message.offset() >= end:
+                return
+            yield message
+            if end is not None and message.offset() >= end - 1:
+                return
+
     def time_at(self, tp: TopicPartitionKey, offset: int) -> Optional[int]:
         """Event time (epoch ms) of the first record at or after ``offset``, or None if there is none."""
         key = (tp, offset)
         if key in self._cache:
             return self._cache[key]
-        from confluent_kafka import TopicPartition
-
-        if self._consumer is None:
-            self._consumer = self._make_consumer()
-        consumer = self._consumer
-        consumer.assign([TopicPartition(tp[0], tp[1], offset)])
-        deadline = time.monotonic() + PROBE_TIMEOUT_S
         result: Optional[int] = None
-        while time.monotonic() < deadline:
-            messages = consumer.consume(num_messages=1, timeout=0.5)
-            if not messages:
-                continue
-            message = messages[0]
-            if message.error() is not None:
-                continue
+        for message in self._records(tp, offset):
             result = self._time_of(message)
             break
         if len(self._cache) > 10_000:
             self._cache.clear()
         self._cache[key] = result
+        return result
+
+    def last_time(self, tp: TopicPartitionKey, low: int, high: int) -> Optional[int]:
+        """Event time of the last record before ``high`` (None when the last records are all markers)."""
+        known = self._last.get(tp)
+        if known is not None and known[0] == high:
+            return known[1]
+        last = None
+        for message in self._records(tp, max(low, high - TAIL_RECORDS), high):
+            last = message
+        result = self._time_of(last) if last is not None else None
+        self._last[tp] = (high, result)
         return result
 
     def _time_of(self, message) -> Optional[int]:
@@ -103,8 +145,9 @@ class EventTimeProbe:
             return int(millis) if kind else None
         return self._decode_time(message.value())
 
-    def first_offset_after(self, tp: TopicPartitionKey, limit_ms: int, low: int, high: int) -> int:
-        """The first offset in ``[low, high)`` whose record is later than ``limit_ms`` (``high`` if none)."""
+    def first_offset_after(self, tp: TopicPartitionKey, limit_ms: int, low: int, high: int, near_end: bool = False) -> int:
+        """The first offset in ``[low, high)`` whose record is later than ``limit_ms`` (``high`` if none).
+        ``near_end``: the answer is expected close to ``high``; the search gallops back from there."""
         if low >= high:
             return high
         if self._decode_time is None:
@@ -114,6 +157,15 @@ class EventTimeProbe:
             offset = found[0].offset
             return high if offset is None or offset < 0 else max(low, min(high, int(offset)))
         lo, hi = low, high
+        if near_end:
+            step = 1
+            while hi - step > lo:
+                stamp = self.time_at(tp, hi - step)
+                if stamp is not None and stamp <= limit_ms:
+                    lo = hi - step + 1
+                    break
+                hi -= step
+                step *= 2
         while lo < hi:
             mid = (lo + hi) // 2
             stamp = self.time_at(tp, mid)
@@ -174,9 +226,14 @@ class AlignmentGroup:
 
 
 class PartitionAligner:
-    """Holds back partitions that run ahead of their group; tracks idleness and per-partition event time."""
+    """Holds back partitions that run ahead; tracks idleness and per-partition event time.
 
-    def __init__(self, probe: EventTimeProbe, group: AlignmentGroup, max_drift_ms: int,
+    With a ``group`` (watermark alignment), every partition is cut at the group's slowest next-unread
+    event time plus ``max_drift_ms``. Without one (Flink's default per-split watermark), every partition
+    is cut at the smallest event time of the partitions' last available records.
+    """
+
+    def __init__(self, probe: EventTimeProbe, group: Optional[AlignmentGroup], max_drift_ms: int,
                  idle_timeout_s: Optional[float], update_interval_s: float) -> None:
         self.probe = probe
         self.group = group
@@ -189,6 +246,11 @@ class PartitionAligner:
         self._limit_at: Optional[float] = None
         self.frontiers: dict[TopicPartitionKey, Optional[int]] = {}
         self.idle: set[TopicPartitionKey] = set()
+
+    @classmethod
+    def split_watermarks(cls, probe: EventTimeProbe, idle_timeout_s: Optional[float]) -> "PartitionAligner":
+        """Flink's per-split watermark, without alignment: no partition runs ahead of the others' ends."""
+        return cls(probe, None, 0, idle_timeout_s, update_interval_s=0.0)
 
     def _observe(self, highs: dict[TopicPartitionKey, int], now: float) -> None:
         for tp, high in highs.items():
@@ -204,16 +266,19 @@ class PartitionAligner:
             if tp in finished:  # a bounded read that reached its end, like Flink's finished split
                 continue
             high = highs.get(tp, offset)
-            if offset < high:
-                stamp = self.probe.time_at(tp, offset)
-            else:
+            if high <= lows.get(tp, 0) or high == 0:
+                self.idle.add(tp)  # never held a record
+                continue
+            if offset >= high:
                 quiet = now - self._last_activity.get(tp, now)
                 if self.idle_timeout_s is not None and quiet >= self.idle_timeout_s:
                     self.idle.add(tp)
                     continue
-                if high <= lows.get(tp, 0) or offset == 0:
-                    self.idle.add(tp)  # never held a record
-                    continue
+            if self.group is None:
+                stamp = self.probe.last_time(tp, lows.get(tp, 0), high)
+            elif offset < high:
+                stamp = self.probe.time_at(tp, offset)
+            else:
                 stamp = self.probe.time_at(tp, offset - 1)
             if stamp is not None:
                 frontiers[tp] = stamp
@@ -222,17 +287,29 @@ class PartitionAligner:
 
     def limit(self, current: dict[TopicPartitionKey, int], highs: dict[TopicPartitionKey, int],
               lows: dict[TopicPartitionKey, int], finished: frozenset = frozenset()) -> dict[TopicPartitionKey, int]:
-        """The end offsets to admit: each partition up to ``highs``, cut where it would run ahead of its group."""
+        """The end offsets to admit: each partition up to ``highs``, cut where it would run ahead."""
         now = time.monotonic()
         self._observe(highs, now)
+        ends = {tp: max(offset, highs.get(tp, offset)) for tp, offset in current.items()}
+        if self.group is None and len(current) - len(finished & current.keys()) < 2:
+            return ends  # one partition: nothing to run ahead of
         if self._limit_at is None or now - self._limit_at >= self.update_interval_s:
             frontiers = self._frontiers(current, highs, lows, finished, now)
             own = min(frontiers.values()) if frontiers else None
-            group_min = self.group.publish(own)
-            self._limit_ms = None if group_min is None else group_min + self.max_drift_ms
+            if self.group is None:
+                self._limit_ms = own
+            else:
+                group_min = self.group.publish(own)
+                self._limit_ms = None if group_min is None else group_min + self.max_drift_ms
             self._limit_at = now
-        ends = {tp: max(offset, highs.get(tp, offset)) for tp, offset in current.items()}
         if self._limit_ms is None:
             return ends
-        return {tp: self.probe.first_offset_after(tp, self._limit_ms, current[tp], end) if end > current[tp] else end
-                for tp, end in ends.items()}
+        limit_ms, holding = self._limit_ms, self.group is None
+        cut = {}
+        for tp, end in ends.items():
+            last = self.frontiers.get(tp) if holding else None
+            if end <= current[tp] or (last is not None and last <= limit_ms):
+                cut[tp] = end  # nothing to read, or all of it at or before the limit
+            else:
+                cut[tp] = self.probe.first_offset_after(tp, limit_ms, current[tp], end, near_end=holding)
+        return cut

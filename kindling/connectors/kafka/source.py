@@ -216,24 +216,29 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return state
 
     def _alignment(self) -> Optional[PartitionAligner]:
-        """The partition aligner when watermark alignment is configured (created on first use)."""
+        """The partition aligner (created on first use): watermark alignment when configured, else
+        Flink's per-split watermark when the source has a rowtime (see ``alignment``)."""
         config = self.config
-        if config.alignment_group is None:
+        if config.alignment_group is None and (config.rowtime is None or not self._rowtime_readable()):
             return None
         if self._aligner is None:
             def probe_consumer():
                 from confluent_kafka import Consumer
 
                 conf = config.consumer_config()
-                conf.update({"group.id": f"kindling-probe-{uuid.uuid4().hex[:12]}", "auto.offset.reset": "earliest"})
+                conf.update({"group.id": f"kindling-probe-{uuid.uuid4().hex[:12]}", "auto.offset.reset": "earliest",
+                             "enable.partition.eof": True})
                 return Consumer(conf)
 
             probe = EventTimeProbe(probe_consumer, self._metadata_consumer, self._event_time_decoder())
-            source_id = f"{config.bootstrap_servers}|{config.topic_pattern or ';'.join(config.topics)}"
-            self._aligner = PartitionAligner(
-                probe, AlignmentGroup(config.alignment_group, source_id), config.alignment_max_drift_ms,
-                config.idle_timeout_s, config.alignment_update_interval_s,
-            )
+            if config.alignment_group is None:
+                self._aligner = PartitionAligner.split_watermarks(probe, config.idle_timeout_s)
+            else:
+                source_id = f"{config.bootstrap_servers}|{config.topic_pattern or ';'.join(config.topics)}"
+                self._aligner = PartitionAligner(
+                    probe, AlignmentGroup(config.alignment_group, source_id), config.alignment_max_drift_ms,
+                    config.idle_timeout_s, config.alignment_update_interval_s,
+                )
         return self._aligner
 
     def _event_time_decoder(self):
@@ -245,6 +250,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if rowtime and layout.metadata.get(rowtime) not in (None, "timestamp"):
             log.warning("kafka source: rowtime column %r is metadata %r; aligning partitions by record timestamps", rowtime, layout.metadata[rowtime])
         return None
+
+    def _rowtime_readable(self) -> bool:
+        """Whether the driver can read the rowtime of a record: a value column or the record timestamp."""
+        layout = _SourceLayout(self.config, self.schema)
+        rowtime = self.config.rowtime
+        return rowtime in layout.value_schema.names or layout.metadata.get(rowtime) == "timestamp"
 
     # ------------------------------------------------------------------ driver side
 

@@ -12,6 +12,12 @@ record it gave when it has none. Every shard is admitted only up to ``L = min(fr
 ``L``, so Spark's watermark after the batch stays below every record still unread: none becomes late.
 ``L`` is recomputed every ``scan.watermark.sync.interval``.
 
+Without ``scan.watermark.lookahead.millis``, a table with a rowtime still keeps Flink's per-shard
+watermark (its default): ``L`` is the smallest event time of the shards' *last* fetched records (or
+of the last record given, for a shard with none waiting), recomputed at every micro-batch. The shard
+that defines ``L`` gives everything it holds, the others stop before their first record later than
+``L``, so no shard runs past another's end and makes its records late.
+
 A shard that gave no record for ``scan.shard.idle.interval`` ms holds nothing back (the default -1:
 it holds back until it has records), nor does a closed shard or one that never held a record.
 
@@ -54,8 +60,8 @@ def event_time_reader(decoder: ValueDecoder, names: Sequence[str], rowtime: Opti
 class ShardAligner:
     """Cuts each shard's admitted records at the event time the slowest active shard allows."""
 
-    def __init__(self, lookahead_ms: int, idle_interval_ms: int, sync_interval_ms: int) -> None:
-        self.lookahead_ms = lookahead_ms
+    def __init__(self, lookahead_ms: Optional[int], idle_interval_ms: int, sync_interval_ms: int) -> None:
+        self.lookahead_ms = lookahead_ms  # None: per-shard watermarks without synchronisation (see above)
         self.idle_interval_ms = idle_interval_ms
         self.sync_interval_ms = sync_interval_ms
         self._last_record_at: dict[str, float] = {}  # monotonic time a shard last gave records
@@ -72,7 +78,8 @@ class ShardAligner:
     def admit(self, pending: dict[str, list[Optional[int]]], ended: set[str]) -> dict[str, int]:
         """How many of each shard's unread records (their event times, in shard order) to admit now."""
         now = time.monotonic()
-        if self._limit_at is None or (now - self._limit_at) * 1000 >= self.sync_interval_ms:
+        interval_ms = 0 if self.lookahead_ms is None else self.sync_interval_ms
+        if self._limit_at is None or (now - self._limit_at) * 1000 >= interval_ms:
             self._limit_ms = self._limit(pending, ended, now)
             self._limit_at = now
         counts = {}
@@ -90,13 +97,15 @@ class ShardAligner:
         frontiers = []
         self.idle = set()
         for shard, times in pending.items():
-            first = next((t for t in times if t is not None), None)
-            if first is not None:
-                frontiers.append(first)
+            # With a lookahead a shard's frontier is its next record's time; without, its last one's.
+            ordered = times if self.lookahead_ms is not None else reversed(times)
+            known = next((t for t in ordered if t is not None), None)
+            if known is not None:
+                frontiers.append(known)
                 continue
             quiet_ms = (now - self._last_record_at.get(shard, now)) * 1000
             if shard in ended or shard not in self._last_time or (0 <= self.idle_interval_ms <= quiet_ms):
                 self.idle.add(shard)
                 continue
             frontiers.append(self._last_time[shard])
-        return min(frontiers) + self.lookahead_ms if frontiers else None
+        return min(frontiers) + (self.lookahead_ms or 0) if frontiers else None

@@ -239,7 +239,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._lock = threading.Lock()
         self._aligner: Optional[ShardAligner] = None
         self._event_times: Optional[Callable[[Sequence[Record]], list[Optional[int]]]] = None
-        if self.config.lookahead_ms is not None:
+        if self.config.lookahead_ms is not None or self.config.rowtime is not None:
             self._aligner = ShardAligner(self.config.lookahead_ms, self.config.idle_interval_ms, self.config.sync_interval_ms)
             self._event_times = event_time_reader(layout.decoder, layout.value_schema.names, self.config.rowtime)
         self._subscriptions: dict[str, ShardSubscription] = {}
@@ -350,7 +350,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offset
 
     def _admitted(self, readable: list[str]) -> dict[str, int]:
-        """Under watermark synchronisation, how many buffered records of each shard this batch takes."""
+        """With per-shard watermarks, how many buffered records of each shard this batch takes."""
         if self._aligner is None:
             return {}
         finished = {s for s in readable if self._buffers[s].ended or self._done_for_available_now(s)}

@@ -74,12 +74,13 @@ def test_alignment_keeps_the_slow_partition_and_bounds_state(env, kafka):
     topic = two_partitions(kafka, HOUR_MS)
     strategy = WatermarkStrategy.for_bounded_out_of_orderness("5 s").with_timestamp_assigner("ts")
 
-    # Without alignment the fast partition pushes Spark's single watermark an hour ahead: the slow
-    # partition's records after the first batch are dropped as late.
-    unaligned, dropped, _, lags = window_counts(env, kafka, topic, strategy, "unaligned")
-    assert unaligned[1] == PER_PARTITION
-    assert unaligned[0] < PER_PARTITION and dropped > 0
-    assert lags[0] == {f"{topic}/0": PER_PARTITION - 30, f"{topic}/1": PER_PARTITION - 30}, "lag per partition after the first 60 records"
+    # Without alignment options, Flink's per-split watermark still holds: the fast partition waits
+    # until the slow one is read to its end, so Spark's single watermark makes none of it late
+    # (taking 30 records of each, as Spark's watermark alone would, drops the slow partition's rest).
+    default, dropped, _, lags = window_counts(env, kafka, topic, strategy, "default")
+    assert default == {0: PER_PARTITION, 1: PER_PARTITION}, "every record counted, none late"
+    assert dropped == 0
+    assert lags[0] == {f"{topic}/0": PER_PARTITION - 60, f"{topic}/1": PER_PARTITION}, "the slow partition's first 60 records first"
 
     # A drift larger than the out-of-orderness: every partition is cut at the same event time, so
     # none becomes late whatever the drift.
@@ -121,3 +122,41 @@ def test_idle_partition_does_not_stall_alignment(env, kafka):
     fired = sorted((json.loads(m.value())["part"], json.loads(m.value())["window_start"]) for m in results)
     assert [p for p, _ in fired].count(1) >= 3, fired
     assert (0, fired[0][1]) in fired, "partition 0's only window fired too"
+
+
+@pytest.mark.integration
+def test_the_driver_finds_a_partitions_last_event_time_past_transaction_markers(kafka):
+    """A topic written transactionally ends with a commit marker, not a record: the probe reads past it
+    (and past an aborted transaction) to the last committed record, without waiting out a timeout."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    from kindling.connectors.kafka.alignment import EventTimeProbe
+
+    topic = f"probe-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(topic, partitions=1)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "transactional.id": f"probe-{topic}"})
+    producer.init_transactions()
+    for abort, times in ((False, range(0, 5)), (True, range(100, 103))):
+        producer.begin_transaction()
+        for seconds in times:
+            producer.produce(topic, json.dumps({"ts": NOW_MS + seconds * 1000}).encode(), partition=0)
+        producer.flush(10)  # abort would otherwise purge the unsent records
+        producer.abort_transaction() if abort else producer.commit_transaction()
+
+    def consumer():
+        return Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": f"p-{uuid.uuid4().hex[:8]}",
+                         "auto.offset.reset": "earliest", "enable.partition.eof": True, "isolation.level": "read_committed"})
+
+    metadata = consumer()
+    low, high = metadata.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+    assert high >= 9, "5 records, a commit marker, 3 aborted records and an abort marker"
+    probe = EventTimeProbe(consumer, lambda: metadata, lambda value: json.loads(value)["ts"])
+    try:
+        started = time.monotonic()
+        assert probe.last_time((topic, 0), low, high) == NOW_MS + 4000
+        assert probe.time_at((topic, 0), 5) is None, "nothing committed at or after the first marker"
+        assert probe.first_offset_after((topic, 0), NOW_MS + 2500, low, high, near_end=True) == 3
+        assert time.monotonic() - started < 5, "markers are passed at the partition's end, not by timeouts"
+    finally:
+        probe.close()
+        metadata.close()

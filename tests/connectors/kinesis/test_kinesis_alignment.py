@@ -28,3 +28,16 @@ def test_quiet_closed_and_never_read_shards_hold_nothing_back():
     assert aligner.admit({"a": [], "b": [100, 200], "never": []}, set()) == {"a": 0, "b": 1, "never": 0}
     assert aligner.idle == {"a", "never"}
     assert aligner.admit({"a": [], "b": [200], "never": []}, {"a"}) == {"a": 0, "b": 1, "never": 0}
+
+
+def test_without_a_lookahead_no_shard_runs_past_another_shards_last_record():
+    """Flink's per-shard watermark: each shard gives its records up to the smallest of the shards' last
+    fetched event times, recomputed every batch whatever the sync interval."""
+    aligner = ShardAligner(lookahead_ms=None, idle_interval_ms=-1, sync_interval_ms=60_000)
+    for shard in ("a", "b"):
+        aligner.fetched(shard, 1)
+    assert aligner.admit({"a": [0, 10, 20], "b": [5, 15, 25, 35]}, set()) == {"a": 3, "b": 2}
+    assert aligner.admit({"a": [30], "b": [25, 35]}, set()) == {"a": 1, "b": 1}, "limit 30 at once, not after 60 s"
+    # 'a' gave 30 last and has nothing new: it holds 'b' at 30 until it is idle or gives more
+    assert aligner.admit({"a": [], "b": [35, 45]}, set()) == {"a": 0, "b": 0}
+    assert aligner.admit({"a": [], "b": [35, 45]}, {"a"}) == {"a": 0, "b": 2}, "a closed shard holds nothing back"
