@@ -16,6 +16,7 @@ from pyspark.sql import SparkSession
 from kindling import config as cfg
 from kindling.config import Configuration
 from kindling.runtime import interrupts
+from kindling.runtime.python_workers import launcher
 
 _JAVA_HINT = (
     "kindling runs on Apache Spark, which needs Java 17. Install it with "
@@ -53,7 +54,7 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     conf = conf or Configuration()
     check_java()
     # Python workers must run the interpreter that has kindling and its dependencies installed.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["PYSPARK_PYTHON"] = _worker_python(conf)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # Scopes driver-side state that Python workers share by file (watermark alignment groups) to this
     # application; the JVM and its workers inherit it from here.
@@ -103,6 +104,22 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
         _ship_package(spark)
     register_all(spark)
     return spark
+
+
+def _worker_python(conf: Configuration) -> str:
+    """This interpreter for Python workers, through the faster-starting launcher where the workers run on this machine.
+
+    A PYSPARK_PYTHON naming another interpreter stands.
+    """
+    configured = os.environ.get("PYSPARK_PYTHON")
+    if configured and configured != sys.executable:
+        return configured
+    master = conf.get(cfg.SPARK_MASTER)
+    if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:
+        return sys.executable  # under spark-submit, whose master may be anywhere
+    if master and not master.startswith("local") and not _loopback_master(master):
+        return sys.executable
+    return launcher(sys.executable) or sys.executable
 
 
 def _loopback_master(master: str) -> bool:
