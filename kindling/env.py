@@ -34,7 +34,7 @@ from kindling.datastream.operator_sinks import OperatorSinks, operator_sinks
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
-from kindling.runtime import control, savepoints, state_layout
+from kindling.runtime import control, interrupts, savepoints, state_layout
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
 from kindling.runtime.session import get_or_create_session
@@ -349,19 +349,20 @@ class StreamEnvironment:
     def execute(self, job_name: Optional[str] = None, detached: bool = False) -> JobClient:
         """Run the pipeline. Blocking by default: returns when a bounded job finishes; Ctrl-C stops cleanly."""
         fresh = not (job_name or self.config.get(cfg.PIPELINE_NAME)) and control.job_dir() is None
-        client = self.execute_async(job_name)
         if detached:
-            return client
-        try:
-            client.wait()
-        except KeyboardInterrupt:
-            client.cancel()
-            print(
-                f"kindling: job '{client.job_name}' stopped (Ctrl-C); its checkpoints stay in "
-                f"{self.checkpoint_root(client.job_name)}: run it again to resume where it stopped",
-                file=sys.stderr,
-                flush=True,
-            )
+            return self.execute_async(job_name)
+        with interrupts.deferred():  # Ctrl-C while the queries start stops the job once they have
+            client = self.execute_async(job_name)
+            try:
+                client.wait()
+            except KeyboardInterrupt:
+                client.cancel()
+                print(
+                    f"kindling: job '{client.job_name}' stopped (Ctrl-C); its checkpoints stay in "
+                    f"{self.checkpoint_root(client.job_name)}: run it again to resume where it stopped",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if fresh and client.get_job_status() == "FINISHED":
             shutil.rmtree(self.checkpoint_root(client.job_name), ignore_errors=True)  # nothing can ever resume it
         return client

@@ -66,6 +66,14 @@ def _start_job(kafka, source: str, sink: str, checkpoints: Path, log: Path) -> s
     return subprocess.Popen(command, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
 
 
+def _wait_for_log(log, text: str, after: int, timeout: float) -> None:
+    """Until ``text`` appears in the job log after its first ``after`` bytes (what the latest driver wrote)."""
+    deadline = time.monotonic() + timeout
+    while text.encode() not in log.read_bytes()[after:]:
+        assert time.monotonic() < deadline, f"{text!r} not in the latest driver's part of {log} within {timeout} s"
+        time.sleep(0.5)
+
+
 def _kill(process: subprocess.Popen) -> None:
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
@@ -73,10 +81,7 @@ def _kill(process: subprocess.Popen) -> None:
 
 def test_killed_driver_resumes_from_checkpoint_without_losing_or_recounting(kafka, tmp_path):
     source, sink = _topics(kafka)
-    # Clicks keep arriving while the job is killed and restarted: ~120 s of input at 400/s. (A
-    # per-batch record limit would slow the job down too, but it lets Kafka partitions drift apart
-    # in event time, and Spark's single watermark then drops the slow partitions' records as late
-    # -- the problem watermark alignment solves.)
+    # Clicks keep arriving while the job is killed and restarted: ~120 s of input at 400/s.
     generator = ClickEventGenerator(kafka.bootstrap_servers, source, rate=400).start(limit=events_for(WINDOWS))
     checkpoints = tmp_path / "checkpoints"
     log = tmp_path / "job.log"
@@ -88,9 +93,13 @@ def test_killed_driver_resumes_from_checkpoint_without_losing_or_recounting(kafk
             reader.wait_for(target, timeout=480)  # a driver's start takes minutes on a busy machine
             _kill(process)  # mid-stream: more input is waiting, batches are in flight
             kills += 1
+            last_start = log.stat().st_size
             process = _start_job(kafka, source, sink, checkpoints, log)
         reader.wait_for(WINDOWS * 6, timeout=480)
         reader.poll(2.0)
+        # The last driver may still be starting when the earlier ones already emitted every window:
+        # Ctrl-C is for a running job (before the job starts, it interrupts the program as in PyFlink).
+        _wait_for_log(log, "resumes from its earlier checkpoint", after=last_start, timeout=480)
         # Ctrl-C in a terminal signals the whole process group: the job stops cleanly and says so.
         os.killpg(process.pid, signal.SIGINT)
         assert process.wait(timeout=120) == 0
