@@ -89,7 +89,7 @@ def test_killed_driver_resumes_from_checkpoint_without_losing_or_recounting(kafk
     kills = 0
     process = _start_job(kafka, source, sink, checkpoints, log)
     try:
-        for target in (6, 18, 30):
+        for target in (8, 24):  # two kills mid-stream: each restart costs a driver start (~1 min)
             reader.wait_for(target, timeout=480)  # a driver's start takes minutes on a busy machine
             _kill(process)  # mid-stream: more input is waiting, batches are in flight
             kills += 1
@@ -111,7 +111,7 @@ def test_killed_driver_resumes_from_checkpoint_without_losing_or_recounting(kafk
         reader.close()
     assert generator.error is None and generator.sent == events_for(WINDOWS)
     windows = {(normalise_start(s), p): c for (s, p), c in reader.distinct().items()}
-    assert kills == 3
+    assert kills == 2
     assert set(windows) == expected_windows(generator.start_ms, WINDOWS), log.read_text()[-3000:]
     # At-least-once output may repeat a window after a crash, but never with a different count:
     # no input was lost and none was counted twice.
