@@ -200,7 +200,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options = options
         self.config = source_config(options)
         self.schema = schema
-        _SourceLayout(self.config, schema)  # fail on the driver, before any task, on a bad schema
+        layout = _SourceLayout(self.config, schema)  # fail on the driver, before any task, on a bad schema
+        rowtime = self.config.rowtime
+        # A watermark per partition needs the driver to read a record's rowtime: a value column or the record timestamp.
+        self._per_split = self.config.alignment_group is not None or (
+            rowtime is not None and (rowtime in layout.value_schema.names or layout.metadata.get(rowtime) == "timestamp"))
         self._consumer: Any = None
         self._known: set[TopicPartitionKey] = set()
         self._last_discovery: Optional[float] = None
@@ -219,7 +223,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The partition aligner (created on first use): watermark alignment when configured, else
         Flink's per-split watermark when the source has a rowtime (see ``alignment``)."""
         config = self.config
-        if config.alignment_group is None and (config.rowtime is None or not self._rowtime_readable()):
+        if not self._per_split:
             return None
         if self._aligner is None:
             def probe_consumer():
@@ -250,12 +254,6 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if rowtime and layout.metadata.get(rowtime) not in (None, "timestamp"):
             log.warning("kafka source: rowtime column %r is metadata %r; aligning partitions by record timestamps", rowtime, layout.metadata[rowtime])
         return None
-
-    def _rowtime_readable(self) -> bool:
-        """Whether the driver can read the rowtime of a record: a value column or the record timestamp."""
-        layout = _SourceLayout(self.config, self.schema)
-        rowtime = self.config.rowtime
-        return rowtime in layout.value_schema.names or layout.metadata.get(rowtime) == "timestamp"
 
     # ------------------------------------------------------------------ driver side
 
