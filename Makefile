@@ -6,10 +6,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DURATION ?= 60
 
-.PHONY: demo test test-slow lint setup java chromium databases kinesis-local benchmark clean
+.PHONY: demo test test-slow lint setup java chromium databases kinesis-local class-archive benchmark clean
 .PHONY: nexmark-check nexmark-bench sql-reference datastream-reference pyflink
 
-setup: java chromium databases kinesis-local $(STAMP)
+setup: java chromium databases kinesis-local $(STAMP) class-archive
+
+# The driver JVM's class-sharing archive (kindling/runtime/jvm_classes.py): a driver starts in ~11 s instead of ~17 s.
+class-archive: java $(STAMP)
+	@$(BIN)/kindling class-archive
 
 # Java 17 for Spark: use what is there, else install it from Debian's packages.
 java:

@@ -128,6 +128,12 @@ def _demo(args: argparse.Namespace) -> int:
     )
 
 
+def _class_archive(args: argparse.Namespace) -> int:
+    from kindling.runtime import jvm_classes
+
+    return jvm_classes.main(force=args.force)
+
+
 def _sql(args: argparse.Namespace) -> int:
     from kindling.sql.client import interactive, run_file
 
@@ -162,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("-f", "--file", help="SQL script to run; the command exits when its bounded jobs finish")
     sql.add_argument("-D", dest="define", action="append", metavar="key=value", help="a configuration option (repeatable)")
     sql.set_defaults(handler=_sql)
+
+    archive = commands.add_parser("class-archive", help="train the driver JVM's class-sharing archive (drivers start faster)")
+    archive.add_argument("--force", action="store_true", help="train it again even if it exists")
+    archive.set_defaults(handler=_class_archive)
 
     local = commands.add_parser("local", help="local services")
     services = local.add_subparsers(dest="service", required=True)

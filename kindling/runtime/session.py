@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 
 from kindling import config as cfg
 from kindling.config import Configuration
-from kindling.runtime import interrupts
+from kindling.runtime import interrupts, jvm_classes
 from kindling.runtime.python_workers import launcher
 
 _JAVA_HINT = (
@@ -77,7 +77,6 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
             "spark.sql.session.timeZone": "UTC",
             "spark.sql.execution.arrow.pyspark.enabled": "true",
             "spark.sql.streaming.stateStore.providerClass": _state_store_provider(conf),
-            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}",
             "spark.python.worker.reuse": "true",
             "spark.sql.streaming.metricsEnabled": "true",
             # An idle query reports progress (with its current watermark) every second rather than every 10 s:
@@ -91,7 +90,9 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
             for name in ("KINDLING_SESSION_ID", "KINDLING_JOB_DIR"):
                 if os.environ.get(name):
                     defaults[f"spark.executorEnv.{name}"] = os.environ[name]
-        for key, value in {**defaults, **conf.spark_conf()}.items():
+        settings = {**defaults, **conf.spark_conf()}
+        settings["spark.driver.extraJavaOptions"] = _driver_java_options(settings.get("spark.driver.extraJavaOptions", ""))
+        for key, value in settings.items():
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
     interrupts.install()  # PySpark's own handler calls into the JVM from inside the signal handler
@@ -104,6 +105,13 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
         _ship_package(spark)
     register_all(spark)
     return spark
+
+
+def _driver_java_options(configured: str) -> str:
+    """kindling's log configuration and the class-sharing archive (when trained), then the user's own options."""
+    own = [f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}",
+           jvm_classes.driver_java_options(configured)]
+    return " ".join(option for option in [*own, configured] if option)
 
 
 def _worker_python(conf: Configuration) -> str:
