@@ -55,21 +55,12 @@ class WindowCheck:
 
 
 def _consume_output(bootstrap: str, topic: str, check: WindowCheck, stop: threading.Event, out: TextIO) -> None:
-    from confluent_kafka import Consumer
+    from kindling.connectors.kafka.tail import TopicTail
 
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "kindling-demo-output",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-        }
-    )
-    consumer.subscribe([topic])
+    tail = TopicTail({"bootstrap.servers": bootstrap, "group.id": "kindling-demo-output", "isolation.level": "read_committed"}, [topic])
     try:
         while not stop.is_set():
-            for message in consumer.consume(500, 0.5):
+            for message in tail.poll(0.5, max_messages=500):
                 if message.error():
                     continue
                 record = json.loads(message.value())
@@ -82,7 +73,7 @@ def _consume_output(bootstrap: str, topic: str, check: WindowCheck, stop: thread
                     flush=True,
                 )
     finally:
-        consumer.close()
+        tail.close()
 
 
 def run_click_count_demo(

@@ -10,7 +10,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer
+
+from kindling.connectors.kafka.tail import TopicTail
 
 pytestmark = pytest.mark.integration
 
@@ -24,21 +25,10 @@ def _start(kafka, topic: str, checkpoints: Path, log: Path) -> subprocess.Popen:
 
 
 def _read(kafka, topic: str) -> list:
-    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": uuid.uuid4().hex,
-                         "auto.offset.reset": "earliest", "isolation.level": "read_committed", "enable.auto.commit": False})
-    consumer.subscribe([topic])
-    records, idle = [], 0
-    try:
-        while idle < 5:
-            message = consumer.poll(1.0)
-            if message is None:
-                idle += 1
-                continue
-            if message.error():
-                continue
-            records.append(json.loads(message.value()))
-    finally:
-        consumer.close()
+    records = []
+    with TopicTail({"bootstrap.servers": kafka.bootstrap_servers, "isolation.level": "read_committed"}, [topic]) as tail:
+        while messages := tail.poll(5.0):
+            records.extend(json.loads(m.value()) for m in messages if not m.error())
     return records
 
 

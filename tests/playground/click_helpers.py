@@ -7,8 +7,7 @@ import time
 from collections import Counter
 from datetime import datetime, timezone
 
-from confluent_kafka import Consumer
-
+from kindling.connectors.kafka.tail import TopicTail
 from kindling.playground.click_generator import EVENTS_PER_WINDOW, PAGES, WINDOW_SIZE_MS
 
 
@@ -16,18 +15,11 @@ class OutputReader:
     """Accumulates every record of the output topic (read_committed) as it arrives."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
-        self.consumer = Consumer({
-            "bootstrap.servers": bootstrap,
-            "group.id": f"reader-{topic}-{time.time_ns()}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-        })
-        self.consumer.subscribe([topic])
+        self.tail = TopicTail({"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}, [topic])
         self.records: list[dict] = []
 
     def poll(self, seconds: float = 0.5) -> None:
-        for message in self.consumer.consume(1000, seconds):
+        for message in self.tail.poll(seconds):
             if message.error() is None:
                 self.records.append(json.loads(message.value()))
 
@@ -42,7 +34,7 @@ class OutputReader:
             self.poll()
 
     def close(self) -> None:
-        self.consumer.close()
+        self.tail.close()
 
 
 def expected_windows(start_ms: int, windows: int) -> set:

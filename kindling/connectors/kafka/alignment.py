@@ -98,20 +98,25 @@ class EventTimeProbe:
 
         consumer = self._consumer_for(tp, offset)
         deadline = time.monotonic() + PROBE_TIMEOUT_S
-        while time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            error = message.error()
-            if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
+        try:
+            while time.monotonic() < deadline:
+                message = consumer.poll(0.5)
+                if message is None:
+                    continue
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        return
+                    continue
+                if end is not None and message.offset() >= end:
                     return
-                continue
-            if end is not None and message.offset() >= end:
-                return
-            yield message
-            if end is not None and message.offset() >= end - 1:
-                return
+                yield message
+                if end is not None and message.offset() >= end - 1:
+                    return
+        finally:
+            # An assigned partition is fetched in the background until unassigned: against a broker that
+            # answers empty fetches at once (the local one) that is a busy loop for as long as the query runs.
+            consumer.unassign()
 
     def time_at(self, tp: TopicPartitionKey, offset: int) -> Optional[int]:
         """Event time (epoch ms) of the first record at or after ``offset``, or None if there is none."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Iterable, Optional
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
+
+from kindling.connectors.kafka.tail import TopicTail
 
 
 def produce(servers: str, topic: str, records: Iterable[tuple], timestamp_ms: Optional[int] = None) -> list[tuple[int, int]]:
@@ -39,22 +40,16 @@ def produce(servers: str, topic: str, records: Iterable[tuple], timestamp_ms: Op
 
 def read_back(servers: str, topic: str, expected: int, timeout: float = 30) -> list:
     """Every record of a topic, read by a plain consumer, until ``expected`` records arrived."""
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": f"check-{uuid.uuid4().hex[:8]}",
-                         "enable.auto.commit": False})
-    try:
-        metadata = consumer.list_topics(topic=topic, timeout=10).topics[topic]
-        consumer.assign([TopicPartition(topic, p, 0) for p in metadata.partitions])
+    with TopicTail({"bootstrap.servers": servers}, [topic]) as tail:
         records = []
         deadline = time.monotonic() + timeout
         while len(records) < expected and time.monotonic() < deadline:
-            for message in consumer.consume(num_messages=1000, timeout=0.5):
+            for message in tail.poll(0.5):
                 assert message.error() is None, message.error()
                 records.append(message)
         # Anything beyond the expected count would be a duplicate: give it a short chance to show up.
-        records.extend(m for m in consumer.consume(num_messages=1000, timeout=0.5) if m.error() is None)
+        records.extend(m for m in tail.poll(0.5) if m.error() is None)
         return records
-    finally:
-        consumer.close()
 
 
 def run_available_now(spark, df, checkpoint: str, timeout: float = 120):

@@ -22,11 +22,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaException, Producer
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from kindling.connectors.kafka import publishers, transactions
 from kindling.connectors.kafka.sink import KafkaCommitMessage, KafkaStreamWriter
+from kindling.connectors.kafka.tail import TopicTail
 from kindling.connectors.kafka.transactions import CommitFenceError, last_committed_batch
 
 pytestmark = pytest.mark.integration
@@ -39,16 +40,13 @@ class TopicReader:
     """Every record of a topic as a consumer with the given isolation level sees it, polled incrementally."""
 
     def __init__(self, servers: str, topic: str, isolation: str = "read_committed") -> None:
-        self.consumer = Consumer({"bootstrap.servers": servers, "group.id": f"check-{uuid.uuid4().hex[:8]}",
-                                  "enable.auto.commit": False, "isolation.level": isolation})
-        partitions = self.consumer.list_topics(topic=topic, timeout=10).topics[topic].partitions
-        self.consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        self.tail = TopicTail({"bootstrap.servers": servers, "isolation.level": isolation}, [topic])
         self.values: list[bytes] = []
 
     def poll(self, seconds: float = 0.5) -> int:
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            for message in self.consumer.consume(num_messages=5000, timeout=0.2):
+        while (remaining := deadline - time.monotonic()) > 0:
+            for message in self.tail.poll(remaining, max_messages=5000):
                 if message.error() is None:
                     self.values.append(message.value())
         return len(self.values)
@@ -70,7 +68,7 @@ class TopicReader:
         assert ids_of(self.values) == expected
 
     def close(self) -> None:
-        self.consumer.close()
+        self.tail.close()
 
 
 def writer(kafka, topic: str, prefix: str, **options) -> KafkaStreamWriter:
