@@ -22,7 +22,6 @@ from kindling.connectors.base import (
     EOS_COLUMN,
     INTERNAL_PREFIX,
     ROWKIND_COLUMN,
-    TABLE_ROWTIME,
     Sink,
     Source,
     spark_format,
@@ -396,7 +395,7 @@ class StreamEnvironment:
             )
 
         return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), separate_exchanges(start, out.sparkSession), stream.is_bounded,
-                         stream._event_time, on_finished=_finish_hook(sink, checkpoint))
+                         stream._event_time, on_finished=_finish_hook(sink, checkpoint), frame=out)
 
     def _collect(self, stream: DataStream, job_name: Optional[str], limit: Optional[int], timeout: float) -> list[Row]:
         if not stream.is_bounded:
@@ -423,7 +422,8 @@ class StreamEnvironment:
 
         client = JobClient(
             self._job_name(job_name),
-            [QueryPlan("collect", "Collect Sink", str(checkpoint), separate_exchanges(start, out.sparkSession), True, stream._event_time)],
+            [QueryPlan("collect", "Collect Sink", str(checkpoint), separate_exchanges(start, out.sparkSession), True, stream._event_time,
+                       frame=out)],
             self.config, on_end=self.take_source_cleanups(),
         )
         try:
@@ -447,29 +447,19 @@ def _has_checkpoint(root: Path) -> bool:
 
 
 def _split_event_time_options(source: Source, strategy: WatermarkStrategy) -> dict[str, str]:
-    """What a source that tracks event time per split (Kafka) needs from the watermark strategy:
-    the rowtime column, and the alignment and idleness settings."""
+    """What a source that tracks event time per split (Kafka, Kinesis) needs from the watermark strategy:
+    the rowtime column, and the idleness and alignment settings, in the connector's own options."""
     from kindling.connectors import get_connector
 
     if not strategy.has_watermarks:
         return {}
-    per_split = get_connector(source.connector).per_split_event_time
-    if strategy.alignment is not None and not per_split:
-        raise ValueError(
-            f"with_watermark_alignment: the '{source.connector}' source does not track event time per split; "
-            "watermark alignment is supported by the kafka source"
-        )
-    if not per_split:
-        return {}
-    options = {}
-    if isinstance(strategy.timestamp_assigner, str):
-        options[TABLE_ROWTIME] = strategy.timestamp_assigner
-    if strategy.alignment is not None:
-        options["scan.watermark.alignment.group"] = strategy.alignment.group
-        options["scan.watermark.alignment.max-drift"] = f"{to_millis(strategy.alignment.max_drift)} ms"
-        options["scan.watermark.alignment.update-interval"] = f"{to_millis(strategy.alignment.update_interval)} ms"
-    if strategy.idleness is not None:
-        options["scan.watermark.idle-timeout"] = f"{to_millis(strategy.idleness)} ms"
+    rowtime = strategy.timestamp_assigner if isinstance(strategy.timestamp_assigner, str) else None
+    alignment = strategy.alignment
+    options = get_connector(source.connector).split_event_time_options(
+        rowtime,
+        to_millis(strategy.idleness) if strategy.idleness is not None else None,
+        (alignment.group, to_millis(alignment.max_drift), to_millis(alignment.update_interval)) if alignment is not None else None,
+    )
     return {k: v for k, v in options.items() if k not in source.options}
 
 
@@ -479,7 +469,7 @@ def _shared_plan(group: OperatorSinks, query_name: str, checkpoint: Path, interv
         return group.start(str(checkpoint), query_name, interval)
 
     return QueryPlan(group.uid, group.name, str(checkpoint), start, group.bounded, group.event_time,
-                     on_finished=group.on_finished(checkpoint))
+                     on_finished=group.on_finished(checkpoint), frame=group.tagged)
 
 
 def _finish_hook(sink: Sink, checkpoint: Path):

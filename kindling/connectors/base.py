@@ -31,6 +31,9 @@ TABLE_METADATA = "kindling.table.metadata"
 # The event-time (rowtime) column, for sources that track event time per split (Kafka's watermark
 # alignment); set by the environment from the watermark strategy and by SQL from WATERMARK FOR.
 TABLE_ROWTIME = "kindling.table.rowtime"
+# One scan of such a table (a fresh id per scan): the runtime tells that scan's reader, through
+# kindling.connectors.watermark_use, whether the query it feeds keeps event-time state.
+TABLE_SCAN = "kindling.table.scan"
 
 
 def spark_format(connector: str) -> str:
@@ -107,8 +110,19 @@ class Connector:
     data_source: ClassVar[Type[DataSource]]
     source_options: ClassVar[Optional[OptionSet]] = None
     sink_options: ClassVar[Optional[OptionSet]] = None
-    # Whether the source tracks event time per split and so supports watermark alignment and idleness.
+    # Whether the source tracks event time per split (Flink's per-split watermark, idleness).
     per_split_event_time: ClassVar[bool] = False
+
+    @classmethod
+    def split_event_time_options(cls, rowtime: Optional[str], idleness_ms: Optional[int],
+                                 alignment: Optional[tuple[str, int, int]]) -> dict[str, str]:
+        """The source options that carry a DataStream watermark strategy to a source tracking event time per
+        split: its rowtime column (None: a timestamp assigner function), idleness, and watermark alignment
+        as (group, max drift ms, update interval ms). Sources that do not track it take nothing."""
+        if alignment is not None:
+            raise ValueError(f"with_watermark_alignment: the '{cls.name}' source does not track event time per split; "
+                             "watermark alignment is supported by the kafka source")
+        return {}
 
     @classmethod
     def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:

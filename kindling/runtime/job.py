@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, TypeVar
 
+from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 
 from kindling.config import Configuration
-from kindling.runtime import interrupts
+from kindling.runtime import event_time_state, interrupts
 from kindling.runtime.progress import QueryMetrics, bounded_input_done
 from kindling.runtime.recovery import NO_DATA_BATCHES_CONF, plan_owed_watermark_batch
 from kindling.runtime.restart import RestartStrategy
@@ -40,6 +41,8 @@ class QueryPlan:
     event_time: bool = True
     # Called once when a bounded query's input is done and the query stopped (a sink's end-of-input step).
     on_finished: Optional[Callable[[], None]] = None
+    # The query's input (what start() writes): its plan tells the sources whether it keeps event-time state.
+    frame: Optional[DataFrame] = None
 
 
 @dataclass
@@ -84,6 +87,7 @@ class JobClient:
         self._finished: set[str] = set()
         self._restart = RestartStrategy(self.conf)
         self._failure: Optional[str] = None
+        event_time_state.declare([plan.frame for plan in self.plans])
         for plan in self.plans:
             self._queries[plan.uid] = self._start(plan)
         self._status = "RUNNING"

@@ -15,7 +15,8 @@ from typing import Any, Optional, Union
 
 from pyspark.sql.types import IntegerType, LongType, StructType
 
-from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, TABLE_ROWTIME
+from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, TABLE_ROWTIME, TABLE_SCAN
+from kindling.connectors.watermark_use import new_scan_id
 from kindling.options import nearest
 from kindling.sql.ddl import ColumnDef, CreateTable, CreateView, WatermarkDef
 from kindling.sql.errors import SqlError
@@ -55,6 +56,7 @@ class CatalogTable:
         rowtime = self.event_time_source()
         if rowtime is not None:
             options[TABLE_ROWTIME] = rowtime  # sources keeping a watermark per split read event time from it
+            options[TABLE_SCAN] = new_scan_id()
         return options
 
     def event_time_source(self) -> Optional[str]:

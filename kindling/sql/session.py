@@ -357,7 +357,7 @@ class SqlSession:
             # Self-joins of one view (Nexmark q5) plan the same shuffle twice; a reused one gets no watermark.
             client = JobClient(self._job_name(name), [QueryPlan("collect", "Collect Sink", str(checkpoint),
                                                                 separate_exchanges(start, out.sparkSession), planned.bounded,
-                                                                planned.event_time)], self.env.config,
+                                                                planned.event_time, frame=out)], self.env.config,
                                on_end=self.env.take_source_cleanups())
         except Exception as exc:
             shutil.rmtree(checkpoint, ignore_errors=True)

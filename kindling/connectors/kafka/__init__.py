@@ -16,7 +16,7 @@ from typing import Any, Mapping, Optional
 
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from kindling.connectors.base import Connector
+from kindling.connectors.base import TABLE_ROWTIME, TABLE_SCAN, Connector
 from kindling.connectors.kafka.builder import (
     DeliveryGuarantee,
     KafkaOffsetsInitializer,
@@ -27,6 +27,7 @@ from kindling.connectors.kafka.builder import (
 )
 from kindling.connectors.kafka.options import EOF_RECORD_EVALUATOR, SINK_OPTIONS, SOURCE_OPTIONS, sink_config, source_config
 from kindling.connectors.kafka.source import KafkaDataSource
+from kindling.connectors.watermark_use import new_scan_id
 from kindling.formats.changelog import CHANGELOG_FORMATS
 from kindling.options import OptionError, ParsedOptions
 
@@ -37,6 +38,19 @@ class KafkaConnector(Connector):
     source_options = SOURCE_OPTIONS
     sink_options = SINK_OPTIONS
     per_split_event_time = True
+
+    @classmethod
+    def split_event_time_options(cls, rowtime: Optional[str], idleness_ms: Optional[int],
+                                 alignment: Optional[tuple[str, int, int]]) -> dict[str, str]:
+        options = {TABLE_ROWTIME: rowtime, TABLE_SCAN: new_scan_id()} if rowtime else {}
+        if alignment is not None:
+            group, max_drift_ms, update_interval_ms = alignment
+            options["scan.watermark.alignment.group"] = group
+            options["scan.watermark.alignment.max-drift"] = f"{max_drift_ms} ms"
+            options["scan.watermark.alignment.update-interval"] = f"{update_interval_ms} ms"
+        if idleness_ms is not None:
+            options["scan.watermark.idle-timeout"] = f"{idleness_ms} ms"
+        return options
 
     @classmethod
     def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:

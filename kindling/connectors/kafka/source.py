@@ -39,7 +39,8 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from kindling.arrow import arrow_schema
-from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, ROWKIND_COLUMN, end_of_input_batch, with_eos
+from kindling.connectors import watermark_use
+from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, ROWKIND_COLUMN, TABLE_SCAN, end_of_input_batch, with_eos
 from kindling.connectors.kafka.alignment import AlignmentGroup, EventTimeProbe, PartitionAligner, value_time_decoder
 from kindling.connectors.kafka.options import SourceConfig, source_config
 from kindling.formats import ValueDecoder, value_columns
@@ -202,9 +203,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.schema = schema
         layout = _SourceLayout(self.config, schema)  # fail on the driver, before any task, on a bad schema
         rowtime = self.config.rowtime
-        # A watermark per partition needs the driver to read a record's rowtime: a value column or the record timestamp.
+        # A watermark per partition needs the driver to read a record's rowtime: a value column or the record
+        # timestamp; and it only holds partitions back for a query with event-time state (see watermark_use).
         self._per_split = self.config.alignment_group is not None or (
-            rowtime is not None and (rowtime in layout.value_schema.names or layout.metadata.get(rowtime) == "timestamp"))
+            rowtime is not None and (rowtime in layout.value_schema.names or layout.metadata.get(rowtime) == "timestamp")
+            and watermark_use.feeds_event_time_state(options.get(TABLE_SCAN)))
         self._consumer: Any = None
         self._known: set[TopicPartitionKey] = set()
         self._last_discovery: Optional[float] = None

@@ -16,10 +16,11 @@ from typing import Any, Mapping, Optional
 
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from kindling.connectors.base import Connector
+from kindling.connectors.base import TABLE_ROWTIME, TABLE_SCAN, Connector
 from kindling.connectors.kinesis.efo import deregister_consumer
 from kindling.connectors.kinesis.options import LEGACY_OPTIONS, SINK_OPTIONS, SOURCE_OPTIONS, canonical, sink_config, source_config
 from kindling.connectors.kinesis.source import KinesisDataSource, KinesisLegacyDataSource
+from kindling.connectors.watermark_use import new_scan_id
 from kindling.options import ParsedOptions
 
 
@@ -28,6 +29,18 @@ class KinesisConnector(Connector):
     data_source = KinesisDataSource
     source_options = SOURCE_OPTIONS
     sink_options = SINK_OPTIONS
+    per_split_event_time = True
+
+    @classmethod
+    def split_event_time_options(cls, rowtime: Optional[str], idleness_ms: Optional[int],
+                                 alignment: Optional[tuple[str, int, int]]) -> dict[str, str]:
+        if alignment is not None:
+            raise ValueError(f"with_watermark_alignment: the '{cls.name}' source aligns shards by its own options "
+                             "('scan.watermark.lookahead.millis', 'scan.watermark.sync.interval'); set them on the source")
+        options = {TABLE_ROWTIME: rowtime, TABLE_SCAN: new_scan_id()} if rowtime else {}
+        if idleness_ms is not None:
+            options["scan.shard.idle.interval"] = str(idleness_ms)
+        return options
 
     @classmethod
     def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:

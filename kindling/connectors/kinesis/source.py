@@ -51,7 +51,8 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, Suppor
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from kindling.arrow import arrow_schema
-from kindling.connectors.base import EOS_COLUMN, with_eos
+from kindling.connectors import watermark_use
+from kindling.connectors.base import EOS_COLUMN, TABLE_SCAN, with_eos
 from kindling.connectors.kinesis.alignment import Record, ShardAligner, event_time_reader
 from kindling.connectors.kinesis.aws import describe_failure, kinesis_client, with_retries
 from kindling.connectors.kinesis.efo import Http2Signer, ShardSubscription, consumer_arn
@@ -239,7 +240,8 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._lock = threading.Lock()
         self._aligner: Optional[ShardAligner] = None
         self._event_times: Optional[Callable[[Sequence[Record]], list[Optional[int]]]] = None
-        if self.config.lookahead_ms is not None or self.config.rowtime is not None:
+        if self.config.lookahead_ms is not None or (
+                self.config.rowtime is not None and watermark_use.feeds_event_time_state(options.get(TABLE_SCAN))):
             self._aligner = ShardAligner(self.config.lookahead_ms, self.config.idle_interval_ms, self.config.sync_interval_ms)
             self._event_times = event_time_reader(layout.decoder, layout.value_schema.names, self.config.rowtime)
         self._subscriptions: dict[str, ShardSubscription] = {}

@@ -160,3 +160,26 @@ def test_the_driver_finds_a_partitions_last_event_time_past_transaction_markers(
     finally:
         probe.close()
         metadata.close()
+
+
+@pytest.mark.integration
+def test_a_query_without_event_time_state_copies_past_a_quiet_partition(env, kafka):
+    """Flink holds back the watermark, never the records: a copy of a watermarked table keeps going
+    while partition 0 is quiet an hour behind partition 1 (held back, partition 1 would wait forever)."""
+    topic = two_partitions(kafka, HOUR_MS)
+    out = f"{topic}-copy"
+    kafka.create_topic(out, partitions=1)
+    servers = kafka.bootstrap_servers
+    env.execute_sql(f"""CREATE TABLE src (part INT, seq INT, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 3),
+                        WATERMARK FOR rt AS rt - INTERVAL '5' SECOND)
+                        WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{servers}',
+                              'scan.startup.mode' = 'earliest-offset', 'format' = 'json')""")
+    env.execute_sql(f"""CREATE TABLE dst (part INT, seq INT)
+                        WITH ('connector' = 'kafka', 'topic' = '{out}', 'properties.bootstrap.servers' = '{servers}',
+                              'format' = 'json')""")
+    client = env.execute_sql("INSERT INTO dst SELECT part, seq FROM src WHERE seq >= 0").get_job_client()
+    try:
+        records = read_back(servers, out, expected=2 * PER_PARTITION, timeout=120)
+    finally:
+        client.cancel()
+    assert Counter(json.loads(m.value())["part"] for m in records) == {0: PER_PARTITION, 1: PER_PARTITION}

@@ -79,3 +79,51 @@ def test_a_shard_an_hour_ahead_is_held_back_and_the_quiet_one_released_after_the
     aligned = window_counts(env, kinesis, source, "aligned", ", 'scan.watermark.lookahead.millis' = '20000', "
                             "'scan.watermark.sync.interval' = '0', 'scan.shard.idle.interval' = '2000'", expected=11)
     assert aligned == {slow_shard: PER_SHARD, fast_shard: 50}, "every slow record counted, none late"
+
+
+def test_a_datastream_watermark_strategy_keeps_a_watermark_per_shard(env, kinesis):
+    """The DataStream API's watermark strategy on a Kinesis source: per-shard event time as in SQL."""
+    from pyspark.sql.types import StringType, StructField, StructType, TimestampType
+
+    from kindling.connectors.base import Sink, Source
+    from kindling.datastream import TumblingEventTimeWindows, WatermarkStrategy
+
+    source = new_stream(kinesis, 2)
+    slow, fast = key_for_shard(0), key_for_shard(1)
+    records = [(key, json.dumps({"part": part, "ts": (BASE + dt.timedelta(seconds=first + i)).strftime("%Y-%m-%d %H:%M:%S")}).encode())
+               for key, part, first in ((slow, "slow", 0), (fast, "fast", 3600)) for i in range(PER_SHARD)]
+    put(kinesis.client(), source, records)
+    out = new_stream(kinesis, 1)
+    aws = {"aws.region": "us-east-1", "aws.endpoint": kinesis.endpoint, "aws.credentials.provider": "BASIC",
+           "aws.credentials.basic.accesskeyid": "kindling-local", "aws.credentials.basic.secretkey": "kindling-local-secret"}
+    clicks = Source("kinesis", {"stream": source, **aws, "scan.stream.initpos": "TRIM_HORIZON", "format": "json",
+                                "scan.shard.getrecords.maxrecordcount": "10", "scan.shard.getrecords.intervalmillis": "50"},
+                    schema=StructType([StructField("part", StringType()), StructField("ts", TimestampType())]))
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness("5 s").with_timestamp_assigner("ts")
+    counts = env.from_source(clicks, strategy).key_by("part").window(TumblingEventTimeWindows.of("10 s")).count()
+    counts.sink_to(Sink("kinesis", {"stream": out, **aws, "format": "json"})).uid("counts")
+    client = env.execute_async(f"kinesis-windows-{source}")
+    try:
+        rows = [json.loads(r["Data"]) for r in read_all(kinesis.client(), out, expected=5)]
+    finally:
+        client.cancel()
+    totals: Counter = Counter()
+    for row in rows:
+        totals[row["part"]] += row["count"]
+    # The fast shard waits at the slow shard's last record: the slow shard's windows up to 55 s fire
+    # complete, none of the fast shard's (its records an hour ahead would otherwise make the slow ones late).
+    assert totals == {"slow": 50}, rows
+
+
+def test_kinesis_takes_rowtime_and_idleness_from_a_watermark_strategy_and_refuses_alignment():
+    from kindling.connectors import get_connector
+    from kindling.connectors.base import TABLE_ROWTIME, TABLE_SCAN
+
+    kinesis = get_connector("kinesis")
+    options = kinesis.split_event_time_options("ts", 2000, None)
+    assert options[TABLE_ROWTIME] == "ts" and options["scan.shard.idle.interval"] == "2000" and options[TABLE_SCAN]
+    assert kinesis.split_event_time_options(None, None, None) == {}
+    with pytest.raises(ValueError, match="'scan.watermark.lookahead.millis'"):
+        kinesis.split_event_time_options("ts", None, ("g", 20_000, 1000))
+    with pytest.raises(ValueError, match="the 'datagen' source does not track event time per split"):
+        get_connector("datagen").split_event_time_options("ts", None, ("g", 20_000, 1000))
