@@ -19,7 +19,6 @@ import json
 import random
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections import Counter
@@ -126,9 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(job.cancel)
 
         events = clicks(args.clicks)
-        producer = threading.Thread(target=produce, args=(client, source, events, 8), daemon=True)
-        producer.start()
-        producer.join()
+        produce(client, source, events, 8)
         shards = len(client.list_shards(StreamName=source)["Shards"])
         expected = expected_windows(events)
         rows = read_counts(client, sink, len(expected), args.timeout)

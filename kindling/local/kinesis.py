@@ -43,6 +43,7 @@ DEFAULT_REGION = "us-east-1"
 # Credentials the local server accepts (it checks that a request is signed, not by whom).
 LOCAL_ACCESS_KEY = "kindling-local"
 LOCAL_SECRET_KEY = "kindling-local-secret"
+SHARD_LIMIT = 500
 _DURATIONS = (
     "CREATE_STREAM_DURATION", "DELETE_STREAM_DURATION", "REGISTER_STREAM_CONSUMER_DURATION",
     "START_STREAM_ENCRYPTION_DURATION", "STOP_STREAM_ENCRYPTION_DURATION", "DEREGISTER_STREAM_CONSUMER_DURATION",
@@ -86,6 +87,9 @@ def _environment(port: int, tls_port: int) -> dict[str, str]:
         "LOG_LEVEL": env.get("KINDLING_KINESIS_LOG_LEVEL", "WARN"),
         "SHOULD_PERSIST_DATA": "false",
         "AWS_REGION": DEFAULT_REGION,
+        # kinesis-mock allows 50 open shards per server; AWS's own quota is 500 (200 in smaller regions). A test
+        # session's streams share one server, so 50 made a reshard fail once enough streams existed.
+        "SHARD_LIMIT": env.get("SHARD_LIMIT", str(SHARD_LIMIT)),
     })
     env.update({name: "0ms" for name in _DURATIONS})
     return env

@@ -1,4 +1,5 @@
-"""The local Kinesis server (kinesis-local): loopback only, streams ACTIVE at once, and the CLI's one-line start."""
+"""The local Kinesis server (kinesis-local): loopback only, streams ACTIVE at once, AWS's shard limit, and the CLI's
+one-line start."""
 
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ def test_binds_loopback_only_and_streams_are_active_at_once(kinesis):
     assert summary["StreamStatus"] == "ACTIVE"
     assert summary["OpenShardCount"] == 2
     kinesis.delete_stream("local-check")
+
+
+def test_the_shard_limit_is_awss_not_kinesis_mocks_fifty(kinesis):
+    """A session's tests share one server; with kinesis-mock's 50 a reshard late in the suite was refused."""
+    from kindling.local.kinesis import SHARD_LIMIT
+
+    assert kinesis.client().describe_limits()["ShardLimit"] == SHARD_LIMIT == 500
 
 
 def test_cli_start_prints_one_url_line_and_stop_ends_it(tmp_path):
