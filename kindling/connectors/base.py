@@ -31,9 +31,21 @@ TABLE_METADATA = "kindling.table.metadata"
 # The event-time (rowtime) column, for sources that track event time per split (Kafka's watermark
 # alignment); set by the environment from the watermark strategy and by SQL from WATERMARK FOR.
 TABLE_ROWTIME = "kindling.table.rowtime"
+# How that column's values become the rowtime's epoch ms when it is converted ("<unit_ms> <offset_ms>":
+# numbers times unit_ms, plus offset_ms; see kindling.sql.rowtime_source). Absent: the value as it is.
+TABLE_ROWTIME_MILLIS = "kindling.table.rowtime.millis"
 # One scan of such a table (a fresh id per scan): the runtime tells that scan's reader, through
 # kindling.connectors.watermark_use, whether the query it feeds keeps event-time state.
 TABLE_SCAN = "kindling.table.scan"
+
+
+def rowtime_millis(options: Mapping[str, Any]) -> tuple[int, int]:
+    """(unit_ms, offset_ms) of the rowtime column's conversion (``TABLE_ROWTIME_MILLIS``); (1, 0) without one."""
+    text = options.get(TABLE_ROWTIME_MILLIS)
+    if not text:
+        return 1, 0
+    unit, offset = str(text).split()
+    return int(unit), int(offset)
 
 
 def spark_format(connector: str) -> str:

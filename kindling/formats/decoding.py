@@ -76,20 +76,27 @@ def _finish(column: pa.Array, target: pa.DataType) -> pa.Array:
 _ZONE = r"([Zz]|[+-]\d\d(:?\d\d)?)$"
 
 
-def epoch_millis(column: pa.Array) -> pa.Array:
+def epoch_millis(column: pa.Array, unit_ms: int = 1, offset_ms: int = 0) -> pa.Array:
     """An event-time column as epoch milliseconds (int64; null where a value has no time).
 
-    TIMESTAMP and DATE columns convert; integers are taken as milliseconds already (a BIGINT rowtime
-    source); strings are parsed as :func:`parse_timestamps` does. Sources read their records' event time
-    with it on the driver, to hold back splits that run ahead (watermark alignment)."""
+    TIMESTAMP and DATE columns convert; integers count ``unit_ms`` milliseconds each (1: a BIGINT of
+    epoch millis, 1000: epoch seconds); strings are parsed as :func:`parse_timestamps` does; then
+    ``offset_ms`` is added (a rowtime computed as ``column + INTERVAL ...``). Sources read their records'
+    event time with it on the driver, to keep a watermark per split."""
+    millis = _epoch_millis(column, unit_ms)
+    return pc.add(millis, offset_ms) if offset_ms else millis
+
+
+def _epoch_millis(column: pa.Array, unit_ms: int) -> pa.Array:
     if pa.types.is_timestamp(column.type):
         return pc.cast(column.cast(pa.timestamp("ms", tz=column.type.tz)), pa.int64())
     if pa.types.is_integer(column.type):
-        return column.cast(pa.int64())
+        integers = column.cast(pa.int64())
+        return pc.multiply(integers, unit_ms) if unit_ms != 1 else integers
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        return epoch_millis(parse_timestamps(column.cast(pa.string())))
+        return _epoch_millis(parse_timestamps(column.cast(pa.string())), 1)
     if pa.types.is_date(column.type):
-        return epoch_millis(column.cast(pa.timestamp("ms")))
+        return _epoch_millis(column.cast(pa.timestamp("ms")), 1)
     return pa.nulls(len(column), pa.int64())
 
 

@@ -9,17 +9,17 @@ and options OVERWRITING (the new table's options win).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Union
 
-from pyspark.sql.types import IntegerType, LongType, StructType
+from pyspark.sql.types import StructType
 
-from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, TABLE_ROWTIME, TABLE_SCAN
+from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, TABLE_ROWTIME, TABLE_ROWTIME_MILLIS, TABLE_SCAN
 from kindling.connectors.watermark_use import new_scan_id
 from kindling.options import nearest
 from kindling.sql.ddl import ColumnDef, CreateTable, CreateView, WatermarkDef
 from kindling.sql.errors import SqlError
+from kindling.sql.rowtime_source import StoredRowtime, stored_rowtime
 
 
 @dataclass
@@ -54,32 +54,19 @@ class CatalogTable:
         if metadata:
             options[TABLE_METADATA] = json.dumps(metadata)
         rowtime = self.event_time_source()
-        if rowtime is not None:
-            options[TABLE_ROWTIME] = rowtime  # sources keeping a watermark per split read event time from it
+        if rowtime is not None:  # sources keeping a watermark per split read event time from it
+            options[TABLE_ROWTIME] = rowtime.column
+            if rowtime.conversion is not None:
+                options[TABLE_ROWTIME_MILLIS] = rowtime.conversion
             options[TABLE_SCAN] = new_scan_id()
         return options
 
-    def event_time_source(self) -> Optional[str]:
-        """The stored column a source can read the rowtime from: the rowtime itself when it is a physical
-        or metadata column, or the one column a computed rowtime converts without changing its instant
-        (``TO_TIMESTAMP_LTZ(ms, 3)``, ``TO_TIMESTAMP(text)``, ``CAST(col AS TIMESTAMP...)``); else None."""
+    def event_time_source(self) -> Optional[StoredRowtime]:
+        """The stored column a source can read the rowtime from, and how (see ``rowtime_source``); None
+        without a watermark or when the rowtime's expression cannot be traced to one column."""
         if self.watermark is None:
             return None
-        column = next((c for c in self.columns if c.name == self.watermark.column), None)
-        if column is None:
-            return None
-        if column.kind in ("physical", "metadata"):
-            return column.name
-        match = _TIME_CONVERSION.fullmatch(column.expression or "")
-        if match is None:
-            return None
-        name = (match.group("ltz") or match.group("text") or match.group("cast")).strip("`").lower()
-        source = next((c for c in self.columns if c.kind in ("physical", "metadata") and c.name.lower() == name), None)
-        if source is None or source.type is None:
-            return None
-        millis = isinstance(source.type.spark, (IntegerType, LongType))
-        # Integers are read as epoch milliseconds: right for TO_TIMESTAMP_LTZ(ms, 3) only.
-        return source.name if millis == bool(match.group("ltz")) else None
+        return stored_rowtime(self.watermark.column, self.columns)
 
     def physical_columns(self) -> list[ColumnDef]:
         return [c for c in self.columns if c.kind == "physical"]
@@ -292,13 +279,5 @@ def describe_rows(obj: CatalogObject, schema: Optional[StructType] = None) -> li
         rows.append((column.name, type_name, nullable, key, extras, watermark))
     return rows
 
-
-_IDENT = r"`[^`]+`|[A-Za-z_][A-Za-z0-9_]*"
-_TIME_CONVERSION = re.compile(
-    rf"\s*(?:TO_TIMESTAMP_LTZ\s*\(\s*(?P<ltz>{_IDENT})\s*,\s*3\s*\)"
-    rf"|TO_TIMESTAMP\s*\(\s*(?P<text>{_IDENT})\s*\)"
-    rf"|CAST\s*\(\s*(?P<cast>{_IDENT})\s+AS\s+TIMESTAMP(?:_LTZ)?\s*(?:\(\s*\d\s*\))?\s*\))\s*",
-    re.IGNORECASE,
-)
 
 DESCRIBE_COLUMNS = ["name", "type", "null", "key", "extras", "watermark"]

@@ -5,7 +5,7 @@ import json
 import pytest
 from pyspark.sql.types import DecimalType
 
-from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, TABLE_ROWTIME
+from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, TABLE_ROWTIME, TABLE_ROWTIME_MILLIS
 from kindling.sql import ddl
 from kindling.sql.catalog import Catalog, describe_rows
 from kindling.sql.ddl import parse_statement
@@ -62,22 +62,31 @@ def test_catalog_passes_table_facts_to_the_connector():
     assert options[TABLE_ROWTIME] == "transaction_time"
 
 
-@pytest.mark.parametrize("columns, rowtime", [
-    ("ts TIMESTAMP(3)", "ts"),
-    ("ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp'", "ts"),
-    ("ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3)", "ms"),
-    ("`Ms` BIGINT, ts AS to_timestamp_ltz(`Ms`, 3)", "Ms"),
-    ("s STRING, ts AS TO_TIMESTAMP(s)", "s"),
-    ("s STRING, ts AS CAST(s AS TIMESTAMP(3))", "s"),
-    ("sec BIGINT, ts AS TO_TIMESTAMP_LTZ(sec, 0)", None),  # seconds: not the instant a source reads
-    ("ms BIGINT, ts AS CAST(ms AS TIMESTAMP(3))", None),
-    ("ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3) + INTERVAL '1' HOUR", None),
+@pytest.mark.parametrize("columns, rowtime, millis", [
+    ("ts TIMESTAMP(3)", "ts", None),
+    ("ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp'", "ts", None),
+    ("ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3)", "ms", None),
+    ("`Ms` BIGINT, ts AS to_timestamp_ltz(`Ms`, 3)", "Ms", None),
+    ("s STRING, ts AS TO_TIMESTAMP(s)", "s", None),
+    ("s STRING, ts AS CAST(s AS TIMESTAMP(3))", "s", None),
+    ("sec BIGINT, ts AS TO_TIMESTAMP_LTZ(sec, 0)", "sec", "1000 0"),
+    ("sec INT, ts AS TO_TIMESTAMP(FROM_UNIXTIME(sec))", "sec", "1000 0"),
+    ("ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3) + INTERVAL '1' HOUR", "ms", "1 3600000"),
+    ("t TIMESTAMP(3), ts AS t - INTERVAL '1.5' SECOND + INTERVAL '2' MINUTE", "t", "1 118500"),
+    ("k TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', ts AS k - INTERVAL '5' SECOND", "k", "1 -5000"),
+    ("ms BIGINT, ts AS CAST(ms AS TIMESTAMP(3))", None, None),  # Flink cannot cast a BIGINT to TIMESTAMP
+    ("s STRING, ts AS TO_TIMESTAMP_LTZ(s, 3)", None, None),
+    ("ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms * 1000, 3)", None, None),  # arithmetic on the number: not traced
+    ("ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 6)", None, None),
+    ("s STRING, ts AS TO_TIMESTAMP(s, 'yyyyMMddHHmmss')", None, None),  # a pattern the source cannot parse
+    ("ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3) + INTERVAL '1-2' YEAR TO MONTH", None, None),
 ])
-def test_the_source_learns_which_stored_column_holds_the_rowtime(columns, rowtime):
+def test_the_source_learns_which_stored_column_holds_the_rowtime_and_how_to_convert_it(columns, rowtime, millis):
     catalog = Catalog()
     catalog.create_table(parse_statement(
         f"CREATE TABLE t ({columns}, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'kafka')"))
-    assert catalog.table("t").connector_options().get(TABLE_ROWTIME) == rowtime
+    options = catalog.table("t").connector_options()
+    assert (options.get(TABLE_ROWTIME), options.get(TABLE_ROWTIME_MILLIS)) == (rowtime, millis)
 
 
 def test_column_level_primary_key_and_constraint_name():

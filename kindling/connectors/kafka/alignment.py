@@ -52,8 +52,6 @@ import uuid
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-import pyarrow as pa
-
 from kindling.formats import epoch_millis
 
 log = logging.getLogger("kindling.connectors.kafka")
@@ -70,10 +68,11 @@ class EventTimeProbe:
     """Reads the event time of single records of a partition on the driver."""
 
     def __init__(self, consumer_factory: Callable[[], object], metadata_consumer: Callable[[], object],
-                 decode_time: Optional[Callable[[bytes], Optional[int]]]) -> None:
+                 decode_time: Optional[Callable[[bytes], Optional[int]]], timestamp_offset_ms: int = 0) -> None:
         self._make_consumer = consumer_factory
         self._metadata_consumer = metadata_consumer
-        self._decode_time = decode_time  # None: use the record's Kafka timestamp
+        self._decode_time = decode_time  # None: use the record's Kafka timestamp, plus timestamp_offset_ms
+        self._timestamp_offset_ms = timestamp_offset_ms
         self._consumer = None
         self._cache: dict[tuple[TopicPartitionKey, int], Optional[int]] = {}
         self._last: dict[TopicPartitionKey, tuple[int, Optional[int]]] = {}
@@ -147,7 +146,7 @@ class EventTimeProbe:
     def _time_of(self, message) -> Optional[int]:
         if self._decode_time is None:
             kind, millis = message.timestamp()
-            return int(millis) if kind else None
+            return int(millis) + self._timestamp_offset_ms if kind else None
         return self._decode_time(message.value())
 
     def first_offset_after(self, tp: TopicPartitionKey, limit_ms: int, low: int, high: int, near_end: bool = False) -> int:
@@ -158,7 +157,8 @@ class EventTimeProbe:
         if self._decode_time is None:
             from confluent_kafka import TopicPartition
 
-            found = self._metadata_consumer().offsets_for_times([TopicPartition(tp[0], tp[1], limit_ms + 1)], timeout=PROBE_TIMEOUT_S)
+            found = self._metadata_consumer().offsets_for_times(
+                [TopicPartition(tp[0], tp[1], limit_ms - self._timestamp_offset_ms + 1)], timeout=PROBE_TIMEOUT_S)
             offset = found[0].offset
             return high if offset is None or offset < 0 else max(low, min(high, int(offset)))
         lo, hi = low, high
@@ -181,21 +181,18 @@ class EventTimeProbe:
         return lo
 
 
-def value_time_decoder(decoder, field_index: int) -> Callable[[bytes], Optional[int]]:
-    """Event time (epoch ms) of a record value from one decoded column (TIMESTAMP, BIGINT millis or text)."""
+def value_time_decoder(decoder, field_index: int, unit_ms: int = 1, offset_ms: int = 0) -> Callable[[bytes], Optional[int]]:
+    """Event time (epoch ms) of a record value from one decoded column (TIMESTAMP, a number of ``unit_ms``
+    or text), plus ``offset_ms`` (see ``epoch_millis``)."""
 
     def decode(value: bytes) -> Optional[int]:
         decoded = decoder.decode([value])
         if decoded.errors or not decoded.arrays:
             return None
         column = decoded.arrays[field_index]
-        return _millis(column)
+        return epoch_millis(column, unit_ms, offset_ms)[0].as_py() if len(column) else None
 
     return decode
-
-
-def _millis(column: pa.Array) -> Optional[int]:
-    return epoch_millis(column)[0].as_py() if len(column) else None
 
 
 class AlignmentGroup:

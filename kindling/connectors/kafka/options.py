@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Mapping, Optional, Sequence
 
-from kindling.connectors.base import TABLE_METADATA, TABLE_ROWTIME
+from kindling.connectors.base import TABLE_METADATA, TABLE_ROWTIME, rowtime_millis
 from kindling.formats.avro_confluent import format_options as confluent_options
 from kindling.formats.avro_confluent import property_prefixes, registry_settings
 from kindling.formats.settings import FORMATS, FormatSettings, format_options, format_settings
@@ -178,6 +178,7 @@ class SourceConfig:
     alignment_update_interval_s: float = 1.0
     idle_timeout_s: Optional[float] = None
     rowtime: Optional[str] = None
+    rowtime_millis: tuple[int, int] = (1, 0)  # (unit_ms, offset_ms) from the rowtime column to the rowtime
     eof_record_evaluator: Optional[str] = None
     key_format: Optional[FormatSettings] = None
     key_fields: tuple[str, ...] = ()
@@ -408,6 +409,7 @@ def source_config(raw: Mapping[str, Any]) -> SourceConfig:
         alignment_update_interval_s=parsed["scan.watermark.alignment.update-interval"].total_seconds(),
         idle_timeout_s=idle.total_seconds() if idle is not None and idle.total_seconds() > 0 else None,
         rowtime=parsed.extra.get(TABLE_ROWTIME) or None,
+        rowtime_millis=rowtime_millis(parsed.extra),
         eof_record_evaluator=parsed.get(EOF_RECORD_EVALUATOR),
         key_format=_with_registry(FormatSettings(key_format, timestamp_standard=value_format.timestamp_standard,
                                                  field_delimiter=value_format.field_delimiter) if key_format else None,

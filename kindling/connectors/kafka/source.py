@@ -237,7 +237,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                              "enable.partition.eof": True})
                 return Consumer(conf)
 
-            probe = EventTimeProbe(probe_consumer, self._metadata_consumer, self._event_time_decoder())
+            probe = EventTimeProbe(probe_consumer, self._metadata_consumer, self._event_time_decoder(),
+                                   timestamp_offset_ms=config.rowtime_millis[1])
             if config.alignment_group is None:
                 self._aligner = PartitionAligner.split_watermarks(probe, config.idle_timeout_s)
             else:
@@ -253,7 +254,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         rowtime = self.config.rowtime
         layout = _SourceLayout(self.config, self.schema)
         if rowtime and rowtime in layout.value_schema.names:
-            return value_time_decoder(layout.decoder, layout.value_schema.names.index(rowtime))
+            return value_time_decoder(layout.decoder, layout.value_schema.names.index(rowtime), *self.config.rowtime_millis)
         if rowtime and layout.metadata.get(rowtime) not in (None, "timestamp"):
             log.warning("kafka source: rowtime column %r is metadata %r; aligning partitions by record timestamps", rowtime, layout.metadata[rowtime])
         return None

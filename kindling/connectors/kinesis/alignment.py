@@ -36,18 +36,19 @@ from kindling.formats import ValueDecoder, epoch_millis
 Record = tuple[str, bytes, int]
 
 
-def event_time_reader(decoder: ValueDecoder, names: Sequence[str], rowtime: Optional[str]) -> Callable[[Sequence[Record]], list[Optional[int]]]:
-    """How the driver reads the event time (epoch ms) of fetched records: the rowtime value column,
-    else the approximate arrival time."""
+def event_time_reader(decoder: ValueDecoder, names: Sequence[str], rowtime: Optional[str], unit_ms: int = 1,
+                      offset_ms: int = 0) -> Callable[[Sequence[Record]], list[Optional[int]]]:
+    """How the driver reads the event time (epoch ms) of fetched records: the rowtime value column
+    (converted by ``unit_ms`` and ``offset_ms``, see ``epoch_millis``), else the approximate arrival time."""
     if rowtime is None or rowtime not in names:
-        return lambda records: [r[2] for r in records]
+        return lambda records: [r[2] + offset_ms for r in records]
     index = list(names).index(rowtime)
 
     def read(records: Sequence[Record]) -> list[Optional[int]]:
         if not records:
             return []
         decoded = decoder.decode([r[1] for r in records])
-        times = epoch_millis(decoded.arrays[index]).to_pylist()
+        times = epoch_millis(decoded.arrays[index], unit_ms, offset_ms).to_pylist()
         if decoded.kept is not None:  # malformed records were skipped: they hold nothing back
             kept = iter(times)
             positions = set(decoded.kept)

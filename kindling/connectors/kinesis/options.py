@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional
 
-from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_ROWTIME
+from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_ROWTIME, rowtime_millis
 from kindling.formats import FormatSettings
 from kindling.options import (
     ConfigOption,
@@ -337,6 +337,7 @@ class SourceConfig:
     lookahead_ms: Optional[int] = None
     sync_interval_ms: int = 30_000
     rowtime: Optional[str] = None  # the event-time column (the table's rowtime), else the arrival time
+    rowtime_millis: tuple[int, int] = (1, 0)  # (unit_ms, offset_ms) from the rowtime column to the rowtime
 
 
 def _retry(parsed: ParsedOptions, prefix: str) -> tuple[int, int, int, float]:
@@ -492,6 +493,7 @@ def source_config(raw: Mapping[str, Any], connector: str = "kinesis") -> SourceC
                       if any(k.lower() == "scan.watermark.lookahead.millis" for k in raw) else None),
         sync_interval_ms=int(parsed["scan.watermark.sync.interval"]),
         rowtime=raw.get(TABLE_ROWTIME) or None,
+        rowtime_millis=rowtime_millis(raw),
     )
 
 

@@ -243,7 +243,8 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.config.lookahead_ms is not None or (
                 self.config.rowtime is not None and watermark_use.feeds_event_time_state(options.get(TABLE_SCAN))):
             self._aligner = ShardAligner(self.config.lookahead_ms, self.config.idle_interval_ms, self.config.sync_interval_ms)
-            self._event_times = event_time_reader(layout.decoder, layout.value_schema.names, self.config.rowtime)
+            self._event_times = event_time_reader(layout.decoder, layout.value_schema.names, self.config.rowtime,
+                                                  *self.config.rowtime_millis)
         self._subscriptions: dict[str, ShardSubscription] = {}
         self._consumer: Optional[str] = None  # EFO: the stream consumer's ARN
         self._signer: Optional[Http2Signer] = None

@@ -34,14 +34,15 @@ def test_alignment_needs_group_and_drift():
     assert (config.alignment_max_drift_ms, config.idle_timeout_s, config.rowtime) == (30_000, 5.0, "ts")
 
 
-def two_partitions(kafka, slow_offset_ms: int) -> str:
-    """Partition 0 holds events an hour older than partition 1; each partition is in event-time order."""
+def two_partitions(kafka, slow_offset_ms: int, unit_ms: int = 1) -> str:
+    """Partition 0 holds events an hour older than partition 1; each partition is in event-time order;
+    ``ts`` counts ``unit_ms`` milliseconds (1: epoch millis, 1000: epoch seconds)."""
     topic = f"align-{uuid.uuid4().hex[:8]}"
     kafka.create_topic(topic, partitions=2)
     records = []
     for i in range(PER_PARTITION):
         for partition, base in ((0, NOW_MS - slow_offset_ms), (1, NOW_MS)):
-            records.append((partition, json.dumps({"part": partition, "seq": i, "ts": base + i * 1000}).encode()))
+            records.append((partition, json.dumps({"part": partition, "seq": i, "ts": (base + i * 1000) // unit_ms}).encode()))
     produce(kafka.bootstrap_servers, topic, records)
     return topic
 
@@ -183,3 +184,28 @@ def test_a_query_without_event_time_state_copies_past_a_quiet_partition(env, kaf
     finally:
         client.cancel()
     assert Counter(json.loads(m.value())["part"] for m in records) == {0: PER_PARTITION, 1: PER_PARTITION}
+
+
+@pytest.mark.integration
+def test_a_rowtime_computed_from_epoch_seconds_keeps_a_watermark_per_partition(env, kafka):
+    """``TO_TIMESTAMP_LTZ(sec, 0) + INTERVAL``: the source reads seconds and converts them, so the partition an
+    hour ahead waits for the slow one and no window loses records (before, such a rowtime was not traced to
+    its column and Spark's single watermark made most of partition 0 late)."""
+    topic = two_partitions(kafka, HOUR_MS, unit_ms=1000)
+    servers = kafka.bootstrap_servers
+    script = f"""
+        CREATE TABLE src (part INT, seq INT, ts BIGINT, rt AS TO_TIMESTAMP_LTZ(ts, 0) + INTERVAL '1' MINUTE,
+                          WATERMARK FOR rt AS rt - INTERVAL '5' SECOND)
+        WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{servers}',
+              'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+              'scan.max-records-per-trigger' = '60', 'format' = 'json');
+        CREATE TABLE dst (part INT, window_start TIMESTAMP(3), n BIGINT)
+        WITH ('connector' = 'kafka', 'topic' = '{topic}-counts', 'properties.bootstrap.servers' = '{servers}',
+              'format' = 'json');
+        INSERT INTO dst SELECT part, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
+        GROUP BY part, window_start, window_end;
+        """
+    kafka.create_topic(f"{topic}-counts", partitions=1)
+    assert env.sql_session().execute_script(script)[-1].wait(timeout=300) == "FINISHED"
+    rows = [json.loads(m.value()) for m in read_back(servers, f"{topic}-counts", expected=6, timeout=30)]
+    assert sorted((r["part"], r["n"]) for r in rows) == [(0, 60)] * 3 + [(1, 60)] * 3, rows
