@@ -139,6 +139,9 @@ class DriverChannel(threading.Thread):
             except Exception:  # a query being replaced; the next round reads it
                 continue
             for point in metrics.query_points(recent):
+                earlier = seen.get(point["batchId"])
+                if point["watermark"] is None and earlier is not None:
+                    point["watermark"] = earlier["watermark"]  # a restarted query's idle trigger leaves it out
                 seen[point["batchId"]] = point
             for batch_id in sorted(seen)[:-MAX_POINTS]:
                 del seen[batch_id]

@@ -84,6 +84,12 @@ def with_output_rates(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return points
 
 
+def current_watermark(points: list[Mapping[str, Any]]) -> Optional[int]:
+    """A query's watermark: that of its latest point reporting one. A query restarted from its checkpoint runs
+    with the restored watermark, but Spark leaves it out of the progress of triggers that find no new data."""
+    return next((p["watermark"] for p in reversed(points) if p.get("watermark") is not None), None)
+
+
 def query_points(recent_progress: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The points of a query's recent progress reports, oldest first."""
     return with_output_rates([batch_point(p) for p in recent_progress])
@@ -99,7 +105,7 @@ def job_metrics(
     """Job-level values of ``JOB_METRICS``: rates summed over the job's queries, the slowest watermark."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     last = {uid: points[-1] for uid, points in points_by_query.items() if points}
-    watermarks = [p["watermark"] for p in last.values() if p.get("watermark") is not None]
+    watermarks = [w for w in (current_watermark(points) for points in points_by_query.values()) if w is not None]
     lags = [p["pendingRecords"] for p in last.values() if p.get("pendingRecords") is not None]
     watermark = min(watermarks) if watermarks else None
     return {

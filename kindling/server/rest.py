@@ -19,7 +19,7 @@ import kindling
 from kindling import config as cfg
 from kindling.config import Configuration
 from kindling.options import OptionError
-from kindling.runtime.metrics import JOB_METRICS
+from kindling.runtime.metrics import JOB_METRICS, current_watermark
 from kindling.runtime.savepoints import SavepointError
 from kindling.server import prometheus
 from kindling.server.jobmanager import (
@@ -194,7 +194,7 @@ def build_vertices(record: JobRecord, status: dict[str, Any], parallelism: int) 
         outs = [p.get("numRecordsOut") for p in points]
         out_known = bool(points) and all(o is not None for o in outs)
         records_out = sum(int(o or 0) for o in outs)
-        watermark = last.get("watermark")
+        watermark = current_watermark(points)
         common = {
             "slot_sharing_group_id": flink_id(record.jid, "slot-sharing-group"),
             "max_parallelism": parallelism,

@@ -38,6 +38,12 @@ def test_progress_reports_become_flink_metrics():
     assert values["watermarkDelay"] == 12_000 and values["stateRows"] == 6 and values["stateBytes"] == 4096
     assert values["numberOfCompletedCheckpoints"] == 2 and values["numRestarts"] == 1
 
+    # Restarted from its checkpoint, a query with no new data reports triggers without a watermark (Spark leaves
+    # it out, although the query runs with the restored one): the job keeps the watermark it had.
+    idle = dict(second, batchId=2, numInputRows=0, eventTime={})
+    values = metrics.job_metrics({"q": metrics.query_points([first, second, idle])}, {"q": 2}, restarts=1, start_time_ms=None)
+    assert values["currentInputWatermark"] == points[1]["watermark"]
+
 
 def test_user_metrics_of_several_workers_add_up(tmp_path, monkeypatch):
     monkeypatch.setenv("KINDLING_JOB_DIR", str(tmp_path))
