@@ -8,6 +8,7 @@ analyse the tagged text, find the tagged expressions in the analysed plan and re
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator, Optional
 
 
@@ -28,10 +29,20 @@ def marker_of(expression: Any, base: int) -> Optional[int]:
 
 
 def uncast(expression: Any) -> Any:
-    """The expression under the casts Spark's analysis put around it."""
-    while expression.getClass().getSimpleName() == "Cast":
+    """The expression under the casts Spark's analysis put around it; a cast the query wrote (``CAST(x AS
+    DOUBLE) / 4`` divides a DOUBLE) is kept."""
+    while expression.getClass().getSimpleName() == "Cast" and not _user_cast(expression):
         expression = expression.child()
     return expression
+
+
+def _user_cast(cast: Any) -> bool:
+    """Whether a Cast node was written in the query (Spark tags those) rather than added by its analysis."""
+    gateway = cast._gateway_client
+    from py4j.java_gateway import JavaClass
+
+    tag = JavaClass("org.apache.spark.sql.catalyst.expressions.Cast", gateway).USER_SPECIFIED_CAST()
+    return bool(cast.getTagValue(tag).isDefined())
 
 
 def expressions(plan: Any) -> Iterator[Any]:
@@ -61,5 +72,9 @@ def expressions(plan: Any) -> Iterator[Any]:
 
 
 def analysed_plan(spark: Any, text: str) -> Any:
-    """Spark's analysed logical plan of a query text."""
-    return spark.sql(text)._jdf.queryExecution().analyzed()
+    """Spark's analysed logical plan of a query text. Flink's ``TRUNCATE(x, n)``, which Spark lacks and
+    :mod:`kindling.sql.rounding` writes out last, is analysed as ``floor(x, n)`` (a number of the same kind)."""
+    return spark.sql(_TRUNCATE.sub("floor(", text) if "(" in text else text)._jdf.queryExecution().analyzed()
+
+
+_TRUNCATE = re.compile(r"(?i)(?<![\w.`])TRUNCATE\s*\(")

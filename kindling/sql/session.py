@@ -50,6 +50,7 @@ from kindling.sql.group_aggregate import (
 )
 from kindling.sql.ranking import TOP_N_FORM, RankPlan, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key, top_one_aggregate
 from kindling.sql.result import ChangelogCollector, TableResult
+from kindling.sql.rounding import with_flink_rounding
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import Token, significant, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
@@ -466,11 +467,12 @@ class SqlSession:
         for tvf in translation.tvfs:
             self._register_tvf(tvf, construct)
         try:
-            df = self.spark.sql(translation.text)
-            typed = with_flink_aggregate_types(self.spark, translation.text)
-            divided = with_flink_division(self.spark, typed or translation.text)
-            if divided is not None or typed is not None:
-                df = self.spark.sql(divided or typed)
+            spark_text = translation.text
+            # Rewrites that need the operands' types, each from Spark's analysis of the previous one's text
+            # (a text Spark cannot analyse is left as it is, and fails below with Spark's own message).
+            for rewrite in (with_flink_aggregate_types, with_flink_division, with_flink_rounding):
+                spark_text = rewrite(self.spark, spark_text) or spark_text
+            df = self.spark.sql(spark_text)
         except SqlError:
             raise
         except Exception as exc:

@@ -103,6 +103,34 @@ def test_projection_filter_case_cast_functions_union_and_views(sql_env):
     assert got == sorted(expected)
 
 
+def test_ceil_and_floor_keep_their_arguments_type_as_in_flink(sql_env):
+    """Spark's ceil/floor of a DOUBLE is a BIGINT (2, and no room for 1E20); Flink's is a DOUBLE (2.0)."""
+    rows = sql_env.execute_sql(
+        "SELECT id, CEIL(CAST(id AS INT)) AS ci, FLOOR(CAST(id AS DOUBLE) / 4) AS fd, CEIL(CAST(id AS FLOAT) / 4) AS cf,\n"
+        "       CEILING(CAST(id AS DECIMAL(6, 2)) / 4) AS cdec, FLOOR(id * 1E20) AS big, CEIL(CAST('-Infinity' AS DOUBLE)) AS inf,\n"
+        "       FLOOR(ts TO HOUR) AS h, CAST(id AS DOUBLE) / 4 AS q, id / 2 AS half\n"
+        "FROM events WHERE id <= 3"
+    ).collect(timeout=300)
+    got = {r.id: r for r in rows}
+    # A CAST the query wrote makes a floating division (it was taken for Spark's own cast of an integer).
+    assert [(got[i].q, got[i].half) for i in (1, 2, 3)] == [(0.25, 0), (0.5, 1), (0.75, 1)]
+    assert [(got[i].ci, got[i].fd, got[i].cf, int(got[i].cdec), got[i].big, got[i].inf) for i in (1, 2, 3)] == [
+        (1, 0.0, 1.0, 1, 1e20, float("-inf")), (2, 0.0, 1.0, 1, 2e20, float("-inf")), (3, 0.0, 1.0, 1, 3e20, float("-inf"))]
+    assert all(type(r.fd) is float and type(r.cf) is float and type(r.big) is float and type(r.ci) is int for r in rows)
+    assert {got[i].h for i in (1, 2, 3)} == {EPOCH}
+
+
+def test_truncate_cuts_toward_zero_and_keeps_the_type(sql_env):
+    rows = sql_env.execute_sql(
+        "SELECT id, TRUNCATE(CAST(id AS DOUBLE) * 1.15E0, 2) AS d, TRUNCATE(-CAST(id AS DOUBLE) / 3, 1) AS neg,\n"
+        "       TRUNCATE(CAST(id AS INT) * 1234, -2) AS i, TRUNCATE(CAST(id AS DECIMAL(8, 3)) / 7, 2) AS dec, TRUNCATE(id * 1E20) AS big\n"
+        "FROM events WHERE id <= 2"
+    ).collect(timeout=300)
+    got = {r.id: (r.d, r.neg, r.i, str(r.dec), r.big) for r in rows}
+    assert got == {1: (1.15, -0.3, 1200, "0.14", 1e20), 2: (2.3, -0.6, 2400, "0.28", 2e20)}
+    assert all(type(r.d) is float and type(r.i) is int for r in rows)
+
+
 def test_python_functions_row_wise_vectorised_and_from_a_module(sql_env):
     @udf(result_type="STRING")
     def shout(value):

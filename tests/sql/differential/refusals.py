@@ -12,7 +12,6 @@ IS JSON, JSON_OBJECT's VALUE, OVERLAPS). They are to become refusals naming the 
 """
 
 REFUSED: dict[str, str] = {
-    'ar-truncate': 'SELECT',
     'cmp-between-symmetric': 'SELECT',
     'cmp-similar-to': 'SELECT',
     'coll-array-contains': 'SELECT',
@@ -56,8 +55,6 @@ REFUSED: dict[str, str] = {
 # Entries where kindling still gives a different answer than Flink: each one is a defect to fix (or to turn into
 # a refusal). The test fails on any difference not listed here, and on a listed entry that now matches.
 KNOWN_DIFFERENT: dict[str, str] = {
-    'ar-ceil': "CEIL(DOUBLE) is a BIGINT in Spark, a DOUBLE in Flink (same value, other type)",
-    'ar-floor': "FLOOR(DOUBLE) is a BIGINT in Spark, a DOUBLE in Flink (same value, other type)",
     'tvf-tumble': "window_time is window_end minus 1 microsecond in Spark, minus 1 millisecond in Flink",
     'topn-rank-col': "Flink's final result keeps two rank-1 rows for a tie that kindling's Top-N resolves to one "
                      "(to be checked against Flink's changelog)",
