@@ -77,6 +77,11 @@ _UPDATING_TOP_N = "__kindling_updating_top_n"  # marks a plan that contains an u
 _VIEW_IDS = itertools.count(1)
 
 
+def _window_time(window_end: Column) -> Column:
+    """A window TVF's window_time: Flink's ``window_end - 1 ms`` (a TIMESTAMP(3)); Spark's own is end - 1 µs."""
+    return window_end - F.expr("INTERVAL 1 MILLISECOND")
+
+
 def _quiet_spark_error_logs() -> None:
     """PySpark logs every failed analysis with its JVM trace; kindling reports those errors itself."""
     try:
@@ -800,7 +805,7 @@ class SqlSession:
             end = F.timestamp_micros(F.unix_micros(F.col("window_start")) + F.col("__k").cast("long") * F.lit(step_us).cast("long"))
             windowed = windowed.withColumn("window_end", end).where(ts < F.col("window_end"))
             out = windowed.select(*columns, F.col("window_start"), F.col("window_end").alias("window_end", metadata=marker),
-                                  (F.col("window_end") - F.expr("INTERVAL 1 MICROSECOND")).alias("window_time", metadata=marker))
+                                  _window_time(F.col("window_end")).alias("window_time", metadata=marker))
         else:
             if tvf.kind == "TUMBLE":
                 window = F.window(ts, tvf.size, tvf.size, tvf.offset) if tvf.offset else F.window(ts, tvf.size)
@@ -809,7 +814,7 @@ class SqlSession:
             windowed = df.select(*columns, window.alias(_TVF_WINDOW))
             w = F.col(_TVF_WINDOW)
             out = windowed.select(*columns, w.start.alias("window_start"), w.end.alias("window_end", metadata=marker),
-                                  F.window_time(w).alias("window_time", metadata=marker))
+                                  _window_time(w.end).alias("window_time", metadata=marker))
         out.createOrReplaceTempView(tvf.view)
 
     # --- Python API helpers -------------------------------------------------------------------
