@@ -151,6 +151,21 @@ def matching_paren(tokens: list[Token], open_index: int) -> int:
     raise SqlError("unbalanced parentheses: this '(' is never closed", line=opener.line, construct="parentheses")
 
 
+def matching_open(tokens: list[Token], close_index: int) -> Optional[int]:
+    """Index of the '(' or '[' matching the ')' or ']' at ``close_index``; None when there is none."""
+    depth = 0
+    for i in range(close_index, -1, -1):
+        t = tokens[i]
+        if t.kind == SYMBOL:
+            if t.text in (")", "]"):
+                depth += 1
+            elif t.text in ("(", "["):
+                depth -= 1
+                if depth == 0:
+                    return i
+    return None
+
+
 def with_depth(tokens: Iterable[Token]) -> Iterator[tuple[Token, int]]:
     """Each token with its bracket nesting depth (0: outside every parenthesis/bracket; an opening bracket
     counts as inside, a closing one as outside)."""

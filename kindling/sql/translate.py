@@ -15,9 +15,13 @@ Rewrites:
 * window TVFs ``TABLE(TUMBLE|HOP|CUMULATE(TABLE t, DESCRIPTOR(ts), ...))`` -> a view that adds
   ``window_start``, ``window_end``, ``window_time`` (built by :mod:`kindling.sql.session`)
 * ``FLOOR/CEIL(ts TO unit)``, ``PROCTIME()``, ``TO_TIMESTAMP_LTZ(n, p)``, ``SPLIT_INDEX``, ``REGEXP_EXTRACT``,
-  ``RAND_INTEGER``, ``ROW(...)``, ``ARRAY[...]``, ``MAP[...]``, ``COUNT(DISTINCT ...)``
+  ``RAND_INTEGER``, ``ROW(...)``, ``COUNT(DISTINCT ...)``
   (as ``size(collect_set(...))``: Spark streams refuse distinct aggregates), and Flink's types
   inside ``CAST``/``TRY_CAST``
+* collections: ``ARRAY[...]``/``MAP[...]`` constructors, ``a[i]`` counted from 1 as Flink does (Spark's ``[]``
+  counts from 0) through ``try_element_at``, ``ELEMENT``, ``ARRAY_CONTAINS`` with Flink's NULL rule
+* ``x SIMILAR TO 'pattern'`` as a whole-string ``RLIKE``, ``BETWEEN SYMMETRIC``, ``(s, e) OVERLAPS (s, e)``;
+  ``TO_BASE64``/``FROM_BASE64``, ``SHA1``/``SHA2xx``, ``WEEK``, ``IS_ALPHA``/``IS_DIGIT`` (Flink: FALSE for NULL)
 * constructs Spark cannot run on a stream are refused here, with the line and the nearest
   supported form: ranking functions outside the Top-N form (which :mod:`kindling.sql.ranking`
   runs), OVER aggregations, temporal joins
@@ -41,9 +45,11 @@ from kindling.sql.tokens import (
     STRING,
     WORD,
     Token,
+    matching_open,
     matching_paren,
     next_significant,
     previous_significant,
+    render,
     significant,
     split_top_level,
     strip_trivia,
@@ -101,9 +107,28 @@ class _Rewriter:
     # --- driver -------------------------------------------------------------------------------
     def rewrite(self, tokens: list[Token]) -> str:
         out: list[str] = []
+        starts: dict[int, int] = {}  # token index -> where its text starts in out
         i = 0
         while i < len(tokens):
             token = tokens[i]
+            starts[i] = len(out)
+            if token.is_symbol("["):
+                base = _indexed_base(tokens, i)
+                if base is not None and base in starts:
+                    # Flink's arrays count from 1 (Spark's [] from 0); a missing index or key is NULL in both.
+                    close = matching_paren(tokens, i)
+                    target = "".join(out[starts[base]:])
+                    del out[starts[base]:]
+                    out.append(_keep_lines(f"try_element_at({target}, {self.rewrite(tokens[i + 1:close])})",
+                                           render(tokens[i:close + 1])))
+                    i = close + 1
+                    continue
+            if token.is_word("OVERLAPS"):
+                overlaps = self._overlaps(tokens, i, starts, out)
+                if overlaps is not None:
+                    text, i = overlaps
+                    out.append(text)
+                    continue
             if token.kind in (WORD, QUOTED):
                 self.names.add(token.identifier)
             if token.kind == WORD:
@@ -137,6 +162,20 @@ class _Rewriter:
         prev = previous_significant(tokens, i)
         if prev is not None and tokens[prev].is_symbol("."):
             return None  # a qualified name such as t.window or a struct field
+        if word == "BETWEEN":
+            symmetric = self._between_symmetric(tokens, i)
+            if symmetric is not None:
+                return symmetric
+        if word == "SIMILAR":
+            similar = self._similar_to(tokens, i)
+            if similar is not None:
+                return similar
+        if word in ("ARRAY", "MAP"):
+            j = next_significant(tokens, i)
+            if j is not None and tokens[j].is_symbol("["):  # ARRAY[a, b] and MAP[k1, v1, k2, v2] value constructors
+                close = matching_paren(tokens, j)
+                items = self._args(tokens, j, close)
+                return f"{word.lower()}({', '.join(self.rewrite(a) for a in items)})", close + 1
         call = self._call(tokens, i)
         if word == "TABLE" and call is not None:
             return self._window_tvf(tokens, i, *call)
@@ -198,6 +237,9 @@ class _Rewriter:
             words = [k for k, t in enumerate(args[0]) if t.is_word("FROM")]
             if words:  # Flink: the whole seconds as a BIGINT; Spark: seconds with their fraction
                 return f"CAST(second({self.rewrite(args[0][words[0] + 1:])}) AS BIGINT)", close_index + 1
+        simple = self._collection_or_string_function(word, args)
+        if simple is not None:
+            return simple, close_index + 1
         if word == "TYPEOF":
             raise SqlError("TYPEOF is not supported: Spark names types its own way ('int', Flink: 'INT')", line=token.line,
                            construct="TYPEOF", hint="DESCRIBE a view of the query to see its Flink column types")
@@ -210,6 +252,97 @@ class _Rewriter:
             return self._count_distinct(tokens, open_index, close_index)
         if word in ("CAST", "TRY_CAST"):
             return self._cast(tokens, word, open_index, close_index), close_index + 1
+        return None
+
+    def _overlaps(self, tokens: list[Token], i: int, starts: dict[int, int], out: list[str]) -> Optional[tuple[str, int]]:
+        """``(s0, e0) OVERLAPS (s1, e1)`` (an end may be an INTERVAL after its start): each period ordered, ends
+        included, NULL when any bound is NULL. Takes the left period's text back out of ``out``."""
+        left_close = previous_significant(tokens, i)
+        right_open = next_significant(tokens, i)
+        if left_close is None or right_open is None or not tokens[left_close].is_symbol(")") or not tokens[right_open].is_symbol("("):
+            return None
+        left_open = matching_open(tokens, left_close)
+        right_close = matching_paren(tokens, right_open)
+        if left_open is None or left_open not in starts:
+            return None
+        periods = [self._args(tokens, left_open, left_close), self._args(tokens, right_open, right_close)]
+        if any(len(p) != 2 for p in periods):
+            raise SqlError("OVERLAPS compares two periods: (start, end or INTERVAL) OVERLAPS (start, end or INTERVAL)",
+                           line=tokens[i].line, construct="OVERLAPS", hint="(ts, INTERVAL '1' HOUR) OVERLAPS (t0, t1)")
+        bounds = []
+        for start, end in periods:
+            a = self.rewrite(start)
+            b = f"({a}) + ({self.rewrite(end)})" if significant(end)[0].is_word("INTERVAL") else self.rewrite(end)
+            bounds.append((f"({a})", f"({b})"))
+        (s0, e0), (s1, e1) = bounds
+        del out[starts[left_open]:]
+        nulls = " OR ".join(f"{v} IS NULL" for v in (s0, e0, s1, e1))
+        text = (f"(CASE WHEN {nulls} THEN NULL "
+                f"ELSE greatest({s0}, {e0}) >= least({s1}, {e1}) AND greatest({s1}, {e1}) >= least({s0}, {e0}) END)")
+        return _keep_lines(text, render(tokens[left_open:right_close + 1])), right_close + 1
+
+    def _between_symmetric(self, tokens: list[Token], i: int) -> Optional[tuple[str, int]]:
+        """``BETWEEN SYMMETRIC b AND c`` -> ``BETWEEN <the smaller> AND <the larger>`` (NULL bounds stay NULL);
+        ``BETWEEN ASYMMETRIC`` is Spark's ``BETWEEN``."""
+        mode = next_significant(tokens, i)
+        if mode is None or not tokens[mode].is_word("SYMMETRIC", "ASYMMETRIC"):
+            return None
+        if tokens[mode].is_word("ASYMMETRIC"):
+            return "BETWEEN", mode + 1
+        and_index = next((k for k, (t, depth) in enumerate(with_depth(tokens[mode + 1:]), mode + 1)
+                          if depth == 0 and t.is_word("AND")), None)
+        if and_index is None:
+            raise SqlError("BETWEEN SYMMETRIC needs AND", line=tokens[i].line, construct="BETWEEN SYMMETRIC",
+                           hint="x BETWEEN SYMMETRIC a AND b")
+        end = _operand_end(tokens, and_index + 1)
+        while end > and_index + 1 and tokens[end - 1].trivia:  # the space before what follows stays
+            end -= 1
+        low, high = self.rewrite(strip_trivia(tokens[mode + 1:and_index])), self.rewrite(strip_trivia(tokens[and_index + 1:end]))
+        nulls = f"({low}) IS NULL OR ({high}) IS NULL THEN NULL"
+        return (f"BETWEEN (CASE WHEN {nulls} WHEN ({low}) <= ({high}) THEN ({low}) ELSE ({high}) END) "
+                f"AND (CASE WHEN {nulls} WHEN ({low}) <= ({high}) THEN ({high}) ELSE ({low}) END)"), end
+
+    def _similar_to(self, tokens: list[Token], i: int) -> Optional[tuple[str, int]]:
+        """``x [NOT] SIMILAR TO 'pattern'`` -> ``x [NOT] RLIKE 'regex'`` (the whole string must match)."""
+        to = next_significant(tokens, i)
+        if to is None or not tokens[to].is_word("TO"):
+            return None
+        pattern = next_significant(tokens, to)
+        after = next_significant(tokens, pattern) if pattern is not None else None
+        if pattern is None or tokens[pattern].kind != STRING or (after is not None and tokens[after].is_word("ESCAPE")):
+            raise SqlError("SIMILAR TO is supported with a string literal pattern and no ESCAPE clause", line=tokens[i].line,
+                           construct="SIMILAR TO", hint="x SIMILAR TO 'o_[0-9]+', or REGEXP(x, '^o.[0-9]+$')")
+        regex = similar_to_regex(tokens[pattern].string_value)
+        return "RLIKE '" + spark_string_literal(regex).replace("'", "\\'") + "'", pattern + 1
+
+    def _collection_or_string_function(self, word: str, args: list[list[Token]]) -> Optional[str]:
+        """Flink functions Spark has under another name or with other NULL rules; None for any other call."""
+        if word not in _RENAMED_FUNCTIONS:
+            return None
+        values = [self.rewrite(a) for a in args]
+        if word == "ELEMENT" and len(values) == 1:
+            a = values[0]
+            return (f"CASE WHEN size({a}) > 1 THEN raise_error('ELEMENT: the array has more than one element') "
+                    f"ELSE try_element_at({a}, 1) END")
+        if word == "ARRAY_CONTAINS" and len(values) == 2:
+            # Flink: a NULL element is looked for like any other (Spark: NULL whenever the needle is NULL).
+            return f"exists({values[0]}, __kindling_element -> __kindling_element <=> ({values[1]}))"
+        if word == "TO_BASE64" and len(values) == 1:
+            return f"base64({values[0]})"
+        if word == "FROM_BASE64" and len(values) == 1:
+            return f"CAST(unbase64({values[0]}) AS STRING)"
+        if word in _SHA_BITS and len(values) == 1:
+            return f"sha1({values[0]})" if word == "SHA1" else f"sha2({values[0]}, {_SHA_BITS[word]})"
+        if word == "WEEK" and len(values) == 1:
+            return f"CAST(weekofyear({values[0]}) AS BIGINT)"
+        if word in ("IS_ALPHA", "IS_DIGIT") and len(values) == 1:
+            # Flink: FALSE for NULL and for '', letters (digits) by Character.isLetter (isDigit); IS_DIGIT of an
+            # integer is TRUE, of any other non-string FALSE.
+            x = values[0]
+            category = "L" if word == "IS_ALPHA" else "Nd"
+            text = f"coalesce(CAST({x} AS STRING) RLIKE '^\\\\p{{{category}}}+\\\\z', false)"
+            integers = f"WHEN typeof({x}) IN ('tinyint', 'smallint', 'int', 'bigint') THEN ({x}) IS NOT NULL " if word == "IS_DIGIT" else ""
+            return f"(CASE {integers}WHEN typeof({x}) RLIKE '^(string|varchar|char)' THEN {text} ELSE false END)"
         return None
 
     def _sequence(self, tokens: list[Token], i: int, words: tuple[str, ...]) -> bool:
@@ -424,6 +557,100 @@ def spark_string_literal(text: str) -> str:
     """A Flink string literal as Spark SQL text: Flink keeps a backslash as it is ('o_(\\d+)' is a regex), Spark's
     parser reads it as an escape, so each backslash is doubled."""
     return text.replace("\\", "\\\\")
+
+
+def similar_to_regex(pattern: str) -> str:
+    """A SQL ``SIMILAR TO`` pattern as a Java regex matching whole strings: ``%`` and ``_`` are ``.*`` and ``.``,
+    ``| * + ? { } ( ) [ ]`` keep their regex meaning, every other character (``.``, ``^``, ``$``, ``\\``) is itself."""
+    out = []
+    in_brackets = False
+    for ch in pattern:
+        if in_brackets:
+            out.append("\\" + ch if ch in "\\[" else ch)
+            in_brackets = ch != "]"
+        elif ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        elif ch == "[":
+            out.append(ch)
+            in_brackets = True
+        elif ch in "|*+?{}()":
+            out.append(ch)
+        elif ch.isalnum() or ch == " ":
+            out.append(ch)
+        else:
+            out.append("\\" + ch)
+    return "(?s)^(?:" + "".join(out) + ")\\z"
+
+
+_SHA_BITS = {"SHA1": 160, "SHA224": 224, "SHA256": 256, "SHA384": 384, "SHA512": 512}
+_RENAMED_FUNCTIONS = ("ELEMENT", "ARRAY_CONTAINS", "TO_BASE64", "FROM_BASE64", "WEEK", "IS_ALPHA", "IS_DIGIT", *_SHA_BITS)
+_NOT_A_VALUE = ("ARRAY", "MAP", "AND", "OR", "NOT", "SELECT", "WHERE", "WHEN", "THEN", "ELSE", "ON", "IN", "BY", "AS",
+                "FROM", "HAVING", "CASE", "IS", "LIKE", "BETWEEN", "RETURN", "VALUES")
+
+
+_ENDS_AN_OPERAND = ("AND", "OR", "AS", "FROM", "WHERE", "GROUP", "ORDER", "HAVING", "LIMIT", "WHEN", "THEN", "ELSE", "END",
+                    "UNION", "EXCEPT", "INTERSECT", "IS", "NOT", "IN", "LIKE", "BETWEEN", "SIMILAR", "RLIKE", "WINDOW", "ON",
+                    "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "ESCAPE")
+
+
+def _operand_end(tokens: list[Token], start: int) -> int:
+    """Index after the operand starting at ``start`` that binds tighter than comparisons and AND/OR
+    (arithmetic and ``||`` continue it; a comparison, a keyword, ',' or a closing bracket end it)."""
+    depth = 0
+    for k in range(start, len(tokens)):
+        t = tokens[k]
+        if t.is_symbol("(", "["):
+            depth += 1
+        elif t.is_symbol(")", "]"):
+            if depth == 0:
+                return k
+            depth -= 1
+        elif depth == 0 and (t.is_symbol(",", ";", "=", "<", ">", "<=", ">=", "<>", "!=") or
+                             (t.kind == WORD and t.upper in _ENDS_AN_OPERAND)):
+            return k
+    return len(tokens)
+
+
+def _indexed_base(tokens: list[Token], bracket: int) -> Optional[int]:
+    """For a '[' that indexes a value (``a[1]``, ``m['k']``, ``f(x)[1]``, ``(e)[1]``, ``ARRAY[...][1]``, ``a[1][2]``),
+    the index of the value's first token; None for any other '['."""
+    j = previous_significant(tokens, bracket)
+    if j is None:
+        return None
+    token = tokens[j]
+    if token.is_symbol(")"):
+        opening = matching_open(tokens, j)
+        if opening is None:
+            return None
+        name = previous_significant(tokens, opening)
+        if name is not None and tokens[name].kind in (WORD, QUOTED) and tokens[name].upper not in _NOT_A_VALUE:
+            return _qualified_start(tokens, name)
+        return opening
+    if token.is_symbol("]"):
+        opening = matching_open(tokens, j)
+        if opening is None:
+            return None
+        before = previous_significant(tokens, opening)
+        if before is not None and tokens[before].is_word("ARRAY", "MAP"):
+            return before
+        return _indexed_base(tokens, opening)
+    if token.kind == QUOTED or (token.kind == WORD and token.upper not in _NOT_A_VALUE):
+        return _qualified_start(tokens, j)
+    return None
+
+
+def _qualified_start(tokens: list[Token], name: int) -> int:
+    """The first token of a dotted name ending at ``name`` (``t.col`` -> ``t``)."""
+    while True:
+        dot = previous_significant(tokens, name)
+        if dot is None or not tokens[dot].is_symbol("."):
+            return name
+        before = previous_significant(tokens, dot)
+        if before is None or tokens[before].kind not in (WORD, QUOTED):
+            return name
+        name = before
 
 
 def _keep_lines(replacement: str, original: str) -> str:

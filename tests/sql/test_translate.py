@@ -173,3 +173,28 @@ def test_divisors_are_tagged_for_the_integer_division_check():
     assert "(a + b) / (CASE WHEN 827364519001 = 827364519001 THEN (c.d) END)" in marked
     assert "x / (CASE WHEN 827364519002 = 827364519002 THEN (f(y)[1]) END)" in marked
     assert "a / -1" in marked  # a signed divisor is left to Spark
+
+
+def test_collections_count_from_one_and_similar_to_matches_whole_strings():
+    out = translate("SELECT ARRAY[a, b][1], MAP['k', v]['k'], t.arr[2][1], f(x)[3], ELEMENT(arr), ARRAY_CONTAINS(arr, x) FROM t").text
+    assert out == ("SELECT try_element_at(array(a, b), 1), try_element_at(map('k', v), 'k'), try_element_at(try_element_at(t.arr, 2), 1), "
+                   "try_element_at(f(x), 3), CASE WHEN size(arr) > 1 THEN raise_error('ELEMENT: the array has more than one element') "
+                   "ELSE try_element_at(arr, 1) END, exists(arr, __kindling_element -> __kindling_element <=> (x)) FROM t")
+    assert translate("SELECT tag NOT SIMILAR TO 'o_[0-9]+|a.b%' FROM t").text == \
+        "SELECT tag NOT RLIKE '(?s)^(?:o.[0-9]+|a\\\\.b.*)\\\\z' FROM t"
+    with pytest.raises(SqlError, match="SIMILAR TO is supported with a string literal"):
+        translate("SELECT tag SIMILAR TO p FROM t")
+
+
+def test_between_symmetric_orders_its_bounds():
+    out = translate("SELECT a BETWEEN SYMMETRIC 10 AND b + 1 AS v, c BETWEEN ASYMMETRIC 1 AND 2 FROM t").text
+    bounds = "(10) IS NULL OR (b + 1) IS NULL THEN NULL WHEN (10) <= (b + 1)"
+    assert out == (f"SELECT a BETWEEN (CASE WHEN {bounds} THEN (10) ELSE (b + 1) END) AND (CASE WHEN {bounds} THEN (b + 1) "
+                   "ELSE (10) END) AS v, c BETWEEN 1 AND 2 FROM t")
+
+
+def test_overlaps_orders_each_period_and_includes_the_ends():
+    out = translate("SELECT (a, INTERVAL '1' SECOND) OVERLAPS (b, c) AS v FROM t").text
+    e0 = "((a) + (INTERVAL '1' SECOND))"
+    assert out == (f"SELECT (CASE WHEN (a) IS NULL OR {e0} IS NULL OR (b) IS NULL OR (c) IS NULL THEN NULL "
+                   f"ELSE greatest((a), {e0}) >= least((b), (c)) AND greatest((b), (c)) >= least((a), {e0}) END) AS v FROM t")

@@ -12,25 +12,11 @@ IS JSON, JSON_OBJECT's VALUE, OVERLAPS). They are to become refusals naming the 
 """
 
 REFUSED: dict[str, str] = {
-    'cmp-between-symmetric': 'SELECT',
-    'cmp-similar-to': 'SELECT',
-    'coll-array-contains': 'SELECT',
-    'coll-array-index': 'SELECT',
-    'coll-cardinality': 'SELECT',
-    'coll-element': 'SELECT',
-    'coll-map': 'SELECT',
-    'cond-is-alpha': 'SELECT',
-    'cond-is-digit': 'SELECT',
     'json-is-json': 'SELECT',
     'json-object': 'SELECT',
     'json-query': 'SELECT',
     'json-string': 'SELECT',
     'json-value': 'SELECT',
-    'str-from-base64': 'SELECT',
-    'str-sha256': 'SELECT',
-    'str-to-base64': 'SELECT',
-    'tm-overlaps': 'SELECT',
-    'tm-week': 'SELECT',
     # Constructs Spark cannot run on streams (recorded from the first full run, 2026-11-23):
     'select-values': 'SELECT',
     'intersect': 'SELECT',
