@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from kindling.sql.analysis import analysed_plan, expressions, marker_of, tagged, uncast
-from kindling.sql.tokens import Token, function_calls, next_significant, render, tokenize
+from kindling.sql.analysis import analysed_plan, tagged, tagged_argument_types
+from kindling.sql.tokens import Token, function_calls, next_significant, render, splice, tokenize
 
 _MARKER_BASE = 918_273_645_000
 _INTEGERS = ("tinyint", "smallint", "int", "bigint")
@@ -38,29 +38,12 @@ def _argument_start(tokens: list[Token], open_index: int) -> int:
 
 
 def _marked(tokens: list[Token], calls: list[tuple[int, int, int, int]]) -> str:
-    out: list[str] = []
-    position = 0
+    spans = []
     for n, (_, open_index, close, _) in enumerate(calls):
         start = _argument_start(tokens, open_index)
-        if start > close - 1 or (start < close and render(tokens[start:close]).strip() == "*"):
-            continue
-        out.append(render(tokens[position:start]))
-        out.append(tagged(_MARKER_BASE + n, render(tokens[start:close])))
-        position = close
-    out.append(render(tokens[position:]))
-    return "".join(out)
-
-
-def _argument_types(plan: Any) -> dict[int, str]:
-    """Marker number -> the argument's type, from the tagged aggregate calls of an analysed plan."""
-    found: dict[int, str] = {}
-    for e in expressions(plan):
-        if e.getClass().getSimpleName() in _SPARK_AGGREGATES:
-            argument = uncast(e.child())  # STDDEV/VARIANCE read their argument as a DOUBLE
-            n = marker_of(argument, _MARKER_BASE)
-            if n is not None:
-                found[n] = argument.dataType().simpleString()
-    return found
+        if start < close and render(tokens[start:close]).strip() not in ("", "*"):
+            spans.append((start, close, tagged(_MARKER_BASE + n, render(tokens[start:close]))))
+    return splice(tokens, spans) or render(tokens)
 
 
 def with_flink_aggregate_types(spark: Any, text: str) -> Optional[str]:
@@ -70,21 +53,10 @@ def with_flink_aggregate_types(spark: Any, text: str) -> Optional[str]:
     if not calls:
         return None
     try:
-        types = _argument_types(analysed_plan(spark, _marked(tokens, calls)))
+        # STDDEV/VARIANCE read their argument as a DOUBLE: the type is the one under Spark's cast
+        types = tagged_argument_types(analysed_plan(spark, _marked(tokens, calls)), _SPARK_AGGREGATES, _MARKER_BASE)
     except Exception:  # the tagged text did not analyse although the query does: keep Spark's types
         return None
-    out: list[str] = []
-    position = 0
-    changed = False
-    for n, (name, _, _, end) in enumerate(calls):
-        data_type = types.get(n)
-        if data_type is None or data_type not in _CAST_BACK[tokens[name].upper]:
-            continue
-        out.append(render(tokens[position:name]))
-        out.append(f"CAST({render(tokens[name:end + 1])} AS {data_type.upper()})")
-        position = end + 1
-        changed = True
-    if not changed:
-        return None
-    out.append(render(tokens[position:]))
-    return "".join(out)
+    return splice(tokens, [(name, end + 1, f"CAST({render(tokens[name:end + 1])} AS {types[n].upper()})")
+                           for n, (name, _, _, end) in enumerate(calls)
+                           if types.get(n) in _CAST_BACK[tokens[name].upper]])

@@ -45,6 +45,19 @@ def _user_cast(cast: Any) -> bool:
     return bool(cast.getTagValue(tag).isDefined())
 
 
+def tagged_argument_types(plan: Any, classes: tuple[str, ...], base: int) -> dict[int, str]:
+    """Marker number -> Spark's type of the tagged argument, for each expression of a class in ``classes`` (Spark's
+    simple class names: ``Average``, ``Ceil``) whose argument carries a marker ``base + n``."""
+    found: dict[int, str] = {}
+    for e in expressions(plan):
+        if e.getClass().getSimpleName() in classes:
+            argument = uncast(e.child())
+            n = marker_of(argument, base)
+            if n is not None:
+                found[n] = argument.dataType().simpleString()
+    return found
+
+
 def expressions(plan: Any) -> Iterator[Any]:
     """Every expression of an analysed plan (py4j objects), nested ones and those of subqueries included."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from kindling.sql.analysis import analysed_plan, expressions, marker_of, tagged, uncast
-from kindling.sql.tokens import NUMBER, QUOTED, STRING, WORD, Token, matching_paren, next_significant, render, tokenize
+from kindling.sql.tokens import NUMBER, QUOTED, STRING, WORD, Token, matching_paren, next_significant, render, splice, tokenize
 
 _MARKER_BASE = 827_364_519_000
 _INTEGERS = ("tinyint", "smallint", "int", "bigint")
@@ -82,16 +82,12 @@ def _divisions(tokens: list[Token]) -> list[tuple[int, int, int]]:
 
 
 def _marked(tokens: list[Token], divisions: list[tuple[int, int, int]]) -> str:
-    out: list[str] = []
-    position = 0
+    spans: list[tuple[int, int, str]] = []
     for n, (_, start, end) in enumerate(divisions):
-        if start < position:  # a divisor inside an earlier divisor: left unmarked (analysed with the outer one)
+        if spans and start < spans[-1][1]:  # a divisor inside an earlier divisor: left unmarked (analysed with the outer one)
             continue
-        out.append(render(tokens[position:start]))
-        out.append(f"({tagged(_MARKER_BASE + n, render(tokens[start:end]))})")
-        position = end
-    out.append(render(tokens[position:]))
-    return "".join(out)
+        spans.append((start, end, f"({tagged(_MARKER_BASE + n, render(tokens[start:end]))})"))
+    return splice(tokens, spans) or render(tokens)
 
 
 def _integer_divisions(plan: Any) -> set[int]:
@@ -118,14 +114,4 @@ def with_flink_division(spark: Any, text: str) -> Optional[str]:
         integral = _integer_divisions(analysed_plan(spark, _marked(tokens, divisions)))
     except Exception:  # the tagged text did not analyse although the query does: keep Spark's division
         return None
-    if not integral:
-        return None
-    out: list[str] = []
-    position = 0
-    for n, (slash, _, _) in enumerate(divisions):
-        if n in integral:
-            out.append(render(tokens[position:slash]))
-            out.append(" div ")
-            position = slash + 1
-    out.append(render(tokens[position:]))
-    return "".join(out)
+    return splice(tokens, [(slash, slash + 1, " div ") for n, (slash, _, _) in enumerate(divisions) if n in integral])

@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from kindling.sql.analysis import analysed_plan, expressions, marker_of, tagged, uncast
-from kindling.sql.tokens import Token, function_calls, render, significant, split_top_level, tokenize
+from kindling.sql.analysis import analysed_plan, tagged, tagged_argument_types
+from kindling.sql.tokens import Token, function_calls, render, significant, splice, split_top_level, tokenize
 
 _MARKER_BASE = 736_251_948_000
 _NAMES = ("CEIL", "CEILING", "FLOOR", "TRUNCATE")
@@ -53,28 +53,13 @@ def _numeric_calls(tokens: list[Token]) -> list[tuple[int, int, int]]:
 
 
 def _marked(tokens: list[Token], calls: list[tuple[int, int, int]]) -> str:
-    out: list[str] = []
-    position = 0
+    spans = []
     for n, (name, open_index, close) in enumerate(calls):
-        out.append(render(tokens[position:name]))
-        out.append(render(tokens[name:open_index]))  # TRUNCATE is analysed as floor (analysis.analysed_plan)
         arguments = split_top_level(tokens[open_index + 1:close])
         rest = "".join(", " + render(a) for a in arguments[1:])
-        out.append(f"({tagged(_MARKER_BASE + n, render(arguments[0]))}{rest})")
-        position = close + 1
-    out.append(render(tokens[position:]))
-    return "".join(out)
-
-
-def _argument_types(plan: Any) -> dict[int, str]:
-    found: dict[int, str] = {}
-    for e in expressions(plan):
-        if e.getClass().getSimpleName() in _SPARK_CLASSES:
-            argument = uncast(e.child())
-            n = marker_of(argument, _MARKER_BASE)
-            if n is not None:
-                found[n] = argument.dataType().simpleString()
-    return found
+        # TRUNCATE is analysed as floor (analysis.analysed_plan)
+        spans.append((name, close + 1, f"{render(tokens[name:open_index])}({tagged(_MARKER_BASE + n, render(arguments[0]))}{rest})"))
+    return splice(tokens, spans) or render(tokens)
 
 
 def _flink_call(call: str, argument: str, data_type: str) -> Optional[str]:
@@ -122,12 +107,10 @@ def with_flink_rounding(spark: Any, text: str) -> Optional[str]:
     if not calls:
         return None
     try:
-        types = _argument_types(analysed_plan(spark, _marked(tokens, calls)))
+        types = tagged_argument_types(analysed_plan(spark, _marked(tokens, calls)), _SPARK_CLASSES, _MARKER_BASE)
     except Exception:  # the tagged text did not analyse although the query does: keep Spark's types
         return None
-    out: list[str] = []
-    position = 0
-    changed = False
+    replacements = []
     for n, (name, open_index, close) in enumerate(calls):
         data_type = types.get(n)
         if data_type is None:
@@ -136,13 +119,6 @@ def with_flink_rounding(spark: Any, text: str) -> Optional[str]:
             replacement = _flink_truncate([render(a).strip() for a in split_top_level(tokens[open_index + 1:close])], data_type)
         else:
             replacement = _flink_call(render(tokens[name:close + 1]), render(tokens[open_index + 1:close]), data_type)
-        if replacement is None:
-            continue
-        out.append(render(tokens[position:name]))
-        out.append(replacement)
-        position = close + 1
-        changed = True
-    if not changed:
-        return None
-    out.append(render(tokens[position:]))
-    return "".join(out)
+        if replacement is not None:
+            replacements.append((name, close + 1, replacement))
+    return splice(tokens, replacements)

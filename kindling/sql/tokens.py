@@ -135,6 +135,21 @@ def render(tokens: Iterable[Token]) -> str:
     return "".join(t.text for t in tokens)
 
 
+def splice(tokens: list[Token], replacements: list[tuple[int, int, str]]) -> Optional[str]:
+    """The text of ``tokens`` with each span ``[start, end)`` replaced by its text (spans in order, apart);
+    None when there is no replacement."""
+    if not replacements:
+        return None
+    out: list[str] = []
+    position = 0
+    for start, end, text in replacements:
+        out.append(render(tokens[position:start]))
+        out.append(text)
+        position = end
+    out.append(render(tokens[position:]))
+    return "".join(out)
+
+
 def matching_paren(tokens: list[Token], open_index: int) -> int:
     """Index of the ')' matching the '(' at ``open_index`` (in a list that may include trivia)."""
     depth = 0
