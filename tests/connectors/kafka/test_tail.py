@@ -1,4 +1,4 @@
-"""TopicTail against the local broker: nothing lost or repeated across its pauses, and no fetch storm while idle."""
+"""TopicTail against the local broker: nothing lost or repeated between its bursts, and no fetch storm while idle."""
 
 from __future__ import annotations
 
@@ -34,6 +34,24 @@ def test_a_tail_gets_every_record_once_in_order_while_they_are_produced(kafka, t
                 seen[message.partition()].append(int(message.value()))
         writer.join()
         assert tail.poll(0.5) == []
+    for partition, values in seen.items():
+        assert values == list(range(partition, total, 4))
+
+
+def test_a_backlog_larger_than_a_burst_is_handed_out_whole(kafka, topic):
+    """librdkafka fetches ahead of what a burst hands out; pausing between bursts dropped that and resumed
+    past it (7,000 of 30,000 records lost when this was measured)."""
+    total = 6000
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 5})
+    for i in range(total):
+        producer.produce(topic, str(i).encode(), partition=i % 4)
+    producer.flush(10)
+    seen: dict[int, list[int]] = {p: [] for p in range(4)}
+    with TopicTail({"bootstrap.servers": kafka.bootstrap_servers}, [topic]) as tail:
+        deadline = time.monotonic() + 60
+        while sum(len(v) for v in seen.values()) < total and time.monotonic() < deadline:
+            for message in tail.poll(0.5, max_messages=100):
+                seen[message.partition()].append(int(message.value()))
     for partition, values in seen.items():
         assert values == list(range(partition, total, 4))
 
