@@ -22,6 +22,7 @@ Rewrites:
   counts from 0) through ``try_element_at``, ``ELEMENT``, ``ARRAY_CONTAINS`` with Flink's NULL rule
 * ``x SIMILAR TO 'pattern'`` as a whole-string ``RLIKE``, ``BETWEEN SYMMETRIC``, ``(s, e) OVERLAPS (s, e)``;
   ``TO_BASE64``/``FROM_BASE64``, ``SHA1``/``SHA2xx``, ``WEEK``, ``IS_ALPHA``/``IS_DIGIT`` (Flink: FALSE for NULL)
+* ``JSON_VALUE``, ``JSON_QUERY`` (with Flink's default clauses) and ``IS JSON``, through Spark's VARIANT
 * constructs Spark cannot run on a stream are refused here, with the line and the nearest
   supported form: ranking functions outside the Top-N form (which :mod:`kindling.sql.ranking`
   runs), OVER aggregations, temporal joins
@@ -122,6 +123,12 @@ class _Rewriter:
                     out.append(_keep_lines(f"try_element_at({target}, {self.rewrite(tokens[i + 1:close])})",
                                            render(tokens[i:close + 1])))
                     i = close + 1
+                    continue
+            if token.is_word("IS"):
+                is_json = self._is_json(tokens, i, starts, out)
+                if is_json is not None:
+                    text, i = is_json
+                    out.append(text)
                     continue
             if token.is_word("OVERLAPS"):
                 overlaps = self._overlaps(tokens, i, starts, out)
@@ -237,6 +244,8 @@ class _Rewriter:
             words = [k for k, t in enumerate(args[0]) if t.is_word("FROM")]
             if words:  # Flink: the whole seconds as a BIGINT; Spark: seconds with their fraction
                 return f"CAST(second({self.rewrite(args[0][words[0] + 1:])}) AS BIGINT)", close_index + 1
+        if word in ("JSON_VALUE", "JSON_QUERY"):
+            return self._json_query(token, word, args), close_index + 1
         simple = self._collection_or_string_function(word, args)
         if simple is not None:
             return simple, close_index + 1
@@ -253,6 +262,65 @@ class _Rewriter:
         if word in ("CAST", "TRY_CAST"):
             return self._cast(tokens, word, open_index, close_index), close_index + 1
         return None
+
+    def _json_query(self, token: Token, word: str, args: list[list[Token]]) -> str:
+        """``JSON_VALUE(json, path [RETURNING type])`` and ``JSON_QUERY(json, path)`` with Flink's defaults (NULL on
+        empty and on error; JSON_VALUE gives scalars only, JSON_QUERY objects and arrays only, without a wrapper).
+        The kind of the selected value comes from Spark's VARIANT; its text from ``get_json_object``, which keeps
+        the document's key order as Flink does."""
+        form = f"{word}(json, '$.path'" + (" [RETURNING type]" if word == "JSON_VALUE" else "") + ")"
+        rest = significant(args[1]) if len(args) == 2 else []
+        if not rest or rest[0].kind != STRING:
+            raise SqlError(f"{word} is supported with a string literal path", line=token.line, construct=word, hint=form)
+        path = rest[0].string_value.strip()
+        mode = re.match(r"(?i)(lax|strict)\s+", path)  # both give NULL for a missing value under NULL ON EMPTY/ERROR
+        path = path[mode.end():] if mode else path
+        clauses = " ".join(t.upper for t in rest[1:])
+        returning = None
+        if word == "JSON_VALUE" and clauses.startswith("RETURNING "):
+            end = next((k for k, t in enumerate(rest) if k > 1 and t.is_word("NULL", "ERROR", "DEFAULT", "EMPTY")), len(rest))
+            returning = spark_sql_type(parse_type(rest[2:end], token.line))
+            clauses = " ".join(t.upper for t in rest[end:])
+        allowed = {"", "NULL ON EMPTY", "NULL ON ERROR", "NULL ON EMPTY NULL ON ERROR"}
+        if word == "JSON_QUERY":
+            allowed |= {f"WITHOUT {a}WRAPPER {c}".strip() for a in ("", "ARRAY ") for c in allowed}
+        if clauses not in allowed:
+            raise SqlError(f"{word}: '{clauses}' is not supported (only the defaults: NULL ON EMPTY, NULL ON ERROR"
+                           + (", WITHOUT WRAPPER" if word == "JSON_QUERY" else "") + ")", line=token.line, construct=word, hint=form)
+        json = self.rewrite(args[0])
+        literal = "'" + spark_string_literal(path).replace("'", "\\'") + "'"
+        kind = f"schema_of_variant(try_variant_get(try_parse_json({json}), {literal}))"
+        if word == "JSON_QUERY":
+            return f"(CASE WHEN {kind} RLIKE '^(OBJECT|ARRAY)' THEN get_json_object({json}, {literal}) END)"
+        value = f"(CASE WHEN NOT {kind} RLIKE '^(OBJECT|ARRAY|VOID)' THEN get_json_object({json}, {literal}) END)"
+        return f"TRY_CAST({value} AS {returning})" if returning else value
+
+    def _is_json(self, tokens: list[Token], i: int, starts: dict[int, int], out: list[str]) -> Optional[tuple[str, int]]:
+        """``x IS [NOT] JSON [VALUE|SCALAR|ARRAY|OBJECT]``: whether ``x`` parses as JSON (of that kind); FALSE for
+        NULL. ``x`` must be a name, a call, a literal or a parenthesised expression."""
+        j = next_significant(tokens, i)
+        negated = j is not None and tokens[j].is_word("NOT")
+        if negated:
+            j = next_significant(tokens, j)  # type: ignore[arg-type]
+        if j is None or not tokens[j].is_word("JSON"):
+            return None
+        kind_index = next_significant(tokens, j)
+        kind = tokens[kind_index].upper if kind_index is not None and tokens[kind_index].is_word("VALUE", "SCALAR", "ARRAY", "OBJECT") else None
+        end = (kind_index if kind else j) + 1  # type: ignore[operator]
+        before = previous_significant(tokens, i)
+        start = before if before is not None and tokens[before].kind == STRING else _indexed_base(tokens, i)
+        operator = previous_significant(tokens, start) if start is not None else None
+        if start is None or start not in starts or (operator is not None and tokens[operator].is_symbol("||", "+", "-", "*", "/", "%")):
+            raise SqlError("IS JSON is supported after a column, a function call, a literal or a parenthesised expression",
+                           line=tokens[i].line, construct="IS JSON", hint="(a || b) IS JSON")
+        operand = "".join(out[starts[start]:]).strip()
+        del out[starts[start]:]
+        parsed = f"try_parse_json({operand})"
+        test = {None: f"{parsed} IS NOT NULL", "VALUE": f"{parsed} IS NOT NULL",
+                "SCALAR": f"NOT schema_of_variant({parsed}) RLIKE '^(OBJECT|ARRAY)'",
+                "ARRAY": f"schema_of_variant({parsed}) RLIKE '^ARRAY'", "OBJECT": f"schema_of_variant({parsed}) RLIKE '^OBJECT'"}[kind]
+        text = f"(coalesce({test}, false))"
+        return (f"(NOT {text})" if negated else text), end
 
     def _overlaps(self, tokens: list[Token], i: int, starts: dict[int, int], out: list[str]) -> Optional[tuple[str, int]]:
         """``(s0, e0) OVERLAPS (s1, e1)`` (an end may be an INTERVAL after its start): each period ordered, ends

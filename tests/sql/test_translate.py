@@ -198,3 +198,16 @@ def test_overlaps_orders_each_period_and_includes_the_ends():
     e0 = "((a) + (INTERVAL '1' SECOND))"
     assert out == (f"SELECT (CASE WHEN (a) IS NULL OR {e0} IS NULL OR (b) IS NULL OR (c) IS NULL THEN NULL "
                    f"ELSE greatest((a), {e0}) >= least((b), (c)) AND greatest((b), (c)) >= least((a), {e0}) END) AS v FROM t")
+
+
+def test_json_functions_take_flinks_defaults_and_refuse_other_clauses():
+    kind = "schema_of_variant(try_variant_get(try_parse_json(p), '$.a'))"
+    assert translate("SELECT JSON_QUERY(p, 'lax $.a'), p IS NOT JSON ARRAY FROM t").text == (
+        f"SELECT (CASE WHEN {kind} RLIKE '^(OBJECT|ARRAY)' THEN get_json_object(p, '$.a') END), "
+        "(NOT (coalesce(schema_of_variant(try_parse_json(p)) RLIKE '^ARRAY', false))) FROM t")
+    assert translate("SELECT JSON_VALUE(p, '$.a' RETURNING INT) FROM t").text == (
+        f"SELECT TRY_CAST((CASE WHEN NOT {kind} RLIKE '^(OBJECT|ARRAY|VOID)' THEN get_json_object(p, '$.a') END) AS INT) FROM t")
+    with pytest.raises(SqlError, match="'DEFAULT 0 ON EMPTY' is not supported"):
+        translate("SELECT JSON_VALUE(p, '$.a' DEFAULT 0 ON EMPTY) FROM t")
+    with pytest.raises(SqlError, match="IS JSON is supported after a column"):
+        translate("SELECT a || b IS JSON FROM t")

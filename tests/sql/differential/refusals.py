@@ -12,11 +12,8 @@ IS JSON, JSON_OBJECT's VALUE, OVERLAPS). They are to become refusals naming the 
 """
 
 REFUSED: dict[str, str] = {
-    'json-is-json': 'SELECT',
     'json-object': 'SELECT',
-    'json-query': 'SELECT',
     'json-string': 'SELECT',
-    'json-value': 'SELECT',
     # Constructs Spark cannot run on streams (recorded from the first full run, 2026-11-23):
     'select-values': 'SELECT',
     'intersect': 'SELECT',
