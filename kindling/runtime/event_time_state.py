@@ -3,10 +3,10 @@
 See :mod:`kindling.connectors.watermark_use` for why: a source keeping Flink's per-split watermark
 holds partitions back only for queries with an operator that uses Spark's watermark. A query's
 analyzed plan is read node by node; every node outside a short list of record-at-a-time operators
-counts as possibly stateful (an aggregation, a join, deduplication, ``transformWithState`` with its
-event-time timers, a streaming limit, anything unknown), so a scan is only ever released from its
-hold when every query reading it is a plain pipeline of projections, filters, unions and Python
-map functions.
+counts as possibly stateful (a window aggregation, a join, deduplication, ``transformWithState`` with
+its event-time timers, a streaming limit, anything unknown), so a scan is only ever released from its
+hold when every query reading it is a plain pipeline of projections, filters, unions, Python map
+functions and aggregations that do not group by an event-time column.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def scans(frame: DataFrame) -> tuple[set[str], bool]:
     while stack:
         node = stack.pop()
         name = node.nodeName()
-        if name not in RECORD_AT_A_TIME:
+        if name not in RECORD_AT_A_TIME and not (name == "Aggregate" and not _groups_by_event_time(node)):
             stateful = True
         if name == "StreamingRelationV2":
             scan_id = node.extraOptions().get(TABLE_SCAN)
@@ -48,6 +48,24 @@ def scans(frame: DataFrame) -> tuple[set[str], bool]:
         children = node.children()
         stack.extend(children.apply(i) for i in range(children.size()))
     return found, stateful
+
+
+def _groups_by_event_time(aggregate) -> bool:
+    """Whether an Aggregate groups by an event-time column (the rowtime itself, or a window over it): only
+    then does Spark use the watermark for it (to drop late rows and evict finished groups). A group by a
+    value computed from the rowtime (``FLOOR(ts TO HOUR)``) is an updating aggregation, as in Flink's planner,
+    and holding a partition back would only delay its updates."""
+    groups = aggregate.groupingExpressions()
+    for i in range(groups.size()):
+        expression = groups.apply(i)
+        while expression.nodeName() == "Alias":
+            expression = expression.child()
+        if expression.nodeName() == "AttributeReference" and expression.metadata().contains(_DELAY_KEY):
+            return True
+    return False
+
+
+_DELAY_KEY = "spark.watermarkDelayMs"
 
 
 def declare(frames: Sequence[Optional[DataFrame]]) -> None:
