@@ -35,7 +35,6 @@ def test_shipped_sql_has_the_walkthrough_query():
 
 
 @pytest.mark.integration
-@pytest.mark.slow
 def test_demo_runs_end_to_end():
     from kindling.playground.spend_report import run_spend_report_demo
 
