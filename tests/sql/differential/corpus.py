@@ -20,6 +20,9 @@ class Entry:
     source: str
     sql: str
     expression: str = ""  # for expression entries: evaluated together with others in one batched query
+    # The columns by which Flink sends this result as an upsert stream (+U with no -U before it): the
+    # recorder replaces the row with the same key instead of adding one.
+    upsert_key: tuple[str, ...] = ()
 
 
 def expression_batch(entries: list[Entry]) -> str:
@@ -208,7 +211,7 @@ QUERIES = [
           "orders) WHERE rn <= 2"),
     Entry("topn-rank-col", Q + "topn.md",
           "SELECT item, order_id, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY item ORDER BY price DESC, order_id) AS rn FROM "
-          "orders) WHERE rn <= 1"),
+          "orders) WHERE rn <= 1", upsert_key=("item",)),
     Entry("dedup-first", Q + "deduplication.md",
           "SELECT order_id, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY ts ASC) AS rn FROM orders) WHERE rn = 1"),
     Entry("dedup-last", Q + "deduplication.md",

@@ -2,7 +2,8 @@
 
 Runs every corpus entry on PyFlink in streaming mode over the bounded JSON tables of
 :mod:`tables` (parallelism 1, UTC), applies each result's changelog (+I/+U add a row, -U/-D remove
-one) to a final multiset, and writes ``reference.json``: per entry the column names, Flink's column
+one; for an entry with an ``upsert_key``, a change replaces the row with the same key) to a final
+multiset, and writes ``reference.json``: per entry the column names, Flink's column
 types and the normalised rows, or Flink's own error when Flink rejects the query.
 """
 
@@ -45,19 +46,29 @@ def main() -> int:
     def run(sql: str) -> tuple[list[str], list[str], list[list]]:
         return finish(t_env.execute_sql(sql))
 
-    def finish(result) -> tuple[list[str], list[str], list[list]]:
-        """Collect a submitted query: its columns, Flink's types and the changelog applied to a multiset."""
+    def finish(result, upsert_key: tuple[str, ...] = ()) -> tuple[list[str], list[str], list[list]]:
+        """Collect a submitted query: its columns, Flink's types and the changelog applied to a multiset
+        (by ``upsert_key`` for a result Flink sends as upserts)."""
         schema = result.get_resolved_schema()
         columns = list(schema.get_column_names())
         types = [str(t) for t in schema.get_column_data_types()]
+        key = [columns.index(c) for c in upsert_key]
         final: list = []
+        before = None
         with result.collect() as changes:
             for row in changes:
-                values = list(row._values)
-                if row.get_row_kind() in (RowKind.UPDATE_BEFORE, RowKind.DELETE):
+                values, kind = list(row._values), row.get_row_kind()
+                if kind == RowKind.UPDATE_AFTER and before != RowKind.UPDATE_BEFORE and not key:
+                    raise RuntimeError(f"an upsert changelog (+U {values} without -U): give the entry its upsert_key ({columns})")
+                if key:
+                    final = [f for f in final if [f[k] for k in key] != [values[k] for k in key]]
+                    if kind in (RowKind.INSERT, RowKind.UPDATE_AFTER):
+                        final.append(values)
+                elif kind in (RowKind.UPDATE_BEFORE, RowKind.DELETE):
                     final.remove(values)
                 else:
                     final.append(values)
+                before = kind
         return columns, types, final
 
     def record(entry: corpus.Entry, outcome) -> None:
@@ -104,12 +115,12 @@ def main() -> int:
         while len(pending) >= CONCURRENT_JOBS:
             waiting, result = pending.pop(0)
             try:
-                record(waiting, finish(result))
+                record(waiting, finish(result, waiting.upsert_key))
             except Exception as exc:
                 record(waiting, exc)
     for waiting, result in pending:
         try:
-            record(waiting, finish(result))
+            record(waiting, finish(result, waiting.upsert_key))
         except Exception as exc:
             record(waiting, exc)
     REFERENCE.write_text(json.dumps(dict(sorted(reference.items())), indent=1, sort_keys=True) + "\n")

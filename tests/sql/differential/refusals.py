@@ -37,7 +37,4 @@ REFUSED: dict[str, str] = {
 
 # Entries where kindling still gives a different answer than Flink: each one is a defect to fix (or to turn into
 # a refusal). The test fails on any difference not listed here, and on a listed entry that now matches.
-KNOWN_DIFFERENT: dict[str, str] = {
-    'topn-rank-col': "Flink's final result keeps two rank-1 rows for a tie that kindling's Top-N resolves to one "
-                     "(to be checked against Flink's changelog)",
-}
+KNOWN_DIFFERENT: dict[str, str] = {}
