@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
+from kindling.connectors.watermark_use import new_scan_id
 from kindling.options import OptionSet, ParsedOptions
 from kindling.row_layout import EOS_COLUMN, INTERNAL_PREFIX, ROWKIND_COLUMN  # noqa: F401 - connectors take them from here
 
@@ -37,6 +38,15 @@ TABLE_ROWTIME_MILLIS = "kindling.table.rowtime.millis"
 # One scan of such a table (a fresh id per scan): the runtime tells that scan's reader, through
 # kindling.connectors.watermark_use, whether the query it feeds keeps event-time state.
 TABLE_SCAN = "kindling.table.scan"
+
+
+def rowtime_options(column: str, conversion: Optional[str] = None) -> dict[str, str]:
+    """The options telling a per-split source where one scan reads its rowtime: the column, its conversion
+    (``TABLE_ROWTIME_MILLIS``, when not the value as it is) and a fresh scan id."""
+    options = {TABLE_ROWTIME: column, TABLE_SCAN: new_scan_id()}
+    if conversion is not None:
+        options[TABLE_ROWTIME_MILLIS] = conversion
+    return options
 
 
 def rowtime_millis(options: Mapping[str, Any]) -> tuple[int, int]:

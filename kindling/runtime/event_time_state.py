@@ -21,6 +21,8 @@ from kindling.connectors.base import TABLE_SCAN
 
 log = logging.getLogger("kindling.job")
 
+_DELAY_KEY = "spark.watermarkDelayMs"  # Spark's metadata on an event-time column (EventTimeWatermark.delayKey)
+
 # Analyzed-plan nodes that transform records one at a time and keep no state across micro-batches.
 RECORD_AT_A_TIME = frozenset({
     "Project", "Filter", "EventTimeWatermark", "SubqueryAlias", "View", "Union", "Generate", "Expand",
@@ -63,9 +65,6 @@ def _groups_by_event_time(aggregate) -> bool:
         if expression.nodeName() == "AttributeReference" and expression.metadata().contains(_DELAY_KEY):
             return True
     return False
-
-
-_DELAY_KEY = "spark.watermarkDelayMs"
 
 
 def declare(frames: Sequence[Optional[DataFrame]]) -> None:

@@ -1,10 +1,10 @@
 """A class-data sharing archive for the driver JVM: Spark's classes mapped ready-parsed instead of loaded.
 
 A Spark driver loads some 15,000 classes before its first query runs; on a 2-core machine parsing and
-verifying them is most of the seconds a driver takes to start (10–16 s measured here, more while
-other JVMs compete for the cores). Java 13+ can dump the classes a run loaded into a *dynamic CDS
-archive* (``-XX:ArchiveClassesAtExit``) that later JVMs map (``-XX:SharedArchiveFile``): the same
-driver then starts in about 6 s. kindling trains one archive per (PySpark install, Java runtime) by
+verifying them is a third of the time a driver takes to start (15–19 s measured here for a small SQL
+job, more while other JVMs compete for the cores). Java 13+ can dump the classes a run loaded into a
+*dynamic CDS archive* (``-XX:ArchiveClassesAtExit``) that later JVMs map (``-XX:SharedArchiveFile``):
+the same job then takes 10–12 s. kindling trains one archive per (PySpark install, Java runtime) by
 running a small SQL job, and every driver started on that pair uses it.
 
 The archive is an optimisation only: a JVM that cannot use it (another Java build, a changed class

@@ -14,8 +14,7 @@ from typing import Any, Optional, Union
 
 from pyspark.sql.types import StructType
 
-from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, TABLE_ROWTIME, TABLE_ROWTIME_MILLIS, TABLE_SCAN
-from kindling.connectors.watermark_use import new_scan_id
+from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, rowtime_options
 from kindling.options import nearest
 from kindling.sql.ddl import ColumnDef, CreateTable, CreateView, WatermarkDef
 from kindling.sql.errors import SqlError
@@ -55,10 +54,7 @@ class CatalogTable:
             options[TABLE_METADATA] = json.dumps(metadata)
         rowtime = self.event_time_source()
         if rowtime is not None:  # sources keeping a watermark per split read event time from it
-            options[TABLE_ROWTIME] = rowtime.column
-            if rowtime.conversion is not None:
-                options[TABLE_ROWTIME_MILLIS] = rowtime.conversion
-            options[TABLE_SCAN] = new_scan_id()
+            options.update(rowtime_options(rowtime.column, rowtime.conversion))
         return options
 
     def event_time_source(self) -> Optional[StoredRowtime]:

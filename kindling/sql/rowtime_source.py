@@ -72,7 +72,7 @@ def stored_rowtime(rowtime: str, columns: Sequence[ColumnDef]) -> Optional[Store
     if column.kind in ("physical", "metadata"):
         return StoredRowtime(column.name)
     tokens = significant(tokenize(column.expression or "", column.line))
-    terms = split_top_level_sums(tokens)
+    terms = _sums(tokens)
     if terms is None:
         return None
     base, intervals = terms
@@ -91,7 +91,7 @@ def stored_rowtime(rowtime: str, columns: Sequence[ColumnDef]) -> Optional[Store
     return StoredRowtime(read.column, read.unit_ms, read.offset_ms + offset)
 
 
-def split_top_level_sums(tokens: list[Token]) -> Optional[tuple[list[Token], list[tuple[int, list[Token]]]]]:
+def _sums(tokens: list[Token]) -> Optional[tuple[list[Token], list[tuple[int, list[Token]]]]]:
     """``base [+|- term]...`` at parenthesis depth 0 -> (base, [(sign, term), ...]); None if empty."""
     parts: list[tuple[int, list[Token]]] = [(1, [])]
     depth = 0

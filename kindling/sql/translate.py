@@ -107,35 +107,16 @@ class _Rewriter:
 
     # --- driver -------------------------------------------------------------------------------
     def rewrite(self, tokens: list[Token]) -> str:
-        out: list[str] = []
-        starts: dict[int, int] = {}  # token index -> where its text starts in out
+        out = _Output()
         i = 0
         while i < len(tokens):
             token = tokens[i]
-            starts[i] = len(out)
-            if token.is_symbol("["):
-                base = _indexed_base(tokens, i)
-                if base is not None and base in starts:
-                    # Flink's arrays count from 1 (Spark's [] from 0); a missing index or key is NULL in both.
-                    close = matching_paren(tokens, i)
-                    target = "".join(out[starts[base]:])
-                    del out[starts[base]:]
-                    out.append(_keep_lines(f"try_element_at({target}, {self.rewrite(tokens[i + 1:close])})",
-                                           render(tokens[i:close + 1])))
-                    i = close + 1
-                    continue
-            if token.is_word("IS"):
-                is_json = self._is_json(tokens, i, starts, out)
-                if is_json is not None:
-                    text, i = is_json
-                    out.append(text)
-                    continue
-            if token.is_word("OVERLAPS"):
-                overlaps = self._overlaps(tokens, i, starts, out)
-                if overlaps is not None:
-                    text, i = overlaps
-                    out.append(text)
-                    continue
+            out.mark(i)
+            operator = self._after_a_value(tokens, i, out)
+            if operator is not None:
+                text, i = operator
+                out.append(text)
+                continue
             if token.kind in (WORD, QUOTED):
                 self.names.add(token.identifier)
             if token.kind == WORD:
@@ -148,7 +129,28 @@ class _Rewriter:
                     continue
             out.append(spark_string_literal(token.text) if token.kind == STRING else token.text)
             i += 1
-        return "".join(out)
+        return out.text()
+
+    def _after_a_value(self, tokens: list[Token], i: int, out: "_Output") -> Optional[tuple[str, int]]:
+        """Operators written after their (first) operand whose Spark form wraps it (``a[i]``, ``x IS JSON``,
+        ``(s, e) OVERLAPS (s, e)``): the operand's rewritten text is taken back out of ``out``."""
+        token = tokens[i]
+        if token.is_symbol("["):
+            return self._index(tokens, i, out)
+        if token.is_word("IS"):
+            return self._is_json(tokens, i, out)
+        if token.is_word("OVERLAPS"):
+            return self._overlaps(tokens, i, out)
+        return None
+
+    def _index(self, tokens: list[Token], i: int, out: "_Output") -> Optional[tuple[str, int]]:
+        """``a[i]``: Flink's arrays count from 1 (Spark's ``[]`` from 0); a missing index or key is NULL in both."""
+        base = _indexed_base(tokens, i)
+        if base is None or not out.has(base):
+            return None
+        close = matching_paren(tokens, i)
+        text = f"try_element_at({out.take_back(base)}, {self.rewrite(tokens[i + 1:close])})"
+        return _keep_lines(text, render(tokens[i:close + 1])), close + 1
 
     def _call(self, tokens: list[Token], i: int) -> Optional[tuple[int, int]]:
         """If tokens[i] is followed by '(', the indexes of '(' and its ')'."""
@@ -295,26 +297,27 @@ class _Rewriter:
         value = f"(CASE WHEN NOT {kind} RLIKE '^(OBJECT|ARRAY|VOID)' THEN get_json_object({json}, {literal}) END)"
         return f"TRY_CAST({value} AS {returning})" if returning else value
 
-    def _is_json(self, tokens: list[Token], i: int, starts: dict[int, int], out: list[str]) -> Optional[tuple[str, int]]:
+    def _is_json(self, tokens: list[Token], i: int, out: "_Output") -> Optional[tuple[str, int]]:
         """``x IS [NOT] JSON [VALUE|SCALAR|ARRAY|OBJECT]``: whether ``x`` parses as JSON (of that kind); FALSE for
         NULL. ``x`` must be a name, a call, a literal or a parenthesised expression."""
-        j = next_significant(tokens, i)
-        negated = j is not None and tokens[j].is_word("NOT")
-        if negated:
-            j = next_significant(tokens, j)  # type: ignore[arg-type]
-        if j is None or not tokens[j].is_word("JSON"):
+        words: list[int] = []  # the (up to) three tokens after IS: [NOT] JSON [kind]
+        k: Optional[int] = i
+        while len(words) < 3 and (k := next_significant(tokens, k)) is not None:  # type: ignore[arg-type]
+            words.append(k)
+        following = [tokens[k].upper if tokens[k].kind == WORD else "" for k in words]
+        negated = following[:1] == ["NOT"]
+        rest = following[1:] if negated else following
+        if rest[:1] != ["JSON"]:
             return None
-        kind_index = next_significant(tokens, j)
-        kind = tokens[kind_index].upper if kind_index is not None and tokens[kind_index].is_word("VALUE", "SCALAR", "ARRAY", "OBJECT") else None
-        end = (kind_index if kind else j) + 1  # type: ignore[operator]
+        kind = rest[1] if rest[1:2] and rest[1] in ("VALUE", "SCALAR", "ARRAY", "OBJECT") else None
+        end = words[int(negated) + (1 if kind else 0)] + 1
         before = previous_significant(tokens, i)
         start = before if before is not None and tokens[before].kind == STRING else _indexed_base(tokens, i)
         operator = previous_significant(tokens, start) if start is not None else None
-        if start is None or start not in starts or (operator is not None and tokens[operator].is_symbol("||", "+", "-", "*", "/", "%")):
+        if start is None or not out.has(start) or (operator is not None and tokens[operator].is_symbol("||", "+", "-", "*", "/", "%")):
             raise SqlError("IS JSON is supported after a column, a function call, a literal or a parenthesised expression",
                            line=tokens[i].line, construct="IS JSON", hint="(a || b) IS JSON")
-        operand = "".join(out[starts[start]:]).strip()
-        del out[starts[start]:]
+        operand = out.take_back(start).strip()
         parsed = f"try_parse_json({operand})"
         test = {None: f"{parsed} IS NOT NULL", "VALUE": f"{parsed} IS NOT NULL",
                 "SCALAR": f"NOT schema_of_variant({parsed}) RLIKE '^(OBJECT|ARRAY)'",
@@ -322,7 +325,7 @@ class _Rewriter:
         text = f"(coalesce({test}, false))"
         return (f"(NOT {text})" if negated else text), end
 
-    def _overlaps(self, tokens: list[Token], i: int, starts: dict[int, int], out: list[str]) -> Optional[tuple[str, int]]:
+    def _overlaps(self, tokens: list[Token], i: int, out: "_Output") -> Optional[tuple[str, int]]:
         """``(s0, e0) OVERLAPS (s1, e1)`` (an end may be an INTERVAL after its start): each period ordered, ends
         included, NULL when any bound is NULL. Takes the left period's text back out of ``out``."""
         left_close = previous_significant(tokens, i)
@@ -331,7 +334,7 @@ class _Rewriter:
             return None
         left_open = matching_open(tokens, left_close)
         right_close = matching_paren(tokens, right_open)
-        if left_open is None or left_open not in starts:
+        if left_open is None or not out.has(left_open):
             return None
         periods = [self._args(tokens, left_open, left_close), self._args(tokens, right_open, right_close)]
         if any(len(p) != 2 for p in periods):
@@ -343,7 +346,7 @@ class _Rewriter:
             b = f"({a}) + ({self.rewrite(end)})" if significant(end)[0].is_word("INTERVAL") else self.rewrite(end)
             bounds.append((f"({a})", f"({b})"))
         (s0, e0), (s1, e1) = bounds
-        del out[starts[left_open]:]
+        out.take_back(left_open)
         nulls = " OR ".join(f"{v} IS NULL" for v in (s0, e0, s1, e1))
         text = (f"(CASE WHEN {nulls} THEN NULL "
                 f"ELSE greatest({s0}, {e0}) >= least({s1}, {e1}) AND greatest({s1}, {e1}) >= least({s0}, {e0}) END)")
@@ -719,6 +722,35 @@ def _qualified_start(tokens: list[Token], name: int) -> int:
         if before is None or tokens[before].kind not in (WORD, QUOTED):
             return name
         name = before
+
+
+class _Output:
+    """A rewrite's text so far, with where each token's text began, so that an operator written after its
+    operand can take the operand's text back and wrap it."""
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._starts: dict[int, int] = {}
+
+    def mark(self, token_index: int) -> None:
+        self._starts[token_index] = len(self._pieces)
+
+    def append(self, text: str) -> None:
+        self._pieces.append(text)
+
+    def has(self, token_index: int) -> bool:
+        """Whether the text from that token on is this rewrite's own (and so can be taken back)."""
+        return token_index in self._starts
+
+    def take_back(self, token_index: int) -> str:
+        """The text written from that token on, removed."""
+        at = self._starts[token_index]
+        text = "".join(self._pieces[at:])
+        del self._pieces[at:]
+        return text
+
+    def text(self) -> str:
+        return "".join(self._pieces)
 
 
 def _keep_lines(replacement: str, original: str) -> str:

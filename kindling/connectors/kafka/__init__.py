@@ -16,7 +16,7 @@ from typing import Any, Mapping, Optional
 
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from kindling.connectors.base import TABLE_ROWTIME, TABLE_SCAN, Connector
+from kindling.connectors.base import Connector, rowtime_options
 from kindling.connectors.kafka.builder import (
     DeliveryGuarantee,
     KafkaOffsetsInitializer,
@@ -27,7 +27,6 @@ from kindling.connectors.kafka.builder import (
 )
 from kindling.connectors.kafka.options import EOF_RECORD_EVALUATOR, SINK_OPTIONS, SOURCE_OPTIONS, sink_config, source_config
 from kindling.connectors.kafka.source import KafkaDataSource
-from kindling.connectors.watermark_use import new_scan_id
 from kindling.formats.changelog import CHANGELOG_FORMATS
 from kindling.options import OptionError, ParsedOptions
 
@@ -42,7 +41,7 @@ class KafkaConnector(Connector):
     @classmethod
     def split_event_time_options(cls, rowtime: Optional[str], idleness_ms: Optional[int],
                                  alignment: Optional[tuple[str, int, int]]) -> dict[str, str]:
-        options = {TABLE_ROWTIME: rowtime, TABLE_SCAN: new_scan_id()} if rowtime else {}
+        options = rowtime_options(rowtime) if rowtime else {}
         if alignment is not None:
             group, max_drift_ms, update_interval_ms = alignment
             options["scan.watermark.alignment.group"] = group

@@ -16,11 +16,10 @@ from typing import Any, Mapping, Optional
 
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from kindling.connectors.base import TABLE_ROWTIME, TABLE_SCAN, Connector
+from kindling.connectors.base import Connector, rowtime_options
 from kindling.connectors.kinesis.efo import deregister_consumer
 from kindling.connectors.kinesis.options import LEGACY_OPTIONS, SINK_OPTIONS, SOURCE_OPTIONS, canonical, sink_config, source_config
 from kindling.connectors.kinesis.source import KinesisDataSource, KinesisLegacyDataSource
-from kindling.connectors.watermark_use import new_scan_id
 from kindling.options import ParsedOptions
 
 
@@ -37,7 +36,7 @@ class KinesisConnector(Connector):
         if alignment is not None:
             raise ValueError(f"with_watermark_alignment: the '{cls.name}' source aligns shards by its own options "
                              "('scan.watermark.lookahead.millis', 'scan.watermark.sync.interval'); set them on the source")
-        options = {TABLE_ROWTIME: rowtime, TABLE_SCAN: new_scan_id()} if rowtime else {}
+        options = rowtime_options(rowtime) if rowtime else {}
         if idleness_ms is not None:
             options["scan.shard.idle.interval"] = str(idleness_ms)
         return options
