@@ -9,7 +9,7 @@ before any Spark job starts, and again inside the Data Source (executors see onl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping, Optional, Type
+from typing import Any, Callable, ClassVar, Mapping, Optional, Sequence, Type
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -187,6 +187,16 @@ class Connector:
         """Whether the sink accepts an updating query's changelog (Flink: a sink whose changelog mode is not
         insert-only); an append-only sink makes the planner refuse such a query naming the table."""
         return True
+
+    # Whether the table can be looked up by key (Flink's LookupTableSource): the dimension of a lookup join.
+    supports_lookup: ClassVar[bool] = False
+
+    @classmethod
+    def lookup_source(cls, options: Mapping[str, str], key_columns: Sequence[str], columns: Sequence[str],
+                      schema: pa.Schema) -> Any:
+        """The client a lookup join asks for ``columns`` (of Arrow types ``schema``) by ``key_columns`` (a
+        ``kindling.connectors.lookup.LookupSource``), made on a worker; only connectors with ``supports_lookup``."""
+        raise ValueError(f"connector '{cls.name}' cannot be looked up")
 
     @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:

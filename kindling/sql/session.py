@@ -48,6 +48,7 @@ from kindling.sql.group_aggregate import (
     output_name,
     split_alias,
 )
+from kindling.sql.lookup_join import register_lookup_join
 from kindling.sql.ranking import TOP_N_FORM, RankPlan, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key, top_one_aggregate
 from kindling.sql.result import ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
@@ -471,6 +472,8 @@ class SqlSession:
             self._register(name, registered, line, stack)
         for tvf in translation.tvfs:
             self._register_tvf(tvf, construct)
+        for join in translation.lookups:
+            register_lookup_join(self.spark, self.catalog, join)
         try:
             spark_text = translation.text
             # Rewrites that need the operands' types, each from Spark's analysis of the previous one's text

@@ -25,8 +25,10 @@ Rewrites:
 * ``JSON_VALUE``, ``JSON_QUERY`` (with Flink's default clauses) and ``IS JSON``, through Spark's VARIANT
 * constructs Spark cannot run on a stream are refused here, with the line and the nearest
   supported form: ranking functions outside the Top-N form (which :mod:`kindling.sql.ranking`
-  runs), OVER aggregations, temporal joins
-  (``FOR SYSTEM_TIME AS OF``), ``MATCH_RECOGNIZE``, ``LATERAL TABLE``.
+  runs), OVER aggregations, event-time temporal joins
+  (``FOR SYSTEM_TIME AS OF`` outside a lookup join), ``MATCH_RECOGNIZE``, ``LATERAL TABLE``
+* lookup joins (``JOIN dim FOR SYSTEM_TIME AS OF o.proc_time AS d ON ...``) become a
+  ``LATERAL VIEW inline(...)`` of :mod:`kindling.sql.lookup_join`, which the session registers.
 
 Everything else (``DATE_FORMAT``, ``TO_TIMESTAMP``, ``TIMESTAMPADD``, ``TIMESTAMPDIFF``,
 ``EXTRACT``, ``CASE``, ``IF``, ``COALESCE``, string functions, ``||``, ``INTERVAL`` literals)
@@ -35,11 +37,13 @@ has the same name and meaning in Spark and passes through unchanged.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from kindling.sql.errors import SqlError
+from kindling.sql.lookup_join import LookupJoin, parse_lookup_join
 from kindling.sql.tokens import (
     NUMBER,
     QUOTED,
@@ -59,6 +63,7 @@ from kindling.sql.tokens import (
 )
 from kindling.sql.types import parse_type, spark_sql_type
 
+_LOOKUP_IDS = itertools.count(1)
 GROUP_WINDOWS = ("TUMBLE", "HOP", "SESSION")
 WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 _AUXILIARY = re.compile(r"^(TUMBLE|HOP|SESSION)_(START|END|ROWTIME|PROCTIME)$")
@@ -96,12 +101,14 @@ class Translation:
     text: str
     tvfs: list[WindowTvf] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
+    lookups: list[LookupJoin] = field(default_factory=list)
 
 
 class _Rewriter:
     def __init__(self, view_name: Callable[[], str]) -> None:
         self.view_name = view_name
         self.tvfs: list[WindowTvf] = []
+        self.lookups: list[LookupJoin] = []
         self.names: set[str] = set()
         self.session_window = False
 
@@ -194,6 +201,12 @@ class _Rewriter:
         if word == "MATCH_RECOGNIZE":
             raise SqlError("MATCH_RECOGNIZE (pattern matching) cannot run on Spark streams", line=token.line, construct="MATCH_RECOGNIZE",
                            hint="the DataStream API with a keyed process function")
+        if word in ("JOIN", "LEFT", "INNER", "RIGHT", "FULL"):
+            lookup = parse_lookup_join(tokens, i, self.rewrite, f"__kindling_lookup_{next(_LOOKUP_IDS)}")
+            if lookup is not None:
+                join, text, end = lookup
+                self.lookups.append(join)
+                return text, end
         if word == "FOR" and self._sequence(tokens, i, ("FOR", "SYSTEM_TIME", "AS", "OF")):
             raise SqlError("temporal joins (FOR SYSTEM_TIME AS OF) are not supported", line=token.line, construct="temporal join",
                            hint="an interval join: a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts")
@@ -776,7 +789,7 @@ def translate_query(text: str, line: int, view_name: Callable[[], str]) -> Trans
     tokens = tokenize(text, line)
     rewriter = _Rewriter(view_name)
     rewritten = rewriter.rewrite(tokens)
-    return Translation(rewritten, rewriter.tvfs, rewriter.names)
+    return Translation(rewritten, rewriter.tvfs, rewriter.names, rewriter.lookups)
 
 
 def translate_expression(text: str, line: int) -> str:

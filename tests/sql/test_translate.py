@@ -77,7 +77,10 @@ def test_rewrites_keep_line_numbers():
 @pytest.mark.parametrize("text, construct, line", [
     ("SELECT *\nFROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY a ORDER BY b DESC) AS rn FROM t) WHERE rn <= 3", "Top-N", 2),
     ("SELECT SUM(x) OVER (PARTITION BY a ORDER BY ts) FROM t", "OVER aggregation", 1),
-    ("SELECT * FROM o\nJOIN r FOR SYSTEM_TIME AS OF o.ts ON o.c = r.c", "temporal join", 2),
+    ("SELECT * FROM r\nFOR SYSTEM_TIME AS OF TIMESTAMP '2024-01-01 00:00:00'", "temporal join", 2),
+    ("SELECT * FROM o\nRIGHT JOIN r FOR SYSTEM_TIME AS OF o.pt ON o.c = r.c", "lookup join", 2),
+    ("SELECT * FROM o JOIN r FOR SYSTEM_TIME AS OF o.pt ON o.c > r.c", "lookup join", 1),
+    ("SELECT * FROM o JOIN r FOR SYSTEM_TIME AS OF o.pt ON o.c = r.c\nJOIN s ON s.k = o.k", "lookup join", 2),
     ("SELECT * FROM t, LATERAL TABLE(split(s))", "LATERAL TABLE", 1),
     ("SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A))", "MATCH_RECOGNIZE", 1),
     ("SELECT * FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' MINUTE))", "window TVF SESSION", 1),
@@ -211,3 +214,21 @@ def test_json_functions_take_flinks_defaults_and_refuse_other_clauses():
         translate("SELECT JSON_VALUE(p, '$.a' DEFAULT 0 ON EMPTY) FROM t")
     with pytest.raises(SqlError, match="IS JSON is supported after a column"):
         translate("SELECT a || b IS JSON FROM t")
+
+
+def test_lookup_joins_become_a_lateral_view_of_the_matching_rows():
+    text = ("SELECT o.id, c.name FROM orders AS o LEFT JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c "
+            "ON o.cust = c.id AND c.country = 'US' AND c.tier BETWEEN 1 AND o.level\nWHERE o.id > 1")
+    translation = translate(text)
+    join, = translation.lookups
+    assert (join.table, join.alias, join.outer, join.key_columns, join.key_texts) == (
+        "customers", "c", True, ["id", "country"], ["o.cust", "'US'"])
+    assert (join.time_attribute, join.left) == ("o.pt", "orders AS o")
+    assert translation.text == (
+        f"SELECT o.id, c.name FROM orders AS o LATERAL VIEW OUTER inline(filter({join.function}(o.cust, 'US'), "
+        "c -> (c.tier BETWEEN 1 AND o.level))) c\nWHERE o.id > 1")
+    assert "customers" not in translation.names  # the dimension is looked up, not read as a stream
+    two = translate("SELECT * FROM o JOIN a FOR SYSTEM_TIME AS OF o.pt ON a.k = o.k JOIN b FOR SYSTEM_TIME AS OF o.pt ON b.k = a.v")
+    first, second = two.lookups
+    assert (first.alias, second.alias, second.key_texts, second.left) == ("a", "b", ["a.v"], "o")
+    assert two.text == f"SELECT * FROM o LATERAL VIEW inline({first.function}(o.k)) a LATERAL VIEW inline({second.function}(a.v)) b"

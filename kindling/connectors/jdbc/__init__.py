@@ -13,8 +13,9 @@ the option or the column, never the password.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
+import pyarrow as pa
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
@@ -64,6 +65,16 @@ class JdbcConnector(Connector):
     @classmethod
     def is_bounded(cls, options: ParsedOptions) -> bool:
         return True  # a scan reads one snapshot and finishes, as in Flink
+
+    supports_lookup = True
+
+    @classmethod
+    def lookup_source(cls, options: Mapping[str, str], key_columns: Sequence[str], columns: Sequence[str],
+                      schema: pa.Schema) -> Any:
+        from kindling.connectors.jdbc.lookup import JdbcLookup
+
+        key_schema = pa.schema([schema.field(name) for name in key_columns])
+        return JdbcLookup(jdbc_config(options), key_columns, columns, key_schema)
 
     @classmethod
     def prepare_sink(cls, options: Mapping[str, Any], schema: StructType, updating: bool) -> None:

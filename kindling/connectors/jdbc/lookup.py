@@ -4,16 +4,18 @@ Flink's ``JdbcRowDataLookupFunction`` runs ``SELECT <cols> FROM t WHERE k1 = ? A
 a micro-batch engine does better asking once per batch of distinct keys:
 ``SELECT <cols> FROM t WHERE k IN (?, …)`` (one key column) or ``WHERE (k1, k2) IN ((?, ?), …)``.
 A failed query is retried ``lookup.max-retries`` times, sleeping 1 s, 2 s, ... and reconnecting, as
-Flink does. The planner's lookup join (``FOR SYSTEM_TIME AS OF``) is not wired to this yet; it is
-used with :mod:`kindling.connectors.lookup_cache`.
+Flink does. The SQL lookup join (:mod:`kindling.connectors.lookup`) asks it through the table's
+cache (:mod:`kindling.connectors.lookup_cache`); ``scan`` loads the whole table for the FULL cache.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Hashable, Optional, Sequence
+from typing import Any, Hashable, Iterator, Optional, Sequence
 
-from kindling.connectors.jdbc.dialects import Dialect, JdbcError, dialect_for
+import pyarrow as pa
+
+from kindling.connectors.jdbc.dialects import Dialect, JdbcError, dialect_for, to_arrow
 from kindling.connectors.jdbc.options import JdbcConfig
 
 MAX_KEYS_PER_QUERY = 1000
@@ -23,12 +25,17 @@ class JdbcLookup:
     """``lookup(keys)`` -> ``{key: [row, ...]}`` for the columns ``columns`` by the key columns ``key_columns``.
 
     A key is a tuple of the key columns' values (a bare value when there is one key column); rows are
-    tuples of ``columns``. Keys with a NULL never match (SQL equality), as in Flink."""
+    tuples of ``columns``. Keys with a NULL never match (SQL equality), as in Flink. With ``key_schema``
+    (the key columns' Arrow types) a key's values are as Arrow gives them, so a probe key read from an
+    Arrow batch finds them (a NUMERIC key is a ``Decimal`` from the driver, an int in a BIGINT column)."""
 
-    def __init__(self, config: JdbcConfig, key_columns: Sequence[str], columns: Sequence[str]) -> None:
+    def __init__(self, config: JdbcConfig, key_columns: Sequence[str], columns: Sequence[str],
+                 key_schema: Optional[pa.Schema] = None) -> None:
         if not key_columns:
             raise JdbcError("jdbc lookup needs at least one key column (an equality in the join's ON clause)")
         self.config = config
+        self.options = config.options
+        self.key_schema = key_schema
         self.dialect: Dialect = dialect_for(config)
         self.key_columns = list(key_columns)
         self.columns = list(columns)
@@ -52,11 +59,30 @@ class JdbcLookup:
         for start in range(0, len(distinct), MAX_KEYS_PER_QUERY):
             chunk = distinct[start:start + MAX_KEYS_PER_QUERY]
             params = list(chunk) if single else [value for key in chunk for value in key]
-            width = len(self.columns)
-            for row in self._run(self._query(len(chunk)), params):
-                key = row[width] if single else tuple(row[width:])
-                result.setdefault(key, []).append(tuple(row[:width]))
+            for key, row in self._keyed(self._run(self._query(len(chunk)), params)):
+                result.setdefault(key, []).append(row)
         return result
+
+    def scan(self) -> Iterator[tuple[Hashable, tuple]]:
+        """Every row of the table with its key, for the FULL cache (NULL keys left out: they never match)."""
+        names = ", ".join(self.dialect.quote(c) for c in self.columns + self.key_columns)
+        rows = self._run(f"SELECT {names} FROM {self.dialect.table}", [])
+        single = len(self.key_columns) == 1
+        for key, row in self._keyed(rows):
+            if (key is not None) if single else (None not in key):
+                yield key, row
+
+    def _keyed(self, rows: list[tuple]) -> list[tuple[Hashable, tuple]]:
+        width = len(self.columns)
+        keys: list[Any] = [row[width:] for row in rows]
+        if self.key_schema is not None and rows:
+            keys = [tuple(k.values()) for k in to_arrow(keys, self.key_schema).to_pylist()]
+        if len(self.key_columns) == 1:
+            return [(key[0], tuple(row[:width])) for key, row in zip(keys, rows)]
+        return [(tuple(key), tuple(row[:width])) for key, row in zip(keys, rows)]
+
+    def to_arrow(self, rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
+        return to_arrow(rows, schema)
 
     def _run(self, query: str, params: list[Any]) -> list[tuple]:
         attempts = self.config.lookup_max_retries + 1
