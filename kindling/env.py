@@ -153,15 +153,9 @@ class StreamEnvironment:
         """Run a Flink SQL statement (DDL, SET, INSERT, SELECT, ...) and return its TableResult."""
         return self.sql_session().execute_sql(statement)
 
-    def sql_query(self, query: str) -> Any:
-        """Plan a Flink SQL query and return it as a Table (run it with ``execute()``)."""
-        from kindling.sql.table import Table
-
-        session = self.sql_session()
-        return Table(session, session._plan(query, 1, "SELECT"), query)
-
     def create_temporary_view(self, name: str, source: Any) -> None:
-        """Make a DataStream, Spark DataFrame or Table usable in SQL under ``name``."""
+        """Make a DataStream or Spark DataFrame usable in SQL under ``name`` (Table API tables:
+        ``StreamTableEnvironment.create(env).create_temporary_view``)."""
         self.sql_session().create_temporary_view(name, source)
 
     def create_temporary_function(self, name: str, function: Any) -> None:

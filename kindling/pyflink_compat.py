@@ -42,11 +42,25 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pyflink.datastream.connectors.file_system": ("kindling.datastream.connectors.file_system",),
     "pyflink.datastream.connectors.kafka": ("kindling.datastream.connectors.kafka",),
     "pyflink.datastream.connectors.number_seq": ("kindling.datastream.connectors.number_seq",),
+    "pyflink.table": ("kindling.table",),
+    "pyflink.table.table_environment": ("kindling.table.table_environment",),
+    "pyflink.table.environment_settings": ("kindling.table.table_environment",),
+    "pyflink.table.table": ("kindling.table.table",),
+    "pyflink.table.table_result": ("kindling.table",),
+    "pyflink.table.statement_set": ("kindling.table.table_environment",),
+    "pyflink.table.table_config": ("kindling.table.table_environment",),
+    "pyflink.table.table_descriptor": ("kindling.table.descriptors",),
+    "pyflink.table.schema": ("kindling.table.descriptors",),
+    "pyflink.table.types": ("kindling.table.types",),
+    "pyflink.table.expressions": ("kindling.table.expressions",),
+    "pyflink.table.expression": ("kindling.table.expressions",),
+    "pyflink.table.window": ("kindling.table.window",),
+    "pyflink.table.udf": ("kindling.table.udf",),
 }
 
 # What to use instead of PyFlink APIs kindling does not have.
 ADVICE: dict[str, str] = {
-    "pyflink.table": "use kindling's Flink SQL: env.execute_sql(...), env.sql_query(...), env.create_temporary_view(...)",
+    "pyflink.table": "kindling's Table API (kindling.table) or Flink SQL through t_env.execute_sql(...)",
     "pyflink.datastream.connectors.elasticsearch": "use kindling's SQL connectors (kindling.connectors)",
     "pyflink.datastream.connectors.pulsar": "kindling has no Pulsar connector; use Kafka (kindling.datastream.connectors.kafka)",
     "pyflink.datastream.connectors.kinesis": "use kindling's SQL connectors (kindling.connectors)",

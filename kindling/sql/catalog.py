@@ -158,6 +158,10 @@ class Catalog:
         """A view over a DataFrame or DataStream registered from Python (replaces one of the same name)."""
         self.objects[name] = CatalogView(name, "", 1, [], frame)
 
+    def put_query_view(self, name: str, query: str) -> None:
+        """A view over a Flink SQL query registered from Python, e.g. a Table API table (replaces one of the same name)."""
+        self.objects[name] = CatalogView(name, query, 1, [])
+
     def drop(self, kind: str, name: str, if_exists: bool, line: int) -> bool:
         if kind == "FUNCTION":
             if name not in self.functions:

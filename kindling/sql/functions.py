@@ -19,6 +19,8 @@ from kindling.datastream.functions import ship_by_value
 from kindling.sql.types import parse_type
 
 FUNC_TYPES = ("general", "pandas")
+# Set by kindling.table.expressions: a call with Table API expressions as arguments becomes an expression.
+expression_call: Optional[Callable[..., Any]] = None
 
 
 class UserDefinedScalarFunction:
@@ -39,6 +41,8 @@ class UserDefinedScalarFunction:
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any) -> Any:
+        if expression_call is not None and any(getattr(a, "is_table_expression", False) for a in args):
+            return expression_call(self, *args)  # a Table API call: udf(col('x'))
         return self.func(*args)
 
     def register(self, spark: SparkSession, name: str) -> None:

@@ -822,13 +822,9 @@ class SqlSession:
 
     # --- Python API helpers -------------------------------------------------------------------
     def create_temporary_view(self, name: str, obj: Any) -> None:
-        """Register a DataStream, a Spark DataFrame or a Table (``sql_query``) under a name."""
-        from kindling.sql.table import Table
-
-        if isinstance(obj, Table):
-            obj = obj.planned.df
+        """Register a DataStream or a Spark DataFrame under a name (a Table API table: ``catalog.put_query_view``)."""
         if not isinstance(obj, (DataStream, DataFrame)):
-            raise TypeError(f"create_temporary_view takes a DataStream, a Spark DataFrame or a Table, got {type(obj).__name__}")
+            raise TypeError(f"create_temporary_view takes a DataStream or a Spark DataFrame, got {type(obj).__name__}")
         self.catalog.put_view(name, obj)
 
     def create_temporary_function(self, name: str, function: Any, line: Optional[int] = None) -> None:

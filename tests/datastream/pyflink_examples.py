@@ -3,7 +3,7 @@
 The examples are Apache Flink's, not kindling's: they are never copied into this repository.
 ``examples_dir()`` downloads the wheel once with ``pip download apache-flink==2.3.0 --no-deps``
 into a cache directory (``$KINDLING_CACHE`` or ``~/.cache/kindling``) and unpacks
-``pyflink/examples/datastream/**`` beside it.
+``pyflink/examples/datastream/**`` beside it (``examples_dir("table")``: the Table API's examples).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import zipfile
 from pathlib import Path
 
 PYFLINK_VERSION = "2.3.0"
-PREFIX = "pyflink/examples/datastream/"
 
 # Example programs that run here (relative to the examples' datastream directory) and whether
 # their output is compared record for record ("exact") or only by structure.
@@ -51,13 +50,14 @@ def cache_dir() -> Path:
     return Path(os.environ.get("KINDLING_CACHE", Path.home() / ".cache" / "kindling")) / f"apache-flink-{PYFLINK_VERSION}"
 
 
-def examples_dir() -> Path:
-    """The unpacked ``pyflink/examples/datastream`` directory of the apache-flink wheel."""
+def examples_dir(kind: str = "datastream") -> Path:
+    """The unpacked ``pyflink/examples/<kind>`` directory of the apache-flink wheel (``datastream`` or ``table``)."""
+    prefix = f"pyflink/examples/{kind}/"
     root = cache_dir()
     target = root / "examples"
-    marker = target / ".complete"
+    marker = target / (".complete" if kind == "datastream" else f".complete-{kind}")
     if marker.exists():
-        return target / PREFIX
+        return target / prefix
     root.mkdir(parents=True, exist_ok=True)
     wheels = sorted(root.glob("apache_flink-*.whl"))
     if not wheels:
@@ -66,10 +66,10 @@ def examples_dir() -> Path:
         wheels = sorted(root.glob("apache_flink-*.whl"))
     with zipfile.ZipFile(wheels[0]) as wheel:
         for name in wheel.namelist():
-            if name.startswith(PREFIX) and name.endswith(".py"):
+            if name.startswith(prefix) and name.endswith(".py"):
                 wheel.extract(name, target)
     marker.touch()
-    return target / PREFIX
+    return target / prefix
 
 
 def reference_dir() -> Path:

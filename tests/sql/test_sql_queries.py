@@ -166,7 +166,9 @@ def test_show_describe_explain(sql_env):
     assert "Sink: out_table (connector 'blackhole')" in plan and "output mode: append" in plan
     # A view whose name is also one of the columns it selects (as Nexmark's `person` view selects `person.id`).
     sql_env.execute_sql("CREATE VIEW name AS SELECT name, id FROM events WHERE id > 10")
-    table = sql_env.sql_query("SELECT name FROM name")
+    from kindling.table import StreamTableEnvironment
+
+    table = StreamTableEnvironment.create(sql_env).sql_query("SELECT name FROM name")
     assert table.get_schema().fieldNames() == ["name"] and table.to_dataframe().isStreaming
 
 

@@ -109,7 +109,9 @@ def test_avg_and_sum_keep_flinks_integer_types(env):
     (row,) = result.collect(timeout=120)
     assert (row.a, row.s) == (10, 31)  # 31 / 3 truncated: AVG(BIGINT) is a BIGINT
     assert abs(row.d - 31 / 3) < 1e-9
-    planned = env.sql_query("SELECT AVG(v) AS a, SUM(CAST(v AS INT)) AS s, AVG(CAST(v AS DOUBLE)) AS d FROM g").planned
+    from kindling.table import StreamTableEnvironment
+
+    planned = StreamTableEnvironment.create(env).sql_query("SELECT AVG(v) AS a, SUM(CAST(v AS INT)) AS s, AVG(CAST(v AS DOUBLE)) AS d FROM g").planned
     types = {name: t for name, t in planned.df.dtypes if name in planned.columns}
     assert types == {"a": "bigint", "s": "int", "d": "double"}
 

@@ -1,0 +1,28 @@
+"""PyFlink's Table API (``pyflink.table``) on kindling's SQL planner.
+
+>>> from kindling.table import EnvironmentSettings, TableEnvironment, DataTypes
+>>> from kindling.table.expressions import col
+>>> t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())   # doctest: +SKIP
+>>> table = t_env.from_elements([(1, "Hi"), (2, "Hello")], ["id", "data"])   # doctest: +SKIP
+>>> table.select(col("id") + 1, col("data")).execute().print()   # doctest: +SKIP
+"""
+
+from kindling.sql.result import TableResult
+from kindling.table.descriptors import FormatDescriptor, Schema, TableDescriptor
+from kindling.table.expressions import Expression
+from kindling.table.table import GroupedTable, GroupWindowedTable, Table, WindowGroupedTable
+from kindling.table.table_environment import (
+    EnvironmentSettings,
+    StatementSet,
+    StreamTableEnvironment,
+    TableConfig,
+    TableEnvironment,
+)
+from kindling.table.types import DataType, DataTypes
+from kindling.table.udf import udf
+
+__all__ = [
+    "DataType", "DataTypes", "EnvironmentSettings", "Expression", "FormatDescriptor", "GroupWindowedTable", "GroupedTable",
+    "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor", "TableEnvironment",
+    "TableResult", "WindowGroupedTable", "udf",
+]

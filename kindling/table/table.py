@@ -1,0 +1,235 @@
+"""PyFlink's ``Table``: a query of the SQL planner, registered as a view, that operations build on.
+
+Every Table is a view in the session's catalog (named ``UnnamedTable_N``, Flink's ``UnnamedTable$N`` with a name Spark accepts, which is what
+``str(table)`` gives, so ``"SELECT * FROM %s" % table`` works) over a Flink SQL query; ``select``,
+``where``, ``group_by``, ``window`` ... make a new Table whose query reads the previous one. The SQL
+planner plans the whole chain when the Table runs: one planner for SQL and the Table API.
+
+>>> from kindling.table import EnvironmentSettings, TableEnvironment
+>>> from kindling.table.expressions import col
+>>> t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())   # doctest: +SKIP
+>>> orders = t_env.from_elements([(1, "apple", 3), (2, "pear", 5)], ["id", "fruit", "amount"])   # doctest: +SKIP
+>>> orders.where(col("amount") > 4).select(col("fruit")).execute().print()   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any, Optional
+
+from kindling.table.expressions import WINDOW_PROPERTY, Expression, _quote, col
+from kindling.table.window import GroupWindow
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+    from kindling.sql.result import TableResult
+    from kindling.sql.session import PlannedQuery
+    from kindling.table.table_environment import TableEnvironment
+
+_TABLE_IDS = itertools.count()
+
+
+def _fields(fields: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
+    """The SQL of a list of fields (expressions, or SQL text) and the Python functions they call."""
+    functions: dict[str, Any] = {}
+    texts = []
+    for field in fields:
+        if isinstance(field, Expression):
+            functions.update(field.functions)
+            texts.append(field.sql)
+        else:
+            texts.append(str(field))
+    return ", ".join(texts), functions
+
+
+class Table:
+    """A table of the Table API (a query over other tables), run with ``execute()`` or ``execute_insert(...)``."""
+
+    def __init__(self, t_env: "TableEnvironment", query: str, functions: Optional[dict[str, Any]] = None) -> None:
+        self._t_env = t_env
+        self._name = f"UnnamedTable_{next(_TABLE_IDS)}"
+        self._query = query
+        t_env._register_query(self._name, query, functions or {})
+
+    def _derive(self, query: str, *function_maps: dict[str, Any]) -> "Table":
+        functions: dict[str, Any] = {}
+        for mapping in function_maps:
+            functions.update(mapping)
+        return Table(self._t_env, query, functions)
+
+    def __str__(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"Table({self._name}: {self._query})"
+
+    def __getattr__(self, name: str) -> Expression:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self.get_schema().fieldNames():
+            return col(name)
+        raise AttributeError(f"table {self._name} has no column or method '{name}' (columns: {', '.join(self.get_schema().fieldNames())})")
+
+    # --- planning -------------------------------------------------------------------------------
+    @property
+    def planned(self) -> "PlannedQuery":
+        """The planned query (its Spark DataFrame and changelog mode)."""
+        return self._t_env._session._plan(f"SELECT * FROM {self._name}", 1, "Table API")
+
+    def get_schema(self) -> "StructType":
+        from pyspark.sql.types import StructType
+
+        from kindling.connectors.base import INTERNAL_PREFIX
+
+        planned = self.planned
+        return StructType([f for f in planned.df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)])
+
+    def get_resolved_schema(self) -> "StructType":
+        return self.get_schema()
+
+    def print_schema(self) -> None:
+        from kindling.sql.types import flink_type_name
+
+        print("(\n" + ",\n".join(f"  `{f.name}` {flink_type_name(f.dataType)}" for f in self.get_schema().fields) + "\n)")
+
+    def to_dataframe(self) -> "DataFrame":
+        """The Spark DataFrame (an escape hatch to Spark)."""
+        return self.planned.df
+
+    def explain(self, *extra_details: Any) -> str:
+        return self._t_env.execute_sql(f"EXPLAIN SELECT * FROM {self._name}").collect()[0][0]
+
+    # --- relational operations --------------------------------------------------------------------
+    def select(self, *fields: Any) -> "Table":
+        text, functions = _fields(fields)
+        return self._derive(f"SELECT {text} FROM {self._name}", functions)
+
+    def where(self, predicate: Any) -> "Table":
+        text, functions = _fields((predicate,))
+        return self._derive(f"SELECT * FROM {self._name} WHERE {text}", functions)
+
+    filter = where
+
+    def alias(self, field: str, *fields: str) -> "Table":
+        names = [field, *fields]
+        columns = self.get_schema().fieldNames()
+        if len(names) != len(columns):
+            raise ValueError(f"alias: {len(names)} names for the {len(columns)} columns of {self._name} ({', '.join(columns)})")
+        return self._derive(f"SELECT {', '.join(f'{_quote(c)} AS {_quote(n)}' for c, n in zip(columns, names))} FROM {self._name}")
+
+    def add_columns(self, *fields: Any) -> "Table":
+        text, functions = _fields(fields)
+        return self._derive(f"SELECT *, {text} FROM {self._name}", functions)
+
+    def drop_columns(self, *fields: Any) -> "Table":
+        dropped = {f.name if isinstance(f, Expression) else str(f) for f in fields}
+        kept = [c for c in self.get_schema().fieldNames() if c not in dropped]
+        return self._derive(f"SELECT {', '.join(_quote(c) for c in kept)} FROM {self._name}")
+
+    def rename_columns(self, *fields: Any) -> "Table":
+        renames = {}
+        for field in fields:
+            if not isinstance(field, Expression) or " AS " not in field.sql or field.name is None:
+                raise ValueError("rename_columns takes col('old').alias('new') expressions")
+            renames[field.sql.split(" AS ")[0].strip("`")] = field.name
+        columns = self.get_schema().fieldNames()
+        return self._derive("SELECT " + ", ".join(f"{_quote(c)} AS {_quote(renames.get(c, c))}" for c in columns) + f" FROM {self._name}")
+
+    def distinct(self) -> "Table":
+        return self._derive(f"SELECT DISTINCT * FROM {self._name}")
+
+    def union_all(self, right: "Table") -> "Table":
+        return self._derive(f"SELECT * FROM {self._name} UNION ALL SELECT * FROM {right._name}")
+
+    def union(self, right: "Table") -> "Table":
+        return self._derive(f"SELECT * FROM {self._name} UNION SELECT * FROM {right._name}")
+
+    def join(self, right: "Table", join_predicate: Any = None) -> "Table":
+        if join_predicate is None:
+            return self._derive(f"SELECT * FROM {self._name}, {right._name}")
+        text, functions = _fields((join_predicate,))
+        return self._derive(f"SELECT * FROM {self._name} JOIN {right._name} ON {text}", functions)
+
+    def left_outer_join(self, right: "Table", join_predicate: Any = None) -> "Table":
+        text, functions = _fields((join_predicate,)) if join_predicate is not None else ("TRUE", {})
+        return self._derive(f"SELECT * FROM {self._name} LEFT JOIN {right._name} ON {text}", functions)
+
+    def group_by(self, *fields: Any) -> "GroupedTable":
+        return GroupedTable(self, fields)
+
+    def window(self, window: GroupWindow) -> "GroupWindowedTable":
+        if not isinstance(window, GroupWindow):
+            raise TypeError("window() takes Tumble/Slide/Session ... .alias('w'); OVER windows (over_window) are not supported")
+        return GroupWindowedTable(self, window)
+
+    def order_by(self, *fields: Any) -> "Table":
+        text, functions = _fields(fields)
+        return self._derive(f"SELECT * FROM {self._name} ORDER BY {text}", functions)
+
+    def limit(self, fetch: int, offset: int = 0) -> "Table":
+        return self._derive(f"SELECT * FROM {self._name} LIMIT {fetch}" + (f" OFFSET {offset}" if offset else ""))
+
+    fetch = limit
+
+    # --- running ------------------------------------------------------------------------------------
+    def execute(self) -> "TableResult":
+        """Run the query; its rows arrive in the returned TableResult (``collect()``, ``print()``)."""
+        session = self._t_env._session
+        return session._collect(self.planned)
+
+    def execute_insert(self, table_path: str, overwrite: bool = False) -> "TableResult":
+        """Write the table's rows into a catalog table (a job; ``.wait()`` for it to end)."""
+        from kindling.sql.ddl import Insert
+
+        return self._t_env._session._run_inserts([Insert(table_path, f"SELECT * FROM {self._name}", 1, overwrite=overwrite)], 1)
+
+    def to_pandas(self) -> Any:
+        """The table's final rows as a pandas DataFrame (a bounded table)."""
+        import pandas as pd
+
+        rows = self.execute().collect()
+        return pd.DataFrame([r.asDict() for r in rows], columns=self.get_schema().fieldNames())
+
+
+class GroupedTable:
+    """A table grouped by keys (``table.group_by(...)``), aggregated by ``select``."""
+
+    def __init__(self, table: Table, keys: tuple[Any, ...]) -> None:
+        self._table, self._keys = table, keys
+
+    def select(self, *fields: Any) -> Table:
+        keys, key_functions = _fields(self._keys)
+        text, functions = _fields(fields)
+        return self._table._derive(f"SELECT {text} FROM {self._table._name} GROUP BY {keys}", key_functions, functions)
+
+
+class GroupWindowedTable:
+    """A table with a group window (``table.window(Tumble...alias('w'))``), to be grouped by the window's alias."""
+
+    def __init__(self, table: Table, window: GroupWindow) -> None:
+        self._table, self._window = table, window
+
+    def group_by(self, *fields: Any) -> "WindowGroupedTable":
+        return WindowGroupedTable(self._table, self._window, fields)
+
+
+class WindowGroupedTable:
+    """A table grouped by a group window and keys, aggregated by ``select``."""
+
+    def __init__(self, table: Table, window: GroupWindow, keys: tuple[Any, ...]) -> None:
+        self._table, self._window, self._keys = table, window, keys
+
+    def select(self, *fields: Any) -> Table:
+        window = self._window
+        is_window = [isinstance(k, Expression) and k.name == window.alias_name for k in self._keys]
+        group = [window.group_sql() if w else k for w, k in zip(is_window, self._keys)]
+        if not any(is_window):
+            raise ValueError(f"group_by of a windowed table must name the window's alias col('{window.alias_name}')")
+        keys, key_functions = _fields(tuple(group))
+        text, functions = _fields(fields)
+        text = window.resolve(text)
+        if WINDOW_PROPERTY.split("{")[0] in text:
+            raise ValueError(f"a window property of a window other than '{window.alias_name}' is selected")
+        return self._table._derive(f"SELECT {text} FROM {self._table._name} GROUP BY {keys}", key_functions, functions)

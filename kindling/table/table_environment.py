@@ -1,0 +1,291 @@
+"""PyFlink's ``TableEnvironment`` and ``StreamTableEnvironment`` on kindling's SQL session.
+
+``TableEnvironment.create(EnvironmentSettings.in_streaming_mode())`` works on the program's execution
+environment (one SparkSession); ``StreamTableEnvironment.create(env)`` on a given one. SQL statements,
+Table API operations and DataStreams share its catalog.
+
+>>> from kindling.table import EnvironmentSettings, TableEnvironment
+>>> t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())   # doctest: +SKIP
+>>> t_env.execute_sql("CREATE TABLE numbers (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '3')")  # doctest: +SKIP
+>>> t_env.from_path("numbers").execute().print()   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
+
+from kindling.table.descriptors import TableDescriptor
+from kindling.table.table import Table
+from kindling.table.types import DataType, _quote
+
+if TYPE_CHECKING:
+    from kindling.env import StreamEnvironment
+    from kindling.sql.result import TableResult
+
+_SOURCE_IDS = itertools.count()
+
+
+class EnvironmentSettings:
+    """Streaming or batch mode (``EnvironmentSettings.in_streaming_mode()``)."""
+
+    def __init__(self, streaming: bool = True, configuration: Optional[dict[str, str]] = None) -> None:
+        self._streaming = streaming
+        self._configuration = dict(configuration or {})
+
+    @staticmethod
+    def in_streaming_mode() -> "EnvironmentSettings":
+        return EnvironmentSettings(True)
+
+    @staticmethod
+    def in_batch_mode() -> "EnvironmentSettings":
+        return EnvironmentSettings(False)
+
+    @staticmethod
+    def new_instance() -> "EnvironmentSettings.Builder":
+        return EnvironmentSettings.Builder()
+
+    def is_streaming_mode(self) -> bool:
+        return self._streaming
+
+    class Builder:
+        def __init__(self) -> None:
+            self._streaming = True
+            self._configuration: dict[str, str] = {}
+
+        def in_streaming_mode(self) -> "EnvironmentSettings.Builder":
+            self._streaming = True
+            return self
+
+        def in_batch_mode(self) -> "EnvironmentSettings.Builder":
+            self._streaming = False
+            return self
+
+        def with_configuration(self, config: Any) -> "EnvironmentSettings.Builder":
+            self._configuration.update(dict(config.to_dict() if hasattr(config, "to_dict") else config))
+            return self
+
+        def build(self) -> "EnvironmentSettings":
+            return EnvironmentSettings(self._streaming, self._configuration)
+
+
+class TableConfig:
+    """``t_env.get_config()``: options set here are the session's (``SET 'key' = 'value'``)."""
+
+    def __init__(self, t_env: "TableEnvironment") -> None:
+        self._t_env = t_env
+
+    def set(self, key: str, value: str) -> "TableConfig":
+        self._t_env._session.execute_sql(f"SET '{key}' = '{value}'")
+        return self
+
+    def get(self, key: str, default_value: Optional[str] = None) -> Optional[str]:
+        session = self._t_env._session
+        return session.session_options.get(key, session.env.config.to_dict().get(key, default_value))
+
+    def get_configuration(self) -> Any:
+        return self._t_env._env.config
+
+    def set_local_timezone(self, timezone_id: str) -> None:
+        self.set("table.local-time-zone", timezone_id)
+
+
+class StatementSet:
+    """INSERTs run together as one job (``t_env.create_statement_set()``)."""
+
+    def __init__(self, t_env: "TableEnvironment") -> None:
+        self._t_env = t_env
+        self._inserts: list[Any] = []
+
+    def add_insert_sql(self, stmt: str) -> "StatementSet":
+        from kindling.sql import ddl
+        from kindling.sql.statements import split_statements
+
+        for statement in split_statements(stmt):
+            parsed = ddl.parse_statement(statement)
+            if not isinstance(parsed, ddl.Insert):
+                raise ValueError(f"add_insert_sql takes INSERT statements, not: {statement.text.strip()[:60]}")
+            self._inserts.append(parsed)
+        return self
+
+    def add_insert(self, target_path: str, table: Table, overwrite: bool = False) -> "StatementSet":
+        from kindling.sql.ddl import Insert
+
+        self._inserts.append(Insert(target_path, f"SELECT * FROM {table}", 1, overwrite=overwrite))
+        return self
+
+    def explain(self, *extra_details: Any) -> str:
+        return "\n".join(self._t_env.execute_sql(f"EXPLAIN INSERT INTO {i.table} {i.query}").collect()[0][0] for i in self._inserts)
+
+    def execute(self) -> "TableResult":
+        if not self._inserts:
+            raise ValueError("the statement set is empty: add_insert / add_insert_sql first")
+        inserts, self._inserts = self._inserts, []
+        return self._t_env._session._run_inserts(inserts, 1)
+
+
+class TableEnvironment:
+    """Flink SQL and the Table API over one catalog (PyFlink's ``TableEnvironment``)."""
+
+    def __init__(self, env: "StreamEnvironment") -> None:
+        self._env = env
+        self._session = env.sql_session()
+
+    @staticmethod
+    def create(environment_settings: Union[EnvironmentSettings, Any, None] = None) -> "TableEnvironment":
+        from kindling.env import StreamEnvironment
+
+        settings = environment_settings if isinstance(environment_settings, EnvironmentSettings) else EnvironmentSettings()
+        env = StreamEnvironment.get_execution_environment(settings._configuration or None)
+        if not settings.is_streaming_mode():
+            env.config.set("execution.runtime-mode", "batch")
+        return TableEnvironment(env)
+
+    # --- SQL ------------------------------------------------------------------------------------
+    def execute_sql(self, stmt: str) -> "TableResult":
+        return self._session.execute_sql(stmt)
+
+    def sql_query(self, query: str) -> Table:
+        return Table(self, query)
+
+    def get_config(self) -> TableConfig:
+        return TableConfig(self)
+
+    def create_statement_set(self) -> StatementSet:
+        return StatementSet(self)
+
+    # --- catalog --------------------------------------------------------------------------------
+    def _register_query(self, name: str, query: str, functions: dict[str, Any]) -> None:
+        for function_name, function in functions.items():
+            if function_name not in self._session.catalog.functions:
+                self._session.create_temporary_function(function_name, function)
+        self._session.catalog.put_query_view(name, query)
+
+    def from_path(self, path: str) -> Table:
+        self._session.catalog.get(path, construct="from_path")
+        return Table(self, f"SELECT * FROM {_quote(path)}")
+
+    def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
+        self._session.execute_sql(descriptor.ddl(path, temporary=True))
+
+    def create_table(self, path: str, descriptor: TableDescriptor) -> None:
+        self._session.execute_sql(descriptor.ddl(path))
+
+    def create_temporary_view(self, view_path: str, table_or_data_stream: Any, *fields: Any) -> None:
+        if isinstance(table_or_data_stream, Table):
+            self._session.catalog.put_query_view(view_path, f"SELECT * FROM {table_or_data_stream}")
+        else:
+            table = self.from_data_stream(table_or_data_stream, *fields)
+            self._session.catalog.put_query_view(view_path, f"SELECT * FROM {table}")
+
+    def create_temporary_function(self, path: str, function: Any) -> None:
+        self._session.create_temporary_function(path, function)
+
+    create_temporary_system_function = create_temporary_function
+    create_function = create_temporary_function
+
+    def drop_temporary_view(self, view_path: str) -> bool:
+        return self._session.catalog.drop("VIEW", view_path, True, 1)
+
+    def drop_temporary_table(self, table_path: str) -> bool:
+        return self._session.catalog.drop("TABLE", table_path, True, 1)
+
+    def list_tables(self) -> list[str]:
+        return [n for n in self._session.catalog.tables() if not n.startswith("UnnamedTable_")]
+
+    def list_views(self) -> list[str]:
+        return [n for n in self._session.catalog.views() if not n.startswith("UnnamedTable_")]
+
+    # --- tables from Python -----------------------------------------------------------------------
+    def from_elements(self, elements: Iterable[Any], schema: Union[Sequence[str], DataType, None] = None,
+                      verify_schema: bool = True) -> Table:
+        """A bounded table of the given rows; column types are inferred from the values unless ``schema`` is a ROW type."""
+        from kindling.connectors.collection import collection_source
+        from kindling.sql.types import parse_type
+
+        rows = [tuple(e) if isinstance(e, (list, tuple)) else (e,) for e in elements]
+        width = max((len(r) for r in rows), default=0)
+        if isinstance(schema, DataType) and schema.startswith("ROW<"):
+            fields = getattr(schema, "fields", None)
+            if fields is None:
+                raise ValueError("from_elements: give the schema as DataTypes.ROW([DataTypes.FIELD(name, type), ...])")
+            names, types = [f.name for f in fields], [str(f.data_type) for f in fields]
+        else:
+            names = list(schema) if schema is not None else [f"_{i + 1}" for i in range(width)]
+            if len(names) != width:
+                raise ValueError(f"from_elements: {len(names)} column names for rows of {width} values")
+            types = [_infer_type([r[i] for r in rows], names[i]) for i in range(width)]
+        spark_schema = parse_type("ROW<" + ", ".join(f"{_quote(n)} {t}" for n, t in zip(names, types)) + ">").spark
+        data = collection_source(rows, spark_schema).options["data"]
+        source = f"__kindling_elements_{next(_SOURCE_IDS)}"
+        columns = ", ".join(f"{_quote(n)} {t}" for n, t in zip(names, types))
+        self._session.execute_sql(f"CREATE TEMPORARY TABLE {source} ({columns}) WITH ('connector' = 'collection', "
+                                  f"'data' = {_sql_string(data)})")
+        return Table(self, f"SELECT * FROM {source}")
+
+    def from_data_stream(self, data_stream: Any, *fields_or_schema: Any) -> Table:
+        """A table of a DataStream's records (its fields as columns)."""
+        if fields_or_schema:
+            raise ValueError("from_data_stream with a Schema or field expressions is not supported by kindling yet; "
+                             "create_temporary_view(name, data_stream) then a SQL view computes columns")
+        name = f"__kindling_stream_{next(_SOURCE_IDS)}"
+        self._session.create_temporary_view(name, data_stream)
+        return Table(self, f"SELECT * FROM {name}")
+
+    def to_data_stream(self, table: Table) -> Any:
+        """The table's rows as a DataStream (an insert-only table)."""
+        from kindling.datastream.stream import DataStream
+
+        planned = table.planned
+        if planned.updating:
+            raise ValueError("to_data_stream takes an insert-only table; this one is updating (use to_changelog_stream)")
+        return DataStream(self._env, planned.df, name=str(table), event_time=planned.event_time, bounded=planned.bounded)
+
+
+class StreamTableEnvironment(TableEnvironment):
+    """A TableEnvironment on a given StreamExecutionEnvironment (``StreamTableEnvironment.create(env)``)."""
+
+    @staticmethod
+    def create(stream_execution_environment: Optional["StreamEnvironment"] = None,  # type: ignore[override]
+               environment_settings: Optional[EnvironmentSettings] = None) -> "StreamTableEnvironment":
+        from kindling.env import StreamEnvironment
+
+        env = stream_execution_environment or StreamEnvironment.get_execution_environment()
+        if environment_settings is not None and not environment_settings.is_streaming_mode():
+            env.config.set("execution.runtime-mode", "batch")
+        return StreamTableEnvironment(env)
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _infer_type(values: list[Any], name: str) -> str:
+    """Flink's type for a column of Python values (``from_elements`` without types)."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return "STRING"
+    value = present[0]
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "BIGINT"
+    if isinstance(value, float):
+        return "DOUBLE"
+    if isinstance(value, str):
+        return "STRING"
+    if isinstance(value, Decimal):
+        return "DECIMAL(38, 18)"
+    if isinstance(value, dt.datetime):
+        return "TIMESTAMP(6)"
+    if isinstance(value, dt.date):
+        return "DATE"
+    if isinstance(value, (bytes, bytearray)):
+        return "BYTES"
+    if isinstance(value, (list, tuple)):
+        inner = [v for seq in present for v in seq]
+        return f"ARRAY<{_infer_type(inner, name)}>"
+    raise TypeError(f"from_elements: cannot infer a Flink type for column '{name}' from {type(value).__name__} values; "
+                    "give schema=DataTypes.ROW([DataTypes.FIELD(...), ...])")

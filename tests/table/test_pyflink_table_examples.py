@@ -1,0 +1,65 @@
+"""PyFlink's Table API example programs run unchanged on kindling and print PyFlink 2.3's records.
+
+Runs the programs of ``RUNNABLE`` one after another in one subprocess (tests/datastream/example_runner.py,
+one Spark JVM), each in its own directory, and compares what each printed with the recorded PyFlink
+output as multisets of lines with the ``N> `` subtask prefix removed (kindling's SQL print sink writes
+no prefix: Spark partitions are not Flink's subtasks).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "datastream"))
+from example_runner import MARKER  # noqa: E402
+from pyflink_table_examples import NOT_RUNNABLE, RUNNABLE, examples_dir, reference_dir, reference_name  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+NOISE = ("Using Any for unsupported type", "No module named google.cloud", "PYFLINK_CYTHON_ENABLED")
+SUBTASK = re.compile(r"^\d+> ")
+
+
+def records(text: str) -> list[str]:
+    return sorted(SUBTASK.sub("", line) for line in text.splitlines() if line.strip() and not line.startswith(NOISE))
+
+
+def test_every_table_example_is_run_or_listed_with_a_reason():
+    found = {str(p.relative_to(examples_dir("table"))) for p in examples_dir("table").rglob("*.py")}
+    assert found == set(RUNNABLE) | set(NOT_RUNNABLE), found ^ (set(RUNNABLE) | set(NOT_RUNNABLE))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    arguments: list[str] = []
+    for name in RUNNABLE:
+        arguments += [str(examples_dir("table") / name), str(tmp_path_factory.mktemp(Path(name).stem))]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    runner = Path(__file__).resolve().parents[1] / "datastream" / "example_runner.py"
+    result = subprocess.run([sys.executable, str(runner), *arguments], capture_output=True, text=True, env=env, timeout=1800,
+                            check=False)
+    ends = re.compile(rf"\n{MARKER} (-?\d+)\n")
+    outputs, errors = ends.split(result.stdout), ends.split(result.stderr)
+    found = {}
+    for index, name in enumerate(RUNNABLE):
+        if 2 * index + 1 < min(len(outputs), len(errors)):
+            found[name] = subprocess.CompletedProcess([name], int(outputs[2 * index + 1]), outputs[2 * index], errors[2 * index])
+        else:
+            found[name] = subprocess.CompletedProcess([name], -1, "", f"the runner ended early: {result.stderr[-3000:]}")
+    return found
+
+
+@pytest.mark.parametrize("program", RUNNABLE)
+def test_the_example_prints_pyflinks_records(runs, program):
+    result = runs[program]
+    assert result.returncode == 0, result.stderr[-3000:]
+    expected = records((reference_dir() / reference_name(program)).read_text())
+    assert records(result.stdout) == expected

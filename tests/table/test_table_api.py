@@ -1,0 +1,89 @@
+"""The Table API on the SQL planner: each operation gives what the same query in SQL gives."""
+
+from __future__ import annotations
+
+import pytest
+
+from kindling.table import DataTypes, Schema, StreamTableEnvironment, TableDescriptor, udf
+from kindling.table.expressions import call_sql, col, lit
+from kindling.table.window import Slide, Tumble
+
+pytestmark = pytest.mark.integration
+
+ORDERS = [(1, "apple", 3, "2024-01-01 00:00:01"), (2, "pear", 5, "2024-01-01 00:00:04"), (3, "apple", 4, "2024-01-01 00:00:07"),
+          (4, "fig", 1, "2024-01-01 00:00:12"), (5, "pear", 2, "2024-01-01 00:00:03")]
+
+
+@pytest.fixture
+def t_env(env):
+    return StreamTableEnvironment.create(env)
+
+
+def _rows(table) -> list[tuple]:
+    return sorted(tuple(r) for r in table.execute().collect(timeout=600))
+
+
+def test_relational_operations(t_env):
+    orders = t_env.from_elements([o[:3] for o in ORDERS], ["id", "fruit", "amount"])
+    assert orders.get_schema().simpleString() == "struct<id:bigint,fruit:string,amount:bigint>"
+    assert _rows(orders.where(col("amount") > 2).select(col("id"), (col("amount") * 10).alias("x"))) == [(1, 30), (2, 50), (3, 40)]
+    assert _rows(orders.filter(col("fruit").in_("fig", "pear")).select(orders.id)) == [(2,), (4,), (5,)]
+    renamed = orders.alias("n", "name", "qty").rename_columns(col("qty").alias("quantity")).drop_columns(col("n"))
+    assert renamed.get_schema().fieldNames() == ["name", "quantity"]
+    assert _rows(orders.add_columns(call_sql("UPPER(fruit)").alias("up")).select(col("up")).distinct()) == [("APPLE",), ("FIG",), ("PEAR",)]
+    totals = orders.group_by(col("fruit")).select(col("fruit"), col("amount").sum.alias("total"), lit(1).count.alias("n"))
+    assert _rows(totals) == [("apple", 7, 2), ("fig", 1, 1), ("pear", 7, 2)]
+    # the same query in SQL over the table's name: one planner
+    assert _rows(t_env.sql_query(f"SELECT fruit, SUM(amount), COUNT(1) FROM {orders} GROUP BY fruit")) == _rows(totals)
+    prices = t_env.from_elements([("apple", 2.5), ("pear", 1.0)], ["name", "price"])
+    joined = orders.join(prices, col("fruit") == col("name")).select(col("id"), (col("amount") * col("price")).alias("cost"))
+    assert _rows(joined) == [(1, 7.5), (2, 5.0), (3, 10.0), (5, 2.0)]
+    assert _rows(orders.select(col("id")).union_all(prices.select(lit(0).cast(DataTypes.BIGINT())))) == [(0,), (0,), (1,), (2,), (3,), (4,), (5,)]
+
+    @udf(result_type=DataTypes.STRING())
+    def shout(s):
+        return s.upper() + "!"
+
+    assert shout("a") == "A!"  # still the Python function when called with values
+    assert _rows(orders.where(col("id") == 4).select(shout(col("fruit")))) == [("FIG!",)]
+
+
+def test_group_windows_give_the_sql_group_window_result(t_env, tmp_path):
+    data = tmp_path / "orders"
+    data.mkdir()
+    (data / "part-0.csv").write_text("".join(f"{i},{f},{a},{ts}\n" for i, f, a, ts in ORDERS))
+    t_env.create_temporary_table("orders", TableDescriptor.for_connector("filesystem")
+                                 .schema(Schema.new_builder().column("id", DataTypes.BIGINT()).column("fruit", DataTypes.STRING())
+                                         .column("amount", DataTypes.INT()).column("ts", DataTypes.TIMESTAMP(3))
+                                         .watermark("ts", "ts - INTERVAL '1' SECOND").build())
+                                 .option("path", str(data)).format("csv").build())
+    orders = t_env.from_path("orders")
+    tumbled = (orders.window(Tumble.over(lit(5).seconds).on(col("ts")).alias("w")).group_by(col("fruit"), col("w"))
+               .select(col("fruit"), col("amount").sum.alias("total"), col("w").start.alias("s"), col("w").end.alias("e")))
+    sql = t_env.sql_query("SELECT fruit, SUM(amount) AS total, TUMBLE_START(ts, INTERVAL '5' SECOND) AS s, "
+                          "TUMBLE_END(ts, INTERVAL '5' SECOND) AS e FROM orders GROUP BY fruit, TUMBLE(ts, INTERVAL '5' SECOND)")
+    got = _rows(tumbled)
+    assert got == _rows(sql)
+    assert [(f, t) for f, t, _, _ in got] == [("apple", 3), ("apple", 4), ("fig", 1), ("pear", 7)]
+    slid = (orders.window(Slide.over(lit(10).seconds).every(lit(5).seconds).on(col("ts")).alias("w")).group_by(col("w"))
+            .select(col("w").end.alias("e"), col("amount").sum.alias("total")))
+    assert [t for _, t in _rows(slid)] == [10, 14, 5, 1]
+
+
+def test_statement_sets_and_descriptors(t_env, tmp_path):
+    orders = t_env.from_elements([o[:3] for o in ORDERS], ["id", "fruit", "amount"])
+    schema = Schema.new_builder().column("id", DataTypes.BIGINT()).column("fruit", DataTypes.STRING()).build()
+    for name in ("big", "small"):
+        t_env.create_temporary_table(name, TableDescriptor.for_connector("filesystem").schema(schema)
+                                     .option("path", str(tmp_path / name)).format("csv").build())
+    statements = t_env.create_statement_set()
+    statements.add_insert("big", orders.where(col("amount") >= 3).select(col("id"), col("fruit")))
+    statements.add_insert_sql(f"INSERT INTO small SELECT id, fruit FROM {orders} WHERE amount < 3")
+    assert statements.execute().wait(timeout=600) == "FINISHED"
+    assert _rows(t_env.from_path("big")) == [(1, "apple"), (2, "pear"), (3, "apple")]
+    assert _rows(t_env.from_path("small")) == [(4, "fig"), (5, "pear")]
+    assert "big" in t_env.list_tables() and not any(n.startswith("UnnamedTable") for n in t_env.list_views())
+    with pytest.raises(AttributeError, match="has no column or method 'nope'"):
+        getattr(orders, "nope")  # noqa: B009 - the attribute a program would read
+    with pytest.raises(TypeError, match="no truth value"):
+        bool(col("a") > 1)
