@@ -109,6 +109,9 @@ class BasicTypeInfo(TypeInformation):
     def to_field(self, value: Any, where: str) -> Any:
         if value is None:
             return None
+        if self.name == "INSTANT" and hasattr(value, "to_epoch_milli") and hasattr(value, "nanos"):
+            # PyFlink's Instant: a UTC point in time, kept as a naive UTC datetime (microseconds)
+            return dt.datetime(1970, 1, 1) + dt.timedelta(seconds=value.seconds, microseconds=value.nanos // 1000)
         allowed = self._CHECKS.get(self.name, (object,))
         if not isinstance(value, allowed) or (isinstance(value, bool) and self.name not in ("BOOLEAN",)):
             raise _mismatch(where, value, f"{self.name} ({repr(self)})")

@@ -35,6 +35,9 @@ TABLE_ROWTIME = "kindling.table.rowtime"
 # How that column's values become the rowtime's epoch ms when it is converted ("<unit_ms> <offset_ms>":
 # numbers times unit_ms, plus offset_ms; see kindling.sql.rowtime_source). Absent: the value as it is.
 TABLE_ROWTIME_MILLIS = "kindling.table.rowtime.millis"
+# The table's TIMESTAMP_LTZ columns (';'-separated names): Spark has one timestamp type, Flink prints and
+# serialises these as instants (``1970-01-01T00:00:05Z``) where a TIMESTAMP prints as ``1970-01-01T00:00:05``.
+TABLE_INSTANT_COLUMNS = "kindling.table.instant-columns"
 # One scan of such a table (a fresh id per scan): the runtime tells that scan's reader, through
 # kindling.connectors.watermark_use, whether the query it feeds keeps event-time state.
 TABLE_SCAN = "kindling.table.scan"

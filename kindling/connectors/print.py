@@ -26,7 +26,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from kindling.connectors.base import EOS_COLUMN, INTERNAL_PREFIX, ROWKIND_COLUMN, Connector, spark_format
+from kindling.connectors.base import EOS_COLUMN, INTERNAL_PREFIX, ROWKIND_COLUMN, TABLE_INSTANT_COLUMNS, Connector, spark_format
 from kindling.options import OptionSet, bool_option, int_option, string_option
 
 PRINT_IDENTIFIER = string_option("print-identifier", None, "Prefix of every printed line.")
@@ -46,6 +46,15 @@ ROW_KINDS = ("+I", "-U", "+U", "-D")
 
 # ---------------------------------------------------------------------------------------------
 # Formatting: pure functions, Java toString semantics
+
+
+class NestedInstant:
+    """A TIMESTAMP_LTZ value, printed as an instant."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 class NestedRow(tuple):
@@ -109,11 +118,24 @@ def format_value(value: Any) -> str:
         return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in bytes(value)) + "]"
     if isinstance(value, NestedRow):
         return format_row(value)
+    if isinstance(value, NestedInstant):
+        return format_instant(value.value)
     if isinstance(value, dict):
         return "{" + ", ".join(f"{format_value(k)}={format_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple, np.ndarray)):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     return str(value)
+
+
+def format_instant(value: Any) -> str:
+    """A TIMESTAMP_LTZ value as Java's Instant.toString prints it: ``1970-01-01T00:00:05Z``, seconds always shown."""
+    if not isinstance(value, dt.datetime):
+        return format_value(value)
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    micro = value.microsecond
+    fraction = "" if not micro else (f".{micro // 1000:03d}" if micro % 1000 == 0 else f".{micro:06d}")
+    return f"{value.date().isoformat()}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}{fraction}Z"
 
 
 def format_row(values: Sequence[Any], kind: Optional[str] = "+I") -> str:
@@ -162,13 +184,15 @@ def column_values(column: pa.Array) -> list:
     return values
 
 
-def format_batch(batch: pa.RecordBatch, identifier: Optional[str] = None) -> List[str]:
-    """The printed lines of one Arrow batch: internal columns dropped, RowKind read, EOS markers skipped."""
+def format_batch(batch: pa.RecordBatch, identifier: Optional[str] = None, instants: Sequence[str] = ()) -> List[str]:
+    """The printed lines of one Arrow batch: internal columns dropped, RowKind read, EOS markers skipped; the
+    ``instants`` columns (TIMESTAMP_LTZ) printed as instants."""
     names = batch.schema.names
     user = [i for i, n in enumerate(names) if not n.startswith(INTERNAL_PREFIX)]
     kinds = batch.column(names.index(ROWKIND_COLUMN)).to_pylist() if ROWKIND_COLUMN in names else None
     eos = batch.column(names.index(EOS_COLUMN)).to_pylist() if EOS_COLUMN in names else None
-    columns = [column_values(batch.column(i)) for i in user]
+    columns = [[NestedInstant(v) for v in column_values(batch.column(i))] if names[i] in instants else column_values(batch.column(i))
+               for i in user]
     lines = []
     for r in range(batch.num_rows):
         if eos is not None and eos[r]:
@@ -229,6 +253,7 @@ class PrintStreamWriter(DataSourceStreamArrowWriter):
         self.standard_error: bool = bool(parsed.get("standard-error", False))
         self.plain: bool = bool(parsed.get("kindling.print.plain", False))
         self.parallelism: int = int(parsed.get("kindling.print.parallelism") or 1)
+        self.instants = [n for n in (parsed.extra.get(TABLE_INSTANT_COLUMNS) or "").split(";") if n]
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PrintCommitMessage:
         lines: List[str] = []
@@ -240,7 +265,7 @@ class PrintStreamWriter(DataSourceStreamArrowWriter):
                 lines.extend(prefix + line for line in column.to_pylist() if line is not None)
             return PrintCommitMessage(lines, _task_property("sql.streaming.queryId"), partition)
         for batch in iterator:
-            lines.extend(format_batch(batch, self.identifier))
+            lines.extend(format_batch(batch, self.identifier, self.instants))
         return PrintCommitMessage(lines, _task_property("sql.streaming.queryId"), partition)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:

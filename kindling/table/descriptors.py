@@ -21,9 +21,10 @@ def _literal(value: Any) -> str:
 class Schema:
     """A table's columns (physical, computed, metadata), watermark and primary key."""
 
-    def __init__(self, columns: Sequence[str], watermark: Optional[str], primary_key: Sequence[str]) -> None:
-        self.columns = list(columns)
-        self.watermark = watermark
+    def __init__(self, columns: Sequence[tuple[str, str, str]], watermark: Optional[tuple[str, str]],
+                 primary_key: Sequence[str]) -> None:
+        self.columns = list(columns)  # (kind, name, type or expression): kind is physical | computed | metadata
+        self.watermark = watermark  # (column, expression)
         self.primary_key = list(primary_key)
 
     @staticmethod
@@ -31,9 +32,9 @@ class Schema:
         return Schema.Builder()
 
     def ddl_lines(self) -> list[str]:
-        lines = list(self.columns)
+        lines = [f"{_quote(name)} AS {text}" if kind == "computed" else f"{_quote(name)} {text}" for kind, name, text in self.columns]
         if self.watermark:
-            lines.append(self.watermark)
+            lines.append(f"WATERMARK FOR {_quote(self.watermark[0])} AS {self.watermark[1]}")
         if self.primary_key:
             lines.append(f"PRIMARY KEY ({', '.join(_quote(k) for k in self.primary_key)}) NOT ENFORCED")
         return lines
@@ -43,23 +44,22 @@ class Schema:
 
     class Builder:
         def __init__(self) -> None:
-            self._columns: list[str] = []
-            self._watermark: Optional[str] = None
+            self._columns: list[tuple[str, str, str]] = []
+            self._watermark: Optional[tuple[str, str]] = None
             self._primary_key: list[str] = []
 
         def column(self, column_name: str, data_type: DataType | str) -> "Schema.Builder":
-            self._columns.append(f"{_quote(column_name)} {data_type}")
+            self._columns.append(("physical", column_name, str(data_type)))
             return self
 
         def column_by_expression(self, column_name: str, expr: Any) -> "Schema.Builder":
-            text = expr if isinstance(expr, str) else expr.sql
-            self._columns.append(f"{_quote(column_name)} AS {text}")
+            self._columns.append(("computed", column_name, expr if isinstance(expr, str) else expr.sql))
             return self
 
         def column_by_metadata(self, column_name: str, data_type: DataType | str, metadata_key: Optional[str] = None,
                                is_virtual: bool = False) -> "Schema.Builder":
             key = f" FROM {_literal(metadata_key)}" if metadata_key else ""
-            self._columns.append(f"{_quote(column_name)} {data_type} METADATA{key}{' VIRTUAL' if is_virtual else ''}")
+            self._columns.append(("metadata", column_name, f"{data_type} METADATA{key}{' VIRTUAL' if is_virtual else ''}"))
             return self
 
         def from_fields(self, field_names: Sequence[str], field_data_types: Sequence[DataType | str]) -> "Schema.Builder":
@@ -68,8 +68,7 @@ class Schema:
             return self
 
         def watermark(self, column_name: str, watermark_expr: Any) -> "Schema.Builder":
-            text = watermark_expr if isinstance(watermark_expr, str) else watermark_expr.sql
-            self._watermark = f"WATERMARK FOR {_quote(column_name)} AS {text}"
+            self._watermark = (column_name, watermark_expr if isinstance(watermark_expr, str) else watermark_expr.sql)
             return self
 
         def primary_key(self, *column_names: str) -> "Schema.Builder":

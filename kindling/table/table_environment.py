@@ -17,7 +17,7 @@ import itertools
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
-from kindling.table.descriptors import TableDescriptor
+from kindling.table.descriptors import Schema, TableDescriptor
 from kindling.table.table import Table
 from kindling.table.types import DataType, _quote
 
@@ -226,13 +226,60 @@ class TableEnvironment:
         return Table(self, f"SELECT * FROM {source}")
 
     def from_data_stream(self, data_stream: Any, *fields_or_schema: Any) -> Table:
-        """A table of a DataStream's records (its fields as columns)."""
-        if fields_or_schema:
-            raise ValueError("from_data_stream with a Schema or field expressions is not supported by kindling yet; "
-                             "create_temporary_view(name, data_stream) then a SQL view computes columns")
+        """A table of a DataStream's records (its fields as columns).
+
+        With a :class:`Schema`, the table has the schema's columns in its order: physical columns name the
+        stream's fields, computed columns are Flink SQL expressions over them, a metadata column ``rowtime``
+        is the stream's event time, and a watermark (``ts - INTERVAL '3' SECOND``, or ``SOURCE_WATERMARK()``
+        for the stream's own) makes a column the table's time attribute."""
+        if not fields_or_schema:
+            name = f"__kindling_stream_{next(_SOURCE_IDS)}"
+            self._session.create_temporary_view(name, data_stream)
+            return Table(self, f"SELECT * FROM {name}")
+        if len(fields_or_schema) == 1 and isinstance(fields_or_schema[0], Schema):
+            return self._from_data_stream_with_schema(data_stream, fields_or_schema[0])
+        raise ValueError("from_data_stream takes a DataStream and optionally a Schema (Schema.new_builder()...build()); "
+                         "field expressions are not supported by kindling")
+
+    def _from_data_stream_with_schema(self, data_stream: Any, schema: Schema) -> Table:
+        from pyspark.sql import functions as F
+
+        from kindling.datastream.watermarks import WatermarkStrategy
+        from kindling.sql.translate import translate_expression, watermark_delay
+
+        fields = data_stream.schema.fieldNames()
+        for kind, name, text in schema.columns:
+            if kind == "physical" and name not in fields:
+                raise ValueError(f"from_data_stream: column '{name}' of the Schema is not a field of the stream ({', '.join(fields)})")
+            if kind == "metadata" and (name != "rowtime" or "METADATA" not in text):
+                raise ValueError(f"from_data_stream: metadata column '{name}': only the stream's event time "
+                                 "(column_by_metadata('rowtime', DataTypes.TIMESTAMP_LTZ(3))) is supported")
+        computed = {name: text for kind, name, text in schema.columns if kind == "computed"}
+        rowtime: Optional[str] = None
+        if schema.watermark is not None:
+            rowtime, expression = schema.watermark
+            if expression.strip().upper().replace(" ", "") == "SOURCE_WATERMARK()":
+                if not data_stream._event_time:
+                    raise ValueError("from_data_stream: SOURCE_WATERMARK() needs a stream with event time "
+                                     "(assign_timestamps_and_watermarks before from_data_stream)")
+            else:
+                delay = watermark_delay(expression, rowtime, 1)
+                assigner = F.expr(translate_expression(computed[rowtime], 1)) if rowtime in computed else F.col(f"`{rowtime}`")
+                strategy = WatermarkStrategy.for_bounded_out_of_orderness(delay).with_timestamp_assigner(assigner)
+                data_stream = data_stream.assign_timestamps_and_watermarks(strategy)
         name = f"__kindling_stream_{next(_SOURCE_IDS)}"
         self._session.create_temporary_view(name, data_stream)
-        return Table(self, f"SELECT * FROM {name}")
+        columns = []
+        for kind, column, text in schema.columns:
+            if column == rowtime and kind == "computed":
+                columns.append(f"`rowtime` AS {_quote(column)}")  # the event time the watermark strategy assigned
+            elif kind == "computed":
+                columns.append(f"{text} AS {_quote(column)}")
+            elif kind == "metadata":
+                columns.append(f"`rowtime` AS {_quote(column)}")
+            else:
+                columns.append(_quote(column))
+        return Table(self, f"SELECT {', '.join(columns)} FROM {name}")
 
     def to_data_stream(self, table: Table) -> Any:
         """The table's rows as a DataStream (an insert-only table)."""

@@ -142,3 +142,15 @@ def test_print_options():
         connector.validate_sink({"print-identifer": "x"})
     with pytest.raises(ValueError, match="sink only"):
         connector.validate_source({})
+
+
+def test_timestamp_ltz_columns_print_as_instants():
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from kindling.connectors.print import format_batch
+
+    batch = pa.RecordBatch.from_pydict({"ts": [dt.datetime(1970, 1, 1, 0, 0, 5)], "ltz": [dt.datetime(1970, 1, 1, 0, 0, 5, 250000)],
+                                        "at": [dt.datetime(2024, 1, 1)]})
+    assert format_batch(batch, instants=["ltz", "at"]) == ["+I[1970-01-01T00:00:05, 1970-01-01T00:00:05.250Z, 2024-01-01T00:00:00Z]"]
