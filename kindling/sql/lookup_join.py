@@ -17,6 +17,7 @@ is a lookup key, as Flink's JDBC lookup makes it; at least one is required.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
@@ -163,6 +164,56 @@ def parse_lookup_join(tokens: list[Token], i: int, rewrite: Callable[[list[Token
     join = LookupJoin(function, table, alias, kind == "LEFT", [c for c, _ in keys], time_attribute,
                       _left_text(tokens, i, rewrite), line, [t for _, t in keys])
     return join, text, end
+
+
+_HINT = re.compile(r"(\w+)\s*\(([^)]*)\)")
+_HINT_OPTION = re.compile(r"^\s*'([^']*)'\s*=\s*'([^']*)'\s*$")
+_LOOKUP_HINT_OPTIONS = {
+    "table": None, "async": ("true", "false"), "output-mode": ("ordered", "allow_unordered"), "capacity": None, "timeout": None,
+    "retry-predicate": ("lookup_miss",), "retry-strategy": ("fixed_delay",), "fixed-delay": None, "max-attempts": None,
+}
+_RETRY_OPTIONS = ("retry-predicate", "retry-strategy", "fixed-delay", "max-attempts")
+
+
+def lookup_hints(comment: str, line: int) -> Optional[tuple[str, list[str]]]:
+    """For a ``/*+ ... */`` hint comment holding LOOKUP hints: the comment without them (``''`` when nothing else is
+    left) and the tables they name; None for other comments.
+
+    kindling's lookups are batched per Arrow batch and synchronous, which gives the rows Flink's async lookups give:
+    ``async``, ``output-mode``, ``capacity`` and ``timeout`` are checked and have no further effect. The retry
+    options (a lookup retried later when it found nothing) would change which rows join, and are refused."""
+    if not comment.startswith("/*+") or "LOOKUP" not in comment.upper():
+        return None
+    body = comment[3:-2]
+    tables: list[str] = []
+    kept: list[str] = []
+    for hint in _HINT.finditer(body):
+        if hint.group(1).upper() != "LOOKUP":
+            kept.append(hint.group(0))
+            continue
+        options: dict[str, str] = {}
+        for part in hint.group(2).split(","):
+            matched = _HINT_OPTION.match(part)
+            if matched is None:
+                raise SqlError(f"LOOKUP hint option {part.strip()!r} is not 'key'='value'", line=line, construct="LOOKUP hint")
+            key, value = matched.group(1), matched.group(2)
+            if key not in _LOOKUP_HINT_OPTIONS:
+                raise SqlError(f"unknown LOOKUP hint option '{key}'", line=line, construct="LOOKUP hint",
+                               hint="'table', 'async', 'output-mode', 'capacity', 'timeout' and the retry options")
+            allowed = _LOOKUP_HINT_OPTIONS[key]
+            if allowed is not None and value.lower() not in allowed:
+                raise SqlError(f"LOOKUP hint option '{key}' is '{value}'; allowed: {', '.join(allowed)}", line=line,
+                               construct="LOOKUP hint")
+            options[key] = value
+        if "table" not in options:
+            raise SqlError("a LOOKUP hint needs 'table' (the lookup table's name or alias)", line=line, construct="LOOKUP hint")
+        if any(k in options for k in _RETRY_OPTIONS):
+            raise SqlError("the LOOKUP hint's retry options (retry-predicate, retry-strategy, fixed-delay, max-attempts) are not "
+                           "supported: kindling looks a key up once per Arrow batch", line=line, construct="LOOKUP hint",
+                           hint="the LOOKUP hint without retry options, or 'lookup.max-retries' for failed queries")
+        tables.append(options["table"])
+    rest = ", ".join(kept)
+    return (f"/*+ {rest} */" if rest else ""), tables
 
 
 def _quote(name: str) -> str:

@@ -43,8 +43,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from kindling.sql.errors import SqlError
-from kindling.sql.lookup_join import LookupJoin, parse_lookup_join
+from kindling.sql.lookup_join import LookupJoin, lookup_hints, parse_lookup_join
 from kindling.sql.tokens import (
+    COMMENT,
     NUMBER,
     QUOTED,
     STRING,
@@ -109,6 +110,7 @@ class _Rewriter:
         self.view_name = view_name
         self.tvfs: list[WindowTvf] = []
         self.lookups: list[LookupJoin] = []
+        self.lookup_hints: list[tuple[str, int]] = []  # (table named by a LOOKUP hint, line)
         self.names: set[str] = set()
         self.session_window = False
 
@@ -124,6 +126,13 @@ class _Rewriter:
                 text, i = operator
                 out.append(text)
                 continue
+            if token.kind == COMMENT:
+                hints = lookup_hints(token.text, token.line)
+                if hints is not None:
+                    out.append(hints[0])
+                    self.lookup_hints.extend((table, token.line) for table in hints[1])
+                    i += 1
+                    continue
             if token.kind in (WORD, QUOTED):
                 self.names.add(token.identifier)
             if token.kind == WORD:
@@ -789,6 +798,10 @@ def translate_query(text: str, line: int, view_name: Callable[[], str]) -> Trans
     tokens = tokenize(text, line)
     rewriter = _Rewriter(view_name)
     rewritten = rewriter.rewrite(tokens)
+    for table, hint_line in rewriter.lookup_hints:
+        if not any(table in (join.alias, join.table) for join in rewriter.lookups):
+            raise SqlError(f"the LOOKUP hint names '{table}', which is no lookup table of the query", line=hint_line,
+                           construct="LOOKUP hint", hint="'table' = the alias of a JOIN ... FOR SYSTEM_TIME AS OF table")
     return Translation(rewritten, rewriter.tvfs, rewriter.names, rewriter.lookups)
 
 

@@ -232,3 +232,19 @@ def test_lookup_joins_become_a_lateral_view_of_the_matching_rows():
     first, second = two.lookups
     assert (first.alias, second.alias, second.key_texts, second.left) == ("a", "b", ["a.v"], "o")
     assert two.text == f"SELECT * FROM o LATERAL VIEW inline({first.function}(o.k)) a LATERAL VIEW inline({second.function}(a.v)) b"
+
+
+def test_lookup_hints_are_checked_and_their_retry_options_refused():
+    text = ("SELECT /*+ LOOKUP('table'='c', 'async'='true', 'output-mode'='allow_unordered', 'capacity'='100', 'timeout'='180s') */ "
+            "o.id FROM o JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.k = c.id")
+    assert "LOOKUP" not in translate(text).text and "/*+" not in translate(text).text
+    kept = translate(text.replace("/*+ LOOKUP(", "/*+ BROADCAST(o), LOOKUP("))
+    assert "/*+ BROADCAST(o) */" in kept.text
+    with pytest.raises(SqlError, match="retry options") as error:
+        translate(text.replace("'async'='true'", "'retry-predicate'='lookup_miss', 'retry-strategy'='fixed_delay', "
+                                                 "'fixed-delay'='10s', 'max-attempts'='3'"))
+    assert error.value.construct == "LOOKUP hint"
+    with pytest.raises(SqlError, match="names 'x', which is no lookup table"):
+        translate(text.replace("'table'='c'", "'table'='x'"))
+    with pytest.raises(SqlError, match="'output-mode' is 'sorted'"):
+        translate(text.replace("allow_unordered", "sorted"))
