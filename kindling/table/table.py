@@ -31,14 +31,16 @@ if TYPE_CHECKING:
 _TABLE_IDS = itertools.count()
 
 
-def _fields(fields: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
-    """The SQL of a list of fields (expressions, or SQL text) and the Python functions they call."""
+def _fields(fields: tuple[Any, ...], named: bool = False) -> tuple[str, dict[str, Any]]:
+    """The SQL of a list of fields (expressions, or SQL text) and the Python functions they call; with ``named``
+    (a projection), an expression that is neither a column nor aliased is named ``_c<position>`` as the Table API
+    names it."""
     functions: dict[str, Any] = {}
     texts = []
-    for field in fields:
+    for position, field in enumerate(fields):
         if isinstance(field, Expression):
             functions.update(field.functions)
-            texts.append(field.sql)
+            texts.append(field.sql if field.name is not None or not named else f"{field.sql} AS `_c{position}`")
         else:
             texts.append(str(field))
     return ", ".join(texts), functions
@@ -103,7 +105,7 @@ class Table:
 
     # --- relational operations --------------------------------------------------------------------
     def select(self, *fields: Any) -> "Table":
-        text, functions = _fields(fields)
+        text, functions = _fields(fields, named=True)
         return self._derive(f"SELECT {text} FROM {self._name}", functions)
 
     def where(self, predicate: Any) -> "Table":
@@ -120,7 +122,7 @@ class Table:
         return self._derive(f"SELECT {', '.join(f'{_quote(c)} AS {_quote(n)}' for c, n in zip(columns, names))} FROM {self._name}")
 
     def add_columns(self, *fields: Any) -> "Table":
-        text, functions = _fields(fields)
+        text, functions = _fields(fields, named=True)
         return self._derive(f"SELECT *, {text} FROM {self._name}", functions)
 
     def drop_columns(self, *fields: Any) -> "Table":
@@ -201,7 +203,7 @@ class GroupedTable:
 
     def select(self, *fields: Any) -> Table:
         keys, key_functions = _fields(self._keys)
-        text, functions = _fields(fields)
+        text, functions = _fields(fields, named=True)
         return self._table._derive(f"SELECT {text} FROM {self._table._name} GROUP BY {keys}", key_functions, functions)
 
 
@@ -228,7 +230,7 @@ class WindowGroupedTable:
         if not any(is_window):
             raise ValueError(f"group_by of a windowed table must name the window's alias col('{window.alias_name}')")
         keys, key_functions = _fields(tuple(group))
-        text, functions = _fields(fields)
+        text, functions = _fields(fields, named=True)
         text = window.resolve(text)
         if WINDOW_PROPERTY.split("{")[0] in text:
             raise ValueError(f"a window property of a window other than '{window.alias_name}' is selected")

@@ -225,6 +225,12 @@ class TableEnvironment:
                                   f"'data' = {_sql_string(data)})")
         return Table(self, f"SELECT * FROM {source}")
 
+    def from_pandas(self, pdf: Any, schema: Union[Sequence[str], DataType, None] = None, splits_num: int = 1) -> Table:
+        """A bounded table of a pandas DataFrame's rows (column names from ``schema`` or the DataFrame)."""
+        names = schema if schema is not None else [str(c) for c in pdf.columns]
+        rows = [tuple(None if _missing(v) else _python(v) for v in row) for row in pdf.itertuples(index=False, name=None)]
+        return self.from_elements(rows, names)
+
     def from_data_stream(self, data_stream: Any, *fields_or_schema: Any) -> Table:
         """A table of a DataStream's records (its fields as columns).
 
@@ -303,6 +309,22 @@ class StreamTableEnvironment(TableEnvironment):
         if environment_settings is not None and not environment_settings.is_streaming_mode():
             env.config.set("execution.runtime-mode", "batch")
         return StreamTableEnvironment(env)
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return bool(value != value)  # NaN and NaT
+    except (TypeError, ValueError):
+        return False
+
+
+def _python(value: Any) -> Any:
+    """A numpy or pandas scalar as the Python value from_elements infers a type from."""
+    if hasattr(value, "to_pydatetime"):
+        return value.to_pydatetime()
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        return value.item()
+    return value
 
 
 def _sql_string(text: str) -> str:

@@ -87,3 +87,16 @@ def test_statement_sets_and_descriptors(t_env, tmp_path):
         getattr(orders, "nope")  # noqa: B009 - the attribute a program would read
     with pytest.raises(TypeError, match="no truth value"):
         bool(col("a") > 1)
+
+
+def test_pandas_round_trip_keeps_rows_and_names(t_env):
+    import pandas as pd
+
+    frame = pd.DataFrame({"k": [3, 1, 2], "v": [0.5, None, 2.25], "s": ["c", "a", "b"]})
+    table = t_env.from_pandas(frame)
+    assert table.get_schema().simpleString() == "struct<k:bigint,v:double,s:string>"
+    back = table.select(col("k"), col("v"), col("s").upper_case).to_pandas()
+    assert list(back.columns) == ["k", "v", "_c2"]
+    ordered = back.sort_values("k")
+    assert ordered["k"].tolist() == [1, 2, 3] and ordered["_c2"].tolist() == ["A", "B", "C"]
+    assert pd.isna(ordered["v"].iloc[0]) and ordered["v"].tolist()[1:] == [2.25, 0.5]
