@@ -55,14 +55,15 @@ def main() -> None:
                         f"'url' = '{server.url}', 'table-name' = 'customers', 'username' = '{server.user}', "
                         f"'password' = '{server.password}', 'lookup.cache' = 'PARTIAL', "
                         f"'lookup.partial-cache.max-rows' = '{args.dimension}')")
-        env.execute_sql("CREATE TABLE sink (id BIGINT, name STRING) WITH ('connector' = 'blackhole')")
 
         def run(name: str, count: int, joined: bool) -> float:
             env.execute_sql(f"CREATE TABLE {name} (id BIGINT, cust BIGINT, proc_time AS PROCTIME()) WITH ('connector' = 'datagen', "
                             f"'rows-per-second' = '100000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', "
                             f"'fields.id.end' = '{count - 1}', 'fields.cust.min' = '0', 'fields.cust.max' = '{args.dimension - 1}')")
-            query = (f"INSERT INTO sink SELECT o.id, c.name FROM {name} AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c "
-                     "ON o.cust = c.id" if joined else f"INSERT INTO sink SELECT id, CAST(cust AS STRING) FROM {name}")
+            # one sink per run: a job is named after its sink, and a job of an earlier name resumes its checkpoint
+            env.execute_sql(f"CREATE TABLE sink_{name} (id BIGINT, name STRING) WITH ('connector' = 'blackhole')")
+            query = (f"INSERT INTO sink_{name} SELECT o.id, c.name FROM {name} AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time "
+                     "AS c ON o.cust = c.id" if joined else f"INSERT INTO sink_{name} SELECT id, CAST(cust AS STRING) FROM {name}")
             started = time.perf_counter()
             status = env.execute_sql(query).wait(timeout=3600)
             assert status == "FINISHED", status
