@@ -18,11 +18,6 @@ pytestmark = pytest.mark.integration
 ORDERS = [[1, 10, 5.0], [2, 20, 7.5], [3, 10, 1.0], [4, 99, 3.0], [5, None, 2.0], [6, 30, 4.0]]
 
 
-@pytest.fixture(params=["postgres", "mysql"])
-def db(request):
-    return request.getfixturevalue(request.param)
-
-
 @pytest.fixture
 def customers(db):
     target = table_name("customers")

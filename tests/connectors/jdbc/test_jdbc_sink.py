@@ -21,11 +21,6 @@ pytestmark = pytest.mark.integration
 DATABASES = ["postgres", "mysql"]
 
 
-@pytest.fixture(params=DATABASES)
-def db(request):
-    return request.getfixturevalue(request.param)
-
-
 def _collection(env, name: str, data: list, columns: str, per_batch: int = 4) -> None:
     env.execute_sql(f"CREATE TABLE {name} ({columns}) WITH ('connector' = 'collection', 'rows-per-batch' = '{per_batch}', "
                     f"'data' = '{json.dumps(data)}')")

@@ -20,11 +20,6 @@ pytestmark = pytest.mark.integration
 ROWS = 500
 
 
-@pytest.fixture(params=["postgres", "mysql"])
-def db(request):
-    return request.getfixturevalue(request.param)
-
-
 @pytest.fixture
 def filled(db):
     target = table_name("scan")
