@@ -21,7 +21,7 @@ from typing import Any, Hashable, Iterable, Mapping, Optional, Protocol, Sequenc
 import pyarrow as pa
 
 from kindling.arrow import arrow_schema
-from kindling.connectors.lookup_cache import FullCache, PartialCache, cache_from_options
+from kindling.connectors.lookup_cache import CacheMetrics, FullCache, PartialCache, cache_from_options
 
 
 class LookupSource(Protocol):
@@ -87,6 +87,15 @@ class LookupTable:
         # the source retries a failed lookup itself (``lookup.max-retries``), so the cache does not again
         self.cache: Optional[PartialCache | FullCache] = cache_from_options(
             self.source.options, self.source.lookup, self.source.scan, max_retries=0)
+        self._reported = CacheMetrics()
+        if self.cache is not None:
+            from kindling.runtime.metrics import metric_group
+
+            # Flink's CacheMetricGroup names, under the join's table; summed over the worker processes by the job manager
+            group = metric_group(f"LookupJoin[{spec.table}]").add_group("cache")
+            self._counters = {name: group.counter(name) for name in ("hitCount", "missCount", "loadCount", "numLoadFailures")}
+            cache = self.cache
+            group.gauge("numCachedRecords", lambda: cache.size)
 
     def rows(self, keys: Sequence[pa.Array]) -> pa.ListArray:
         """For each probe row (the key columns' values, one array per key column), the matching rows."""
@@ -111,6 +120,19 @@ class LookupTable:
             if probe is not None:
                 matched.extend(found.get(probe, ()))
             offsets.append(len(matched))
+        self._report()
         batch = self.source.to_arrow(matched, self.schema)
         struct = pa.StructArray.from_arrays(batch.columns, fields=list(self.schema))
         return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct)
+
+    def _report(self) -> None:
+        """The cache's counts since the last report, added to the job's metrics."""
+        if self.cache is None:
+            return
+        now, before = self.cache.metrics, self._reported
+        for name, current, previous in (("hitCount", now.hits, before.hits), ("missCount", now.misses, before.misses),
+                                        ("loadCount", now.loads, before.loads),
+                                        ("numLoadFailures", now.load_failures, before.load_failures)):
+            if current > previous:
+                self._counters[name].inc(current - previous)
+        self._reported = CacheMetrics(now.hits, now.misses, now.loads, now.load_failures)

@@ -156,13 +156,17 @@ def _lookup_table(db, customers, **options):
     schema = StructType([StructField("id", LongType()), StructField("name", StringType()), StructField("country", StringType()),
                          StructField("tier", IntegerType())])
     raw = {"url": db.url, "username": db.user, "password": db.password, "table-name": customers, **options}
-    spec = LookupSpec("test", "jdbc", "customers", raw, ("id",), ("id", "name", "country", "tier"), json.dumps(schema.jsonValue()))
+    spec = LookupSpec("test", "jdbc", customers, raw, ("id",), ("id", "name", "country", "tier"), json.dumps(schema.jsonValue()))
     assert db.password not in repr(spec)
     return LookupTable(spec)
 
 
-def test_one_query_per_batch_of_distinct_keys_and_the_partial_cache_in_front(db, customers):
+def test_one_query_per_batch_of_distinct_keys_and_the_partial_cache_in_front(db, customers, tmp_path, monkeypatch):
     import pyarrow as pa
+
+    from kindling.runtime.metrics import USER_METRICS_DIR, flush_user_metrics, read_user_metrics
+
+    monkeypatch.setenv("KINDLING_JOB_DIR", str(tmp_path))  # where a job manager's workers write their metrics
 
     table = _lookup_table(db, customers)
     probe = pa.array([10, 20, 10, None, 99, 30], pa.int32())  # cast to the key column's BIGINT
@@ -173,6 +177,10 @@ def test_one_query_per_batch_of_distinct_keys_and_the_partial_cache_in_front(db,
     cached.rows([probe])
     cached.rows([pa.array([10, 99, 20], pa.int64())])
     assert cached.source.queries == 1 and cached.cache.metrics.hits == 3 and cached.cache.metrics.misses == 4
+    flush_user_metrics()
+    reported = read_user_metrics(tmp_path / USER_METRICS_DIR)
+    assert {k.rsplit(".", 1)[-1]: v for k, v in reported.items() if k.startswith(f"LookupJoin[{customers}].cache.")} == {
+        "hitCount": 3, "missCount": 4, "loadCount": 1, "numLoadFailures": 0, "numCachedRecords": 4}
     full = _lookup_table(db, customers, **{"lookup.cache": "FULL", "lookup.full-cache.periodic-reload.interval": "1 h"})
     assert [len(m) for m in full.rows([probe]).to_pylist()] == [1, 1, 1, 0, 0, 2]
     assert full.source.queries == 1 and full.cache.metrics.loads == 1  # the scan; a miss never queries
