@@ -115,7 +115,7 @@ def _demo(args: argparse.Namespace) -> int:
     if args.name == "spend-report":
         from kindling.playground.spend_report import run_spend_report_demo
 
-        return run_spend_report_demo(duration=args.duration, rate=args.rate or 50.0)
+        return run_spend_report_demo(duration=args.duration, rate=args.rate or 50.0, table_api=args.table_api)
     if args.name == "payments":
         from kindling.playground.payments import run_payments_demo
 
@@ -162,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--event-time", dest="event_time", action="store_true", default=True)
     mode.add_argument("--processing-time", dest="event_time", action="store_false")
     demo.add_argument("--backpressure", action="store_true", help="slow records down in even minutes")
+    demo.add_argument("--table-api", dest="table_api", action="store_true",
+                      help="spend-report: run the job as the Table API program (examples/spend_report/spend_report.py)")
     demo.set_defaults(handler=_demo)
 
     sql = commands.add_parser("sql", help="run a Flink SQL script (-f) or the interactive SQL client")

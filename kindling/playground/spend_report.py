@@ -2,11 +2,12 @@
 
 A generator writes transactions (account 1-5, an amount, a transaction time advancing one minute
 per transaction, so about a dozen per account and hour) as CSV to the Kafka topic ``transactions``
-at a steady rate, as the walkthrough's generator does. The job, ``examples/spend_report/spend_report.sql``,
-keeps ``SUM(amount)`` per account and hour (``FLOOR(transaction_time TO HOUR)``) in the MariaDB table
-``spend_report`` (primary key account and hour) through the ``jdbc`` sink, which upserts each changed
-hour. While it runs the demo prints the report's latest rows; at the end it stops the generator,
-waits for the table to match every transaction sent, and prints ``accounts=<n> hours=<n> wrong=<n>``.
+at a steady rate, as the walkthrough's generator does. The job, ``examples/spend_report/spend_report.sql``
+(or, with ``--table-api``, the same job as a PyFlink Table API program, ``spend_report.py``), keeps
+``SUM(amount)`` per account and hour (``FLOOR(transaction_time TO HOUR)``) in the MariaDB table ``spend_report``
+(primary key account and hour) through the ``jdbc`` sink, which upserts each changed hour. While it runs
+the demo prints the report's latest rows; at the end it stops the generator, waits for the table to match
+every transaction sent, and prints ``accounts=<n> hours=<n> wrong=<n>``.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import time
 from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Optional, TextIO
+from typing import Any, Optional, TextIO
 
 ACCOUNTS = (1, 2, 3, 4, 5)
 START = datetime(2024, 1, 1)
 SQL_FILE = Path(__file__).resolve().parents[2] / "examples" / "spend_report" / "spend_report.sql"
+TABLE_API_FILE = SQL_FILE.with_suffix(".py")
 MYSQL_TABLE = ("CREATE TABLE IF NOT EXISTS spend_report (account_id BIGINT NOT NULL, log_ts DATETIME(3) NOT NULL, "
                "amount BIGINT, PRIMARY KEY (account_id, log_ts))")
 
@@ -98,9 +100,23 @@ def job_sql(bootstrap_servers: str, mysql) -> str:
         KAFKA_BOOTSTRAP_SERVERS=bootstrap_servers, MYSQL_URL=mysql.url, MYSQL_USER=mysql.user, MYSQL_PASSWORD=mysql.password)
 
 
+def table_api_program() -> Any:
+    """The shipped Table API program (``spend_report.py``) as a module, its ``pyflink`` imports resolved to kindling."""
+    import importlib.util
+
+    import kindling.pyflink_compat  # noqa: F401 - installs the pyflink -> kindling import finder
+
+    spec = importlib.util.spec_from_file_location("kindling_spend_report_program", TABLE_API_FILE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_spend_report_demo(duration: float = 60.0, rate: float = 50.0, out: TextIO = sys.stdout,
-                          settle_timeout: float = 300.0) -> int:
-    """Run the playground for ``duration`` seconds of input, check the report, return the exit status."""
+                          settle_timeout: float = 300.0, table_api: bool = False) -> int:
+    """Run the playground for ``duration`` seconds of input, check the report, return the exit status; with
+    ``table_api`` the job is the Table API program instead of the SQL file."""
     from kindling.env import StreamEnvironment
     from kindling.local.kafka import LocalKafka
     from kindling.local.mysql import LocalMySQL
@@ -114,7 +130,8 @@ def run_spend_report_demo(duration: float = 60.0, rate: float = 50.0, out: TextI
     actual: dict = {}
     failed = False
     try:
-        print(f"kindling demo: spend report ({rate:.0f} transactions/s for {duration:.0f} s)", file=out, flush=True)
+        job_form = "Table API program" if table_api else "SQL file"
+        print(f"kindling demo: spend report ({rate:.0f} transactions/s for {duration:.0f} s; the {job_form})", file=out, flush=True)
         broker.start()
         broker.create_topic("transactions", partitions=2)
         mysql.start()
@@ -129,8 +146,16 @@ def run_spend_report_demo(duration: float = 60.0, rate: float = 50.0, out: TextI
                                  "parallelism.default": 2, "kindling.log.level": "ERROR",
                                  "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 5})
         result = None
-        for statement in _statements(job_sql(broker.bootstrap_servers, mysql)):
-            result = env.execute_sql(statement)
+        if table_api:  # examples/spend_report/spend_report.py: the walkthrough's report() in PyFlink's Table API
+            from kindling.table import StreamTableEnvironment
+
+            program = table_api_program()
+            t_env = StreamTableEnvironment.create(env)
+            program.create_tables(t_env, broker.bootstrap_servers, mysql.url, mysql.user, mysql.password)
+            result = program.report(t_env.from_path("transactions")).execute_insert("spend_report")
+        else:
+            for statement in _statements(job_sql(broker.bootstrap_servers, mysql)):
+                result = env.execute_sql(statement)
         assert result is not None
         job = result.get_job_client()
         print(f"  job '{job.job_name}' is {job.get_job_status()}", file=out, flush=True)

@@ -14,9 +14,24 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from enum import Enum
 from typing import Any, Optional
 
 from kindling.table.types import DataType, _quote
+
+
+class TimeIntervalUnit(Enum):
+    """Units for ``floor``/``ceil`` of a time (PyFlink's ``TimeIntervalUnit``)."""
+
+    YEAR = "YEAR"
+    QUARTER = "QUARTER"
+    MONTH = "MONTH"
+    WEEK = "WEEK"
+    DAY = "DAY"
+    HOUR = "HOUR"
+    MINUTE = "MINUTE"
+    SECOND = "SECOND"
+
 
 # A window property (``col('w').start``) before the group window it belongs to is known.
 WINDOW_PROPERTY = "\x00{alias}:{property}\x00"
@@ -222,6 +237,14 @@ class Expression:
     def substring(self, begin_index: Any, length: Any = None) -> "Expression":
         rest = f", {_sql(length)}" if length is not None else ""
         return self._derive(f"SUBSTRING({self.sql}, {_sql(begin_index)}{rest})", begin_index, length)
+
+    def floor(self, unit: Optional[TimeIntervalUnit] = None) -> "Expression":
+        """``FLOOR(x)``, or with a unit ``FLOOR(ts TO HOUR)``."""
+        return self._derive(f"FLOOR({self.sql} TO {unit.value})" if unit is not None else f"FLOOR({self.sql})")
+
+    def ceil(self, unit: Optional[TimeIntervalUnit] = None) -> "Expression":
+        """``CEIL(x)``, or with a unit ``CEIL(ts TO HOUR)``."""
+        return self._derive(f"CEIL({self.sql} TO {unit.value})" if unit is not None else f"CEIL({self.sql})")
 
     def round(self, places: Any) -> "Expression":
         return self._derive(f"ROUND({self.sql}, {_sql(places)})", places)

@@ -25,6 +25,27 @@ def test_report_check_counts_missing_extra_and_wrong_rows():
     assert wrong_rows({(1, hour): 5}, {(1, hour): 5}) == 0
 
 
+def test_the_table_api_program_builds_the_walkthrough_query():
+    from kindling.playground.spend_report import table_api_program
+
+    program = table_api_program()
+
+    class Transactions:  # stands for the transactions Table: records the query the program builds
+        def __init__(self, steps=()):
+            self.steps = list(steps)
+
+        def select(self, *fields):
+            return Transactions(self.steps + [("select", [f.sql for f in fields])])
+
+        def group_by(self, *fields):
+            return Transactions(self.steps + [("group_by", [f.sql for f in fields])])
+
+    steps = program.report(Transactions()).steps
+    assert steps == [("select", ["`account_id`", "FLOOR(`transaction_time` TO HOUR) AS `log_ts`", "`amount`"]),
+                     ("group_by", ["`account_id`", "`log_ts`"]),
+                     ("select", ["`account_id`", "`log_ts`", "SUM(`amount`) AS `amount`"])]
+
+
 def test_shipped_sql_has_the_walkthrough_query():
     class Server:
         url, user, password = "jdbc:mysql://127.0.0.1:1/kindling", "kindling", "pw"
@@ -35,11 +56,12 @@ def test_shipped_sql_has_the_walkthrough_query():
 
 
 @pytest.mark.integration
-def test_demo_runs_end_to_end():
+@pytest.mark.parametrize("table_api", [False, True], ids=["sql-file", "table-api-program"])
+def test_demo_runs_end_to_end(table_api):
     from kindling.playground.spend_report import run_spend_report_demo
 
     out = io.StringIO()
-    status = run_spend_report_demo(duration=25, rate=40, out=out)
+    status = run_spend_report_demo(duration=25, rate=40, out=out, table_api=table_api)
     text = out.getvalue()
     last = text.strip().splitlines()[-1]
     match = re.fullmatch(r"accounts=(\d+) hours=(\d+) wrong=(\d+)", last)
