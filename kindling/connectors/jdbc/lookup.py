@@ -11,7 +11,7 @@ cache (:mod:`kindling.connectors.lookup_cache`); ``scan`` loads the whole table 
 from __future__ import annotations
 
 import time
-from typing import Any, Hashable, Iterator, Optional, Sequence
+from typing import Any, Callable, Hashable, Iterator, Optional, Sequence
 
 import pyarrow as pa
 
@@ -30,12 +30,13 @@ class JdbcLookup:
     Arrow batch finds them (a NUMERIC key is a ``Decimal`` from the driver, an int in a BIGINT column)."""
 
     def __init__(self, config: JdbcConfig, key_columns: Sequence[str], columns: Sequence[str],
-                 key_schema: Optional[pa.Schema] = None) -> None:
+                 key_schema: Optional[pa.Schema] = None, sleep: Callable[[float], None] = time.sleep) -> None:
         if not key_columns:
             raise JdbcError("jdbc lookup needs at least one key column (an equality in the join's ON clause)")
         self.config = config
         self.options = config.options
         self.key_schema = key_schema
+        self.sleep = sleep
         self.dialect: Dialect = dialect_for(config)
         self.key_columns = list(key_columns)
         self.columns = list(columns)
@@ -101,7 +102,7 @@ class JdbcLookup:
                 if attempt >= attempts:
                     raise JdbcError(f"jdbc lookup on {self.config.describe()} failed after {attempts} attempt(s): "
                                     f"{self.dialect._scrub(str(exc).strip())}") from None
-                time.sleep(attempt)
+                self.sleep(attempt)
         return []
 
     def close(self) -> None:

@@ -49,3 +49,41 @@ def test_lookup_fetches_a_batch_of_keys_in_one_query(request, server):
     assert (cache.metrics.hits, cache.metrics.misses) == (1, 3)
     lookup.close()
     composite.close()
+
+
+def test_a_lookup_retries_through_a_database_restart_and_fails_after_max_retries():
+    """``lookup.max-retries``: a failed query reconnects and runs again after 1 s, 2 s, ...; here the database is
+    restarted during the first wait (the wait is the test's hook), so the second attempt finds the rows."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from kindling.connectors.jdbc.dialects import JdbcError
+    from kindling.local.postgres import LocalPostgres
+
+    # a data directory of its own that outlives a stop (under /tmp: as root the server runs as 'postgres')
+    data = Path(tempfile.mkdtemp(prefix="kindling-lookup-restart-"))
+    server = LocalPostgres(data_dir=data)
+    server.start()
+    try:
+        execute(server, "CREATE TABLE dim (id BIGINT, name VARCHAR(10))", "INSERT INTO dim VALUES (1, 'one'), (2, 'two')")
+        options = {"url": server.url, "username": server.user, "password": server.password, "table-name": "dim"}
+        waits: list[float] = []
+
+        def restart_during_the_wait(seconds: float) -> None:
+            waits.append(seconds)
+            server.start()
+
+        lookup = JdbcLookup(jdbc_config(options), ["id"], ["name"], sleep=restart_during_the_wait)
+        assert lookup.lookup([1]) == {1: [("one",)]}
+        server.stop()
+        assert lookup.lookup([2, 1]) == {1: [("one",)], 2: [("two",)]}
+        assert waits == [1]
+        server.stop()
+        once = JdbcLookup(jdbc_config({**options, "lookup.max-retries": "0"}), ["id"], ["name"], sleep=waits.append)
+        with pytest.raises(JdbcError, match="jdbc lookup on table 'dim' at .* failed after 1 attempt") as error:
+            once.lookup([1])
+        assert server.password not in str(error.value) and waits == [1]
+    finally:
+        server.stop()
+        shutil.rmtree(data, ignore_errors=True)
