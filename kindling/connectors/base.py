@@ -195,6 +195,11 @@ class Connector:
     supports_lookup: ClassVar[bool] = False
 
     @classmethod
+    def validate_lookup(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        """A lookup table's options, checked on the driver when the join is planned (a source's by default)."""
+        return cls.validate_source(options)
+
+    @classmethod
     def lookup_source(cls, options: Mapping[str, str], key_columns: Sequence[str], columns: Sequence[str],
                       schema: pa.Schema) -> Any:
         """The client a lookup join asks for ``columns`` (of Arrow types ``schema``) by ``key_columns`` (a

@@ -30,13 +30,38 @@ from datetime import datetime, timedelta, timezone
 from datetime import time as dt_time
 from typing import Any, Callable, Hashable, Iterable, Mapping, Optional, Sequence
 
-from kindling.options import OptionError
+from kindling.options import ConfigOption, OptionError, bool_option, duration_option, enum_option, int_option, string_option
 
 Rows = list[Any]
 # The connector's batched lookup: distinct keys -> {key: rows}; keys without rows may be absent.
 LookupFunction = Callable[[Sequence[Hashable]], Mapping[Hashable, Rows]]
 # The connector's full scan for the FULL cache: every row's key and the row.
 ScanFunction = Callable[[], Iterable[tuple[Hashable, Any]]]
+
+
+def lookup_options(caches: Sequence[str] = ("NONE", "PARTIAL", "FULL")) -> list[ConfigOption[Any]]:
+    """A lookup table's options with Flink's names and defaults (``LookupOptions``): the cache kinds a connector
+    offers, the PARTIAL cache's bounds, ``lookup.max-retries``, and, when it offers FULL, kindling's FULL reloads."""
+    options: list[ConfigOption[Any]] = [
+        enum_option("lookup.cache", tuple(caches), "NONE", "The caching strategy for this lookup table."),
+        int_option("lookup.partial-cache.max-rows", None, "The maximum number of rows to store in the cache."),
+        duration_option("lookup.partial-cache.expire-after-write", None, "Duration to expire an entry after writing."),
+        duration_option("lookup.partial-cache.expire-after-access", None, "Duration to expire an entry after access."),
+        bool_option("lookup.partial-cache.cache-missing-key", True, "Whether to store an empty value into the cache "
+                    "if the lookup key doesn't match any rows in the table."),
+        int_option("lookup.max-retries", 3, "The max retry times if lookup database failed."),
+    ]
+    if "FULL" in caches:
+        options += [
+            enum_option("lookup.full-cache.reload-strategy", ("PERIODIC", "TIMED"), "PERIODIC",
+                        "kindling extension: how the FULL cache reloads."),
+            duration_option("lookup.full-cache.periodic-reload.interval", None, "kindling extension: reload interval (PERIODIC)."),
+            enum_option("lookup.full-cache.periodic-reload.schedule-mode", ("FIXED_DELAY", "FIXED_RATE"), "FIXED_DELAY",
+                        "kindling extension: interval measured from the end or the start of the previous reload."),
+            string_option("lookup.full-cache.timed-reload.iso-time", None, "kindling extension: ISO-8601 time of day (TIMED)."),
+            int_option("lookup.full-cache.timed-reload.interval-in-days", 1, "kindling extension: days between TIMED reloads."),
+        ]
+    return options
 
 
 @dataclass

@@ -328,7 +328,7 @@ def register_lookup_join(spark: "SparkSession", catalog: "Catalog", join: Lookup
     if not connector.supports_lookup:
         raise SqlError(f"table '{join.table}' (connector '{dim.connector}') cannot be looked up: processing-time temporal "
                        "joins need a lookup source", line=join.line, construct="lookup join",
-                       hint="a dimension table with 'connector' = 'jdbc'")
+                       hint="a dimension table with 'connector' = 'jdbc' or 'elasticsearch-7' (6, 8, 'opensearch')")
     if join.left is not None:
         try:
             attribute = spark.sql(f"SELECT {join.time_attribute} FROM {join.left}").schema.fields[0]
@@ -353,7 +353,7 @@ def register_lookup_join(spark: "SparkSession", catalog: "Catalog", join: Lookup
                            + (f"; did you mean '{hint}'?" if hint else f" ({', '.join(columns)})"), line=join.line,
                            construct="lookup join")
     try:
-        parsed = connector.validate_source(dim.connector_options())
+        parsed = connector.validate_lookup(dim.connector_options())
         cache_from_options(parsed.values, lambda keys: {}, lambda: [])  # the cache options' own checks, on the driver
     except (ValueError, OptionError) as exc:
         raise SqlError(f"table '{join.table}': {exc}", line=dim.line, construct="WITH options of the lookup table") from None

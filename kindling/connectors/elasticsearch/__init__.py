@@ -1,18 +1,20 @@
-"""The Elasticsearch / OpenSearch sink (``'connector' = 'elasticsearch-6' | 'elasticsearch-7' | 'elasticsearch-8' |
-'opensearch'``): one implementation, the differences between the names as data (:class:`options.Flavor`).
+"""The Elasticsearch / OpenSearch sink and lookup source (``'connector' = 'elasticsearch-6' | 'elasticsearch-7' |
+'elasticsearch-8' | 'opensearch'``): one implementation, the differences between the names as data (:class:`options.Flavor`).
 
 * ``options``: Flink's option keys, defaults and messages (the union of the 3.x and 4.x sets);
 * ``index``: the dynamic index grammar;
 * ``actions``: Arrow batches -> bulk actions (upsert by primary key, deletes, appends);
 * ``bulk``: the bulk processor (size/interval triggers, backoff on rejected items, failure handler);
 * ``client``: the elasticsearch 8.x / opensearch-py client and the start-up connection check;
-* ``sink``: the Spark Arrow stream writer.
+* ``sink``: the Spark Arrow stream writer;
+* ``lookup``: the documents of a batch of keys, for lookup joins.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
+import pyarrow as pa
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
@@ -31,7 +33,8 @@ class ElasticsearchDataSource(DataSource):
         return spark_format(cls.flavor)
 
     def schema(self) -> StructType:
-        raise OptionError(f"'{self.flavor}' can only be used as a sink in kindling (the lookup source is not supported)")
+        raise OptionError(f"'{self.flavor}' is a sink, or the dimension of a lookup join (JOIN ... FOR SYSTEM_TIME AS OF); "
+                          "it cannot be scanned as a source")
 
     def streamWriter(self, schema: StructType, overwrite: bool):
         from kindling.connectors.elasticsearch.sink import ElasticsearchStreamWriter
@@ -64,6 +67,20 @@ class ElasticsearchConnector(Connector):
     def validate_sink(cls, options: Mapping[str, Any]) -> ParsedOptions:
         sink_config(FLAVORS[cls.flavor], options)
         return option_set(FLAVORS[cls.flavor]).validate(options)
+
+    supports_lookup = True
+
+    @classmethod
+    def validate_lookup(cls, options: Mapping[str, Any]) -> ParsedOptions:
+        return cls.validate_sink(options)
+
+    @classmethod
+    def lookup_source(cls, options: Mapping[str, str], key_columns: Sequence[str], columns: Sequence[str],
+                      schema: pa.Schema) -> Any:
+        from kindling.connectors.elasticsearch.lookup import ElasticsearchLookup
+
+        parsed = option_set(FLAVORS[cls.flavor]).validate(options)
+        return ElasticsearchLookup(sink_config(FLAVORS[cls.flavor], options), parsed.values, key_columns, columns, schema)
 
     @classmethod
     def prepare_sink(cls, options: Mapping[str, Any], schema: StructType, updating: bool) -> None:

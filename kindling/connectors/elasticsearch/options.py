@@ -16,6 +16,7 @@ from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
 from kindling.connectors.base import TABLE_PRIMARY_KEY
+from kindling.connectors.lookup_cache import lookup_options
 from kindling.formats import FormatSettings
 from kindling.options import (
     OptionError,
@@ -107,7 +108,8 @@ def option_set(flavor: Flavor) -> OptionSet:
     if flavor.async_sink_options:
         extra += [int_option("sink.bulk-flush.max-buffered-actions", 10000, "Accepted for compatibility (AsyncSink)."),
                   int_option("sink.bulk-flush.max-in-flight-actions", 50, "Accepted for compatibility (AsyncSink).")]
-    return OptionSet(f"{flavor.name} sink", [*_COMMON, *extra])
+    # the lookup source's options (connector 3.1+): PARTIAL caching only, as in Flink
+    return OptionSet(f"{flavor.name} sink", [*_COMMON, *extra, *lookup_options(("NONE", "PARTIAL"))])
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from typing import Any, Mapping, Optional
 from urllib.parse import parse_qsl, unquote
 
 from kindling.connectors.base import TABLE_PRIMARY_KEY
+from kindling.connectors.lookup_cache import lookup_options
 from kindling.options import (
     OptionError,
     OptionSet,
@@ -54,23 +55,10 @@ OPTIONS = OptionSet(
                    "from the database per round-trip when reading. If the value is zero, the hint is ignored."),
         bool_option("scan.auto-commit", True, "Sets whether the driver is in auto-commit mode."),
         enum_option("filter.handling.policy", ("always", "never"), "always", "Filter push down policy."),
-        enum_option("lookup.cache", LOOKUP_CACHES, "NONE", "The caching strategy for this lookup table."),
-        int_option("lookup.partial-cache.max-rows", None, "The maximum number of rows to store in the cache."),
-        duration_option("lookup.partial-cache.expire-after-write", None, "Duration to expire an entry after writing."),
-        duration_option("lookup.partial-cache.expire-after-access", None, "Duration to expire an entry after access."),
-        bool_option("lookup.partial-cache.cache-missing-key", True, "Whether to store an empty value into the cache "
-                    "if the lookup key doesn't match any rows in the table."),
-        enum_option("lookup.full-cache.reload-strategy", ("PERIODIC", "TIMED"), "PERIODIC",
-                    "kindling extension: how the FULL cache reloads."),
-        duration_option("lookup.full-cache.periodic-reload.interval", None, "kindling extension: reload interval (PERIODIC)."),
-        enum_option("lookup.full-cache.periodic-reload.schedule-mode", ("FIXED_DELAY", "FIXED_RATE"), "FIXED_DELAY",
-                    "kindling extension: interval measured from the end or the start of the previous reload."),
-        string_option("lookup.full-cache.timed-reload.iso-time", None, "kindling extension: ISO-8601 time of day (TIMED)."),
-        int_option("lookup.full-cache.timed-reload.interval-in-days", 1, "kindling extension: days between TIMED reloads."),
+        *lookup_options(LOOKUP_CACHES),
         int_option("lookup.cache.max-rows", -1, "Deprecated: use lookup.partial-cache.max-rows."),
         duration_option("lookup.cache.ttl", timedelta(seconds=10), "Deprecated: use lookup.partial-cache.expire-after-write."),
         bool_option("lookup.cache.caching-missing-key", True, "Deprecated: use lookup.partial-cache.cache-missing-key."),
-        int_option("lookup.max-retries", 3, "The max retry times if lookup database failed."),
         int_option("sink.buffer-flush.max-rows", 100, "The flush max size (rows per batched statement), over this "
                    "number of records, will flush data."),
         duration_option("sink.buffer-flush.interval", timedelta(seconds=1), "The flush interval mills (a micro-batch "
