@@ -2,12 +2,12 @@
 
 from kindling.sql.ddl import parse_statement
 from kindling.sql.errors import SqlError
-from kindling.sql.functions import UserDefinedScalarFunction, udf
+from kindling.sql.functions import UserDefinedScalarFunction, UserDefinedTableFunction, udf, udtf
 from kindling.sql.result import TableResult
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.types import parse_type
 
 __all__ = [
     "SqlError", "Statement", "TableResult", "UserDefinedScalarFunction", "parse_statement", "parse_type",
-    "split_statements", "udf",
+    "split_statements", "udf", "udtf", "UserDefinedTableFunction",
 ]

@@ -71,3 +71,84 @@ def udf(f: Optional[Callable[..., Any]] = None, *, result_type: Union[str, DataT
     if f is not None:
         return wrap(f)
     return wrap
+
+
+# The name a table function is registered under a second time, for LEFT JOIN LATERAL TABLE(...) ON TRUE: it
+# yields one row of NULLs where the function yields nothing (Spark decorrelates a streaming LEFT lateral join
+# into an aggregation, which a stream cannot run; an inner lateral join of this variant gives the same rows).
+OUTER_PREFIX = "__kindling_outer_"
+
+
+class UserDefinedTableFunction:
+    """A Python generator function with the SQL types of the rows it yields (PyFlink's ``@udtf``).
+
+    Each input row may give any number of output rows: a yielded tuple, list or Row is one row's values, any
+    other value a one-column row. Output columns are named ``f0``, ``f1``, ... (rename them with
+    ``LATERAL TABLE(f(x)) AS T(a, b)`` or ``.alias(...)``)."""
+
+    def __init__(self, func: Callable[..., Any], result_types: Any, name: Optional[str] = None, deterministic: bool = True) -> None:
+        if result_types is None:
+            raise ValueError("udtf needs result_types, e.g. @udtf(result_types=['STRING', 'BIGINT'])")
+        types = list(result_types) if isinstance(result_types, (list, tuple)) else [result_types]
+        self.func = func
+        self.result_types = types
+        self.spark_types: list[DataType] = [parse_type(t).spark if isinstance(t, str) else t for t in types]
+        self.name = name or getattr(func, "__name__", "udtf")
+        self.deterministic = deterministic
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args: Any) -> Any:
+        if expression_call is not None and any(getattr(a, "is_table_expression", False) for a in args):
+            return expression_call(self, *args)  # a Table API call: join_lateral(split(col('line')))
+        return self.func(*args)
+
+    def register(self, spark: SparkSession, name: str) -> None:
+        """Make the function a Spark SQL table function under ``name``, and its outer variant under OUTER_PREFIX + name."""
+        from pyspark.sql.functions import udtf as spark_udtf
+        from pyspark.sql.types import StructField, StructType
+
+        ship_by_value(self.func)
+        schema = StructType([StructField(f"f{i}", t) for i, t in enumerate(self.spark_types)])
+        width = len(self.spark_types)
+        func = self.func
+
+        def rows(args: tuple) -> Any:
+            for value in func(*args) or ():
+                if isinstance(value, (tuple, list)):
+                    yield tuple(value)
+                elif hasattr(value, "_values") and hasattr(value, "__getitem__"):  # kindling's (PyFlink's) Row
+                    yield tuple(value[i] for i in range(width))
+                else:
+                    yield (value,)
+
+        def evaluate(self: Any, *args: Any) -> Any:
+            yield from rows(args)
+
+        def evaluate_outer(self: Any, *args: Any) -> Any:
+            produced = False
+            for row in rows(args):
+                produced = True
+                yield row
+            if not produced:
+                yield (None,) * width
+
+        for registered, method in ((name, evaluate), (OUTER_PREFIX + name, evaluate_outer)):
+            handler = type(f"{self.name}_udtf", (), {"eval": method})
+            spark.udtf.register(registered, spark_udtf(handler, returnType=schema, useArrow=True))
+
+
+def udtf(f: Optional[Callable[..., Any]] = None, *, result_types: Any = None, name: Optional[str] = None,
+         deterministic: bool = True, input_types: Any = None, func_type: str = "general") -> Any:
+    """PyFlink's decorator: ``@udtf(result_types=[DataTypes.STRING()])`` over a generator function.
+
+    ``input_types`` is accepted for PyFlink compatibility; ``func_type`` must be 'general'.
+    """
+    if func_type != "general":
+        raise ValueError(f"udtf func_type {func_type!r} is not supported; allowed: 'general'")
+
+    def wrap(func: Callable[..., Any]) -> UserDefinedTableFunction:
+        return UserDefinedTableFunction(func, result_types, name, deterministic)
+
+    if f is not None:
+        return wrap(f)
+    return wrap

@@ -37,7 +37,7 @@ from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
 from kindling.sql.division import with_flink_division
 from kindling.sql.errors import SqlError, from_spark
-from kindling.sql.functions import UserDefinedScalarFunction
+from kindling.sql.functions import UserDefinedScalarFunction, UserDefinedTableFunction
 from kindling.sql.group_aggregate import SUPPORTED_FORM as GROUP_AGGREGATION_FORM
 from kindling.sql.group_aggregate import (
     GroupAggregation,
@@ -828,9 +828,10 @@ class SqlSession:
         self.catalog.put_view(name, obj)
 
     def create_temporary_function(self, name: str, function: Any, line: Optional[int] = None) -> None:
-        if not isinstance(function, UserDefinedScalarFunction):
-            raise SqlError(f"function '{name}' must be declared with @udf(result_type=...) so that its SQL type is known", line=line,
-                           construct="CREATE FUNCTION", hint="from kindling.sql import udf; @udf(result_type='STRING') def f(x): ...")
+        if not isinstance(function, (UserDefinedScalarFunction, UserDefinedTableFunction)):
+            raise SqlError(f"function '{name}' must be declared with @udf(result_type=...) or @udtf(result_types=[...]) so that its "
+                           "SQL type is known", line=line, construct="CREATE FUNCTION",
+                           hint="from kindling.sql import udf; @udf(result_type='STRING') def f(x): ...")
         function.register(self.spark, name)
         self.catalog.functions[name] = function
 

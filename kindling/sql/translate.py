@@ -26,7 +26,9 @@ Rewrites:
 * constructs Spark cannot run on a stream are refused here, with the line and the nearest
   supported form: ranking functions outside the Top-N form (which :mod:`kindling.sql.ranking`
   runs), OVER aggregations, event-time temporal joins
-  (``FOR SYSTEM_TIME AS OF`` outside a lookup join), ``MATCH_RECOGNIZE``, ``LATERAL TABLE``
+  (``FOR SYSTEM_TIME AS OF`` outside a lookup join), ``MATCH_RECOGNIZE``
+* ``LATERAL TABLE(f(x))`` becomes Spark's ``LATERAL f(x)`` of a Python table function (``@udtf``); a
+  ``LEFT JOIN LATERAL TABLE(...) ON TRUE`` the function's outer variant in an inner lateral join
 * lookup joins (``JOIN dim FOR SYSTEM_TIME AS OF o.proc_time AS d ON ...``) become a
   ``LATERAL VIEW inline(...)`` of :mod:`kindling.sql.lookup_join`, which the session registers.
 
@@ -43,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from kindling.sql.errors import SqlError
+from kindling.sql.functions import OUTER_PREFIX
 from kindling.sql.lookup_join import LookupJoin, lookup_hints, parse_lookup_join
 from kindling.sql.tokens import (
     COMMENT,
@@ -65,6 +68,8 @@ from kindling.sql.tokens import (
 from kindling.sql.types import parse_type, spark_sql_type
 
 _LOOKUP_IDS = itertools.count(1)
+LATERAL_TABLE_FORM = ("FROM t, LATERAL TABLE(f(t.x)) AS T(a, b) | FROM t [LEFT] JOIN LATERAL TABLE(f(t.x)) AS T(a) ON TRUE, "
+                      "with f a Python table function (@udtf(result_types=[...]))")
 GROUP_WINDOWS = ("TUMBLE", "HOP", "SESSION")
 WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 _AUXILIARY = re.compile(r"^(TUMBLE|HOP|SESSION)_(START|END|ROWTIME|PROCTIME)$")
@@ -204,9 +209,12 @@ class _Rewriter:
         call = self._call(tokens, i)
         if word == "TABLE" and call is not None:
             return self._window_tvf(tokens, i, *call)
-        if word in ("LATERAL",):
-            raise SqlError("LATERAL TABLE (table functions) is not supported", line=token.line, construct="LATERAL TABLE",
-                           hint="a scalar Python function (@udf) or CROSS JOIN UNNEST(array_column)")
+        if word == "LATERAL":
+            return self._lateral_table(tokens, i, outer=False)
+        if word == "LEFT":
+            left_lateral = self._left_join_lateral(tokens, i)
+            if left_lateral is not None:
+                return left_lateral
         if word == "MATCH_RECOGNIZE":
             raise SqlError("MATCH_RECOGNIZE (pattern matching) cannot run on Spark streams", line=token.line, construct="MATCH_RECOGNIZE",
                            hint="the DataStream API with a keyed process function")
@@ -373,6 +381,54 @@ class _Rewriter:
         text = (f"(CASE WHEN {nulls} THEN NULL "
                 f"ELSE greatest({s0}, {e0}) >= least({s1}, {e1}) AND greatest({s1}, {e1}) >= least({s0}, {e0}) END)")
         return _keep_lines(text, render(tokens[left_open:right_close + 1])), right_close + 1
+
+    def _lateral_table(self, tokens: list[Token], i: int, outer: bool) -> tuple[str, int]:
+        """``LATERAL TABLE(f(args))`` -> Spark's ``LATERAL f(args)``: a Python table function (``@udtf``) per row."""
+        token = tokens[i]
+        j = next_significant(tokens, i)
+        k = next_significant(tokens, j) if j is not None else None
+        if j is None or not tokens[j].is_word("TABLE") or k is None or not tokens[k].is_symbol("("):
+            raise SqlError("LATERAL must be followed by TABLE(function(...))", line=token.line, construct="LATERAL TABLE",
+                           hint=LATERAL_TABLE_FORM)
+        close = matching_paren(tokens, k)
+        inner = [t for t in tokens[k + 1:close]]
+        call = self._call(inner, next_significant(inner, -1) or 0) if significant(inner) else None
+        name_index = next_significant(inner, -1)
+        if call is None or name_index is None or inner[name_index].kind not in (WORD, QUOTED):
+            raise SqlError("LATERAL TABLE needs a table function call, e.g. LATERAL TABLE(split(line))", line=token.line,
+                           construct="LATERAL TABLE", hint=LATERAL_TABLE_FORM)
+        open_index, close_index = call
+        args = self._args(inner, open_index, close_index)
+        name = inner[name_index].identifier
+        function = (OUTER_PREFIX + name) if outer else name
+        return f"LATERAL {function}({', '.join(self.rewrite(a) for a in args)})", close + 1
+
+    def _left_join_lateral(self, tokens: list[Token], i: int) -> Optional[tuple[str, int]]:
+        """``LEFT [OUTER] JOIN LATERAL TABLE(f(x)) [AS T(c)] ON TRUE``: the function's outer variant (a row of NULLs
+        where it yields nothing), joined as an inner lateral join."""
+        j = next_significant(tokens, i)
+        if j is not None and tokens[j].is_word("OUTER"):
+            j = next_significant(tokens, j)
+        if j is None or not tokens[j].is_word("JOIN"):
+            return None
+        k = next_significant(tokens, j)
+        if k is None or not tokens[k].is_word("LATERAL"):
+            return None
+        lateral, end = self._lateral_table(tokens, k, outer=True)
+        m = next_significant(tokens, end - 1)
+        while m is not None and not tokens[m].is_word("ON"):  # the alias: [AS] T[(a, b)]
+            if tokens[m].is_symbol("("):
+                m = next_significant(tokens, matching_paren(tokens, m))
+                continue
+            if tokens[m].kind not in (WORD, QUOTED) or tokens[m].upper in ("WHERE", "GROUP", "JOIN", "LEFT", "ORDER", "HAVING"):
+                break
+            m = next_significant(tokens, m)
+        alias = "".join(t.text for t in tokens[end:m if m is not None else len(tokens)]).strip()
+        condition = next_significant(tokens, m) if m is not None and tokens[m].is_word("ON") else None
+        if condition is None or not tokens[condition].is_word("TRUE"):
+            raise SqlError("LEFT JOIN LATERAL TABLE(...) is supported with ON TRUE only", line=tokens[i].line,
+                           construct="LATERAL TABLE", hint=LATERAL_TABLE_FORM)
+        return f", {lateral} {alias}".rstrip(), condition + 1
 
     def _between_symmetric(self, tokens: list[Token], i: int) -> Optional[tuple[str, int]]:
         """``BETWEEN SYMMETRIC b AND c`` -> ``BETWEEN <the smaller> AND <the larger>`` (NULL bounds stay NULL);

@@ -19,10 +19,10 @@ from kindling.table.table_environment import (
     TableEnvironment,
 )
 from kindling.table.types import DataType, DataTypes
-from kindling.table.udf import udf
+from kindling.table.udf import udf, udtf
 
 __all__ = [
     "DataType", "DataTypes", "EnvironmentSettings", "Expression", "FormatDescriptor", "GroupWindowedTable", "GroupedTable",
     "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor", "TableEnvironment",
-    "TableResult", "WindowGroupedTable", "udf",
+    "TableResult", "WindowGroupedTable", "udf", "udtf",
 ]

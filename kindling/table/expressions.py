@@ -45,7 +45,9 @@ class Expression:
     def __init__(self, sql: str, functions: Optional[dict[str, Any]] = None, name: Optional[str] = None) -> None:
         self.sql = sql
         self.functions: dict[str, Any] = dict(functions or {})
-        self.name = name  # the column it reads, when it is a bare column (``col('a')``)
+        self.name = name  # the column it reads, when it is a bare column (``col('a')``), or its alias
+        self.call_sql: str = sql  # the expression without its alias
+        self.alias_names: list[str] = []
 
     def _derive(self, sql: str, *others: Any) -> "Expression":
         functions = dict(self.functions)
@@ -137,7 +139,10 @@ class Expression:
 
     # --- naming and types ------------------------------------------------------------------
     def alias(self, name: str, *extra_names: str) -> "Expression":
-        return Expression(f"{self.sql} AS {_quote(name)}", self.functions, name)
+        """A name for the value; several names for the columns of a table function's rows (``join_lateral``)."""
+        aliased = Expression(f"{self.sql} AS {_quote(name)}", self.functions, name)
+        aliased.call_sql, aliased.alias_names = self.sql, [name, *extra_names]
+        return aliased
 
     def cast(self, data_type: DataType | str) -> "Expression":
         return self._derive(f"CAST({self.sql} AS {data_type})")
@@ -356,7 +361,7 @@ def call(f: Any, *args: Any) -> Expression:
     """A call of a function by name (a built-in or a registered function) or of a ``@udf`` function."""
     if isinstance(f, str):
         return _combine(f"{f}({', '.join(_sql(a) for a in args)})", *args)
-    name = f"__kindling_udf_{getattr(f, 'name', 'f')}_{id(f):x}"
+    name = f"__kindling_udf_{getattr(f, 'name', 'f')}_{id(f):x}"  # as kindling.table.table._function_name
     expression = _combine(f"{name}({', '.join(_sql(a) for a in args)})", *args)
     expression.functions[name] = f
     return expression

@@ -158,6 +158,38 @@ class Table:
         text, functions = _fields((join_predicate,)) if join_predicate is not None else ("TRUE", {})
         return self._derive(f"SELECT * FROM {self._name} LEFT JOIN {right._name} ON {text}", functions)
 
+    def flat_map(self, func: Any) -> "Table":
+        """Rows of a table function (``@udtf``) called with each row (as a Row of its columns): the function's
+        columns only, named ``f0``, ``f1``, ... (rename them with ``.alias``)."""
+        name = _function_name(func)
+        columns = ", ".join(_quote(c) for c in self.get_schema().fieldNames())
+        return self._derive(f"SELECT `T`.* FROM {self._name}, LATERAL TABLE({name}(ROW({columns}))) AS `T`", {name: func})
+
+    def join_lateral(self, table_function_call: Any, join_predicate: Any = None) -> "Table":
+        """Each row joined with the rows a table function call gives for it (``split(col('line')).alias('word')``)."""
+        return self._lateral(table_function_call, join_predicate, outer=False)
+
+    def left_outer_join_lateral(self, table_function_call: Any, join_predicate: Any = None) -> "Table":
+        """As ``join_lateral``, keeping a row for which the function gives nothing (with NULLs)."""
+        return self._lateral(table_function_call, join_predicate, outer=True)
+
+    def _lateral(self, call: Any, join_predicate: Any, outer: bool) -> "Table":
+        if not isinstance(call, Expression):
+            raise TypeError("join_lateral takes a table function call, e.g. split(col('line')).alias('word')")
+        names = call.alias_names
+        alias = "`T`" + (f"({', '.join(_quote(n) for n in names)})" if names else "")
+        functions = dict(call.functions)
+        if outer:
+            if join_predicate is not None:
+                raise ValueError("left_outer_join_lateral takes no join predicate (Flink: only a literal TRUE)")
+            return self._derive(f"SELECT * FROM {self._name} LEFT JOIN LATERAL TABLE({call.call_sql}) AS {alias} ON TRUE", functions)
+        query = f"SELECT * FROM {self._name}, LATERAL TABLE({call.call_sql}) AS {alias}"
+        if join_predicate is not None:
+            predicate, more = _fields((join_predicate,))
+            query += f" WHERE {predicate}"
+            functions.update(more)
+        return self._derive(query, functions)
+
     def group_by(self, *fields: Any) -> "GroupedTable":
         return GroupedTable(self, fields)
 
@@ -193,6 +225,11 @@ class Table:
 
         rows = self.execute().collect()
         return pd.DataFrame([r.asDict() for r in rows], columns=self.get_schema().fieldNames())
+
+
+def _function_name(func: Any) -> str:
+    """The name a Python function object is registered under for the Table API's calls."""
+    return f"__kindling_udf_{getattr(func, 'name', 'f')}_{id(func):x}"
 
 
 class GroupedTable:

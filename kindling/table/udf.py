@@ -1,9 +1,9 @@
-"""``udf``: Python scalar functions for SQL and the Table API (PyFlink's ``pyflink.table.udf``).
+"""``udf`` and ``udtf``: Python scalar and table functions for SQL and the Table API (PyFlink's ``pyflink.table.udf``).
 
 Called with Table API expressions (``contains_flink(col('data'))``) a function makes an expression
 that calls it; called with plain values it is the Python function.
 """
 
-from kindling.sql.functions import UserDefinedScalarFunction, udf
+from kindling.sql.functions import UserDefinedScalarFunction, UserDefinedTableFunction, udf, udtf
 
-__all__ = ["UserDefinedScalarFunction", "udf"]
+__all__ = ["UserDefinedScalarFunction", "UserDefinedTableFunction", "udf", "udtf"]

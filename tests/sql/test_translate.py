@@ -81,7 +81,8 @@ def test_rewrites_keep_line_numbers():
     ("SELECT * FROM o\nRIGHT JOIN r FOR SYSTEM_TIME AS OF o.pt ON o.c = r.c", "lookup join", 2),
     ("SELECT * FROM o JOIN r FOR SYSTEM_TIME AS OF o.pt ON o.c > r.c", "lookup join", 1),
     ("SELECT * FROM o JOIN r FOR SYSTEM_TIME AS OF o.pt ON o.c = r.c\nJOIN s ON s.k = o.k", "lookup join", 2),
-    ("SELECT * FROM t, LATERAL TABLE(split(s))", "LATERAL TABLE", 1),
+    ("SELECT * FROM t LEFT JOIN LATERAL TABLE(split(s)) AS T(w) ON w > 'a'", "LATERAL TABLE", 1),
+    ("SELECT * FROM t, LATERAL split(s)", "LATERAL TABLE", 1),
     ("SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A))", "MATCH_RECOGNIZE", 1),
     ("SELECT * FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' MINUTE))", "window TVF SESSION", 1),
     ("SELECT * FROM TABLE(TUMBLE(TABLE t, ts, INTERVAL '1' MINUTE))", "window TVF TUMBLE", 1),
@@ -248,3 +249,11 @@ def test_lookup_hints_are_checked_and_their_retry_options_refused():
         translate(text.replace("'table'='c'", "'table'='x'"))
     with pytest.raises(SqlError, match="'output-mode' is 'sorted'"):
         translate(text.replace("allow_unordered", "sorted"))
+
+
+def test_lateral_table_functions_become_spark_lateral_calls():
+    assert translate("SELECT s, w FROM t, LATERAL TABLE(split(s)) AS T(w)").text == "SELECT s, w FROM t, LATERAL split(s) AS T(w)"
+    assert translate("SELECT * FROM t CROSS JOIN LATERAL TABLE(f(UPPER(s), 2))").text == "SELECT * FROM t CROSS JOIN LATERAL f(UPPER(s), 2)"
+    # LEFT JOIN ... ON TRUE: the function's outer variant (NULLs where it yields nothing) in an inner lateral join
+    assert translate("SELECT s, w FROM t LEFT JOIN LATERAL TABLE(split(s)) AS T(w) ON TRUE WHERE s > 'a'").text == (
+        "SELECT s, w FROM t , LATERAL __kindling_outer_split(s) AS T(w) WHERE s > 'a'")

@@ -4,7 +4,7 @@ Runs the programs of ``RUNNABLE`` one after another in one subprocess (tests/dat
 one Spark JVM), each in its own directory, and compares what each printed with the recorded PyFlink
 output as multisets of lines with the ``N> `` subtask prefix removed (kindling's SQL print sink writes
 no prefix: Spark partitions are not Flink's subtasks), FLOAT values to float32 precision where the
-program's list entry says so.
+program's list entry says so, or as the final row per key of an updating query's changelog.
 """
 
 from __future__ import annotations
@@ -34,6 +34,26 @@ def records(text: str) -> list[str]:
 
 
 FLOAT = re.compile(r"(?<![\d.])-?\d+\.\d+(?![\d:])")
+
+
+def in_order(text: str) -> list[str]:
+    return [SUBTASK.sub("", line) for line in text.splitlines() if line.strip() and not line.startswith(NOISE)]
+
+
+def final_rows(lines: list[str]) -> dict[str, str]:
+    """A printed changelog applied: the last value per key (all columns but the last), deletions removed."""
+    state: dict[str, str] = {}
+    for line in lines:
+        matched = re.fullmatch(r"([+-][IUD])\[(.*)\]", line)
+        if matched is None:
+            continue
+        kind, body = matched.groups()
+        key, value = body.rsplit(", ", 1)
+        if kind in ("+I", "+U"):
+            state[key] = value
+        elif kind == "-D":
+            state.pop(key, None)
+    return state
 
 
 def shape(lines: list[str]) -> list[str]:
@@ -80,5 +100,8 @@ def test_the_example_prints_pyflinks_records(runs, program):
         assert float32(records(result.stdout)) == float32(expected)
     elif RUNNABLE[program] == "shape":
         assert shape(records(result.stdout)) == shape(expected)
+    elif RUNNABLE[program] == "final":  # in arrival order: the last change of a key is its value
+        reference = (reference_dir() / reference_name(program)).read_text()
+        assert final_rows(in_order(result.stdout)) == final_rows(in_order(reference))
     else:
         assert records(result.stdout) == expected

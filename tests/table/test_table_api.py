@@ -100,3 +100,28 @@ def test_pandas_round_trip_keeps_rows_and_names(t_env):
     ordered = back.sort_values("k")
     assert ordered["k"].tolist() == [1, 2, 3] and ordered["_c2"].tolist() == ["A", "B", "C"]
     assert pd.isna(ordered["v"].iloc[0]) and ordered["v"].tolist()[1:] == [2.25, 0.5]
+
+
+def test_table_functions_in_the_table_api_and_in_sql(t_env):
+    from kindling.table import udtf
+
+    @udtf(result_types=[DataTypes.STRING(), DataTypes.INT()])
+    def split(line):
+        for word in (line or "").split():
+            yield word, len(word)
+
+    lines = t_env.from_elements([(1, "to be"), (2, ""), (3, "or")], ["id", "line"])
+    joined = lines.join_lateral(split(col("line")).alias("word", "length")).select(col("id"), col("word"), col("length"))
+    assert _rows(joined) == [(1, "be", 2), (1, "to", 2), (3, "or", 2)]
+    outer = lines.left_outer_join_lateral(split(col("line")).alias("word", "length")).select(col("id"), col("word"))
+    assert _rows(outer) == sorted([(1, "be"), (1, "to"), (2, None), (3, "or")], key=lambda r: (r[0], r[1] or ""))
+
+    @udtf(result_types=[DataTypes.STRING()])
+    def words_of_row(row):
+        yield from row[1].split()
+
+    assert _rows(lines.flat_map(words_of_row).alias("word")) == [("be",), ("or",), ("to",)]
+    t_env.create_temporary_function("split", split)
+    t_env.create_temporary_view("lines", lines)
+    sql = t_env.sql_query("SELECT id, w FROM lines LEFT JOIN LATERAL TABLE(split(line)) AS T(w, n) ON TRUE WHERE id < 3")
+    assert _rows(sql) == sorted([(1, "be"), (1, "to"), (2, None)], key=lambda r: (r[0], r[1] or ""))
