@@ -32,8 +32,8 @@ RUNNABLE = {
 }
 
 NOT_RUNNABLE = {
-    "basic_operations.py": "fails in PyFlink 2.3 itself (AttributeError in its Python worker); it also uses flat_map with a "
-                           "udtf and OVER windows, which kindling's Table API does not have",
+    "basic_operations.py": "fails in PyFlink 2.3 itself (AttributeError in its Python worker); it also uses OVER windows, "
+                           "which kindling's Table API does not have",
     "streaming_word_count.py": "unbounded random datagen input: runs, but has no output to compare",
     "windowing/over_window.py": "OVER windows (over_window) are not supported",
     "pandas/pandas_udaf.py": "pandas UDAFs (udaf) are not supported",
