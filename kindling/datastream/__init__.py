@@ -7,6 +7,7 @@ Also PyFlink's ``pyflink.datastream``: the same classes under PyFlink's names an
 from enum import Enum
 from typing import Any
 
+from kindling.datastream.async_data_stream import AsyncDataStream, AsyncFunction
 from kindling.datastream.broadcast import BroadcastConnectedStream, BroadcastStream, KeyedBroadcastProcessFunction
 from kindling.datastream.connected import CoFlatMapFunction, CoMapFunction, ConnectedStreams, KeyedCoProcessFunction
 from kindling.datastream.context import RuntimeContext
@@ -84,6 +85,8 @@ __all__ = [
     # PyFlink's pyflink.datastream names (issue 13)
     "CheckpointingMode", "CountWindow", "GlobalWindows", "RuntimeExecutionMode", "SessionWindowTimeGapExtractor",
     "StreamExecutionEnvironment", "TimeCharacteristic",
+    # async I/O (PyFlink 2.2)
+    "AsyncDataStream", "AsyncFunction",
 ]
 
 
