@@ -38,7 +38,7 @@ def _session(defines: Mapping[str, str]) -> SqlSession:
 def _report(statement: Statement, result: TableResult, out: TextIO) -> None:
     parsed = ddl.parse_statement(statement)
     if isinstance(parsed, ddl.Query):
-        result.print(out)
+        result.print(out, client=True)
     elif isinstance(parsed, (ddl.Insert, ddl.StatementSet, ddl.EndStatementSet)) and result.get_job_client() is not None:
         client = result.get_job_client()
         out.write("[INFO] Submitting SQL update statement to the cluster...\n"

@@ -10,8 +10,10 @@ or ``env.create_temporary_function(name, function)``.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable, Optional, Union
 
+import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType
 
@@ -23,8 +25,64 @@ FUNC_TYPES = ("general", "pandas")
 expression_call: Optional[Callable[..., Any]] = None
 
 
+class FunctionContext:
+    """What a function's ``open`` receives (PyFlink's FunctionContext): its metric group and job parameters."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def get_metric_group(self) -> Any:
+        from kindling.runtime.metrics import metric_group
+
+        return metric_group(self._name)
+
+    def get_job_parameter(self, key: str, default_value: Optional[str] = None) -> Optional[str]:
+        return default_value
+
+
+class ScalarFunction:
+    """A scalar function as a class (PyFlink's ``ScalarFunction``): ``open(function_context)`` once per task before
+    the first ``eval(*args)``, and ``close()``. Wrap an instance with ``udf(MyFunction(), result_type=...)``."""
+
+    def open(self, function_context: FunctionContext) -> None:
+        pass
+
+    def eval(self, *args: Any) -> Any:
+        raise NotImplementedError("ScalarFunction.eval(*args) must be implemented")
+
+    def close(self) -> None:
+        pass
+
+    def is_deterministic(self) -> bool:
+        return True
+
+
+class AsyncScalarFunction(ScalarFunction):
+    """A scalar function whose ``async def eval(*args)`` calls run concurrently (PyFlink's ``AsyncScalarFunction``)."""
+
+
+# Flink's table.exec.async-scalar.* defaults: at most 10 calls in flight per task, each done within 3 minutes.
+ASYNC_SCALAR_CAPACITY = 10
+ASYNC_SCALAR_TIMEOUT_S = 180.0
+_ASYNC_LOOP: Any = None
+
+
+def _event_loop() -> Any:
+    """This Python worker's event loop for async scalar functions (made on first use, kept for the process)."""
+    import asyncio
+
+    global _ASYNC_LOOP
+    if _ASYNC_LOOP is None or _ASYNC_LOOP.is_closed():
+        _ASYNC_LOOP = asyncio.new_event_loop()
+    return _ASYNC_LOOP
+
+
 class UserDefinedScalarFunction:
-    """A Python function with its SQL result type; calling it in Python calls the function."""
+    """A Python function with its SQL result type; calling it in Python calls the function.
+
+    The function may be a plain function, a :class:`ScalarFunction` instance (``open``/``eval``/``close``), or
+    asynchronous (an ``async def`` function or an :class:`AsyncScalarFunction`): then each Arrow batch's calls
+    run concurrently on the worker's event loop, at most ``ASYNC_SCALAR_CAPACITY`` at a time."""
 
     def __init__(self, func: Callable[..., Any], result_type: Union[str, DataType], func_type: str = "general",
                  name: Optional[str] = None, deterministic: bool = True) -> None:
@@ -32,28 +90,92 @@ class UserDefinedScalarFunction:
             raise ValueError(f"udf func_type {func_type!r} is not supported; allowed: 'general' (row at a time) or 'pandas' (vectorised)")
         if result_type is None:
             raise ValueError("udf needs result_type, e.g. @udf(result_type='STRING')")
+        self.instance: Optional[ScalarFunction] = func if hasattr(func, "eval") and not callable(func) else None
+        if self.instance is not None:
+            func = self.instance.eval
+            deterministic = deterministic and self.instance.is_deterministic()
         self.func = func
+        self.is_async = inspect.iscoroutinefunction(func)
+        if self.is_async and func_type != "general":
+            raise ValueError("an async scalar function is 'general' (its calls are gathered per batch), not 'pandas'")
         self.result_type = result_type
         self.spark_type: DataType = parse_type(result_type).spark if isinstance(result_type, str) else result_type
         self.func_type = func_type
-        self.name = name or getattr(func, "__name__", "udf")
+        self.name = name or (type(self.instance).__name__ if self.instance is not None else getattr(func, "__name__", "udf"))
         self.deterministic = deterministic
-        functools.update_wrapper(self, func)
+        if self.instance is None:
+            functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any) -> Any:
         if expression_call is not None and any(getattr(a, "is_table_expression", False) for a in args):
             return expression_call(self, *args)  # a Table API call: udf(col('x'))
         return self.func(*args)
 
+    def _worker_function(self) -> Callable[..., Any]:
+        """The function as a worker calls it: a ScalarFunction instance opened before its first call."""
+        instance, name = self.instance, self.name
+        if instance is None:
+            return self.func
+        opened: list[bool] = []
+
+        def call(*args: Any) -> Any:
+            if not opened:
+                instance.open(FunctionContext(name))
+                opened.append(True)
+            return instance.eval(*args)
+
+        if self.is_async:
+            async def call_async(*args: Any) -> Any:
+                if not opened:
+                    instance.open(FunctionContext(name))
+                    opened.append(True)
+                return await instance.eval(*args)
+            return call_async
+        return call
+
+    def _async_udf(self) -> Any:
+        """An Arrow UDF gathering each batch's async calls on the worker's event loop."""
+        import asyncio
+
+        from pyspark.sql.functions import arrow_udf
+        from pyspark.sql.types import StructField, StructType
+
+        from kindling.arrow import arrow_schema
+
+        function = self._worker_function()
+        result_type = arrow_schema(StructType([StructField("r", self.spark_type)])).field("r").type
+        name = self.name
+
+        async def gather(rows: list) -> list:
+            gate = asyncio.Semaphore(ASYNC_SCALAR_CAPACITY)
+
+            async def one(args: tuple) -> Any:
+                async with gate:
+                    try:
+                        return await asyncio.wait_for(function(*args), ASYNC_SCALAR_TIMEOUT_S)
+                    except asyncio.TimeoutError:
+                        raise TimeoutError(f"async scalar function {name} timed out after {ASYNC_SCALAR_TIMEOUT_S:.0f} s "
+                                           f"on {args!r}") from None
+
+            return await asyncio.gather(*(one(r) for r in rows))
+
+        def calls(*arrays: pa.Array) -> pa.Array:
+            rows = list(zip(*(a.to_pylist() for a in arrays))) if arrays else []
+            return pa.array(_event_loop().run_until_complete(gather(rows)) if rows else [], type=result_type)
+
+        return arrow_udf(calls, self.spark_type)
+
     def register(self, spark: SparkSession, name: str) -> None:
         """Make the function callable from Spark SQL under ``name``."""
         from pyspark.sql import functions as F
 
-        ship_by_value(self.func)
-        if self.func_type == "pandas":
-            spark_udf = F.pandas_udf(self.func, self.spark_type)  # type: ignore[call-overload]
+        ship_by_value(self.instance if self.instance is not None else self.func)
+        if self.is_async:
+            spark_udf = self._async_udf()
+        elif self.func_type == "pandas":
+            spark_udf = F.pandas_udf(self._worker_function(), self.spark_type)  # type: ignore[call-overload]
         else:
-            spark_udf = F.udf(self.func, self.spark_type, useArrow=True)
+            spark_udf = F.udf(self._worker_function(), self.spark_type, useArrow=True)
         if not self.deterministic:
             spark_udf = spark_udf.asNondeterministic()
         spark.udf.register(name, spark_udf)

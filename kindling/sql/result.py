@@ -80,13 +80,15 @@ class TableResult:
 
     def __init__(self, columns: Sequence[str] = ("result",), rows: Optional[Sequence[tuple]] = None, *,
                  job_client: Optional[JobClient] = None, collector: Optional[ChangelogCollector] = None,
-                 upsert_key: Optional[Sequence[str]] = None, cleanup: Any = None) -> None:
+                 upsert_key: Optional[Sequence[str]] = None, cleanup: Any = None,
+                 column_types: Optional[Sequence[Any]] = None) -> None:
         self.columns = list(columns)
         self._rows = [Row(**dict(zip(self.columns, r))) for r in (rows or [])]
         self._job_client = job_client
         self._collector = collector
         self.upsert_key = list(upsert_key) if upsert_key is not None else None
         self._cleanup = cleanup
+        self.column_types: Optional[list[Any]] = list(column_types) if column_types is not None else None
 
     @staticmethod
     def ok() -> "TableResult":
@@ -124,17 +126,22 @@ class TableResult:
             return list(self._rows)
         return apply_changelog(self.collect_changelog(timeout), self.upsert_key)
 
-    def print(self, out: Optional[TextIO] = None, max_rows: Optional[int] = None) -> None:
-        """Print as Flink's tableau mode: a static table, or a query's changes as they arrive."""
+    def print(self, out: Optional[TextIO] = None, max_rows: Optional[int] = None, client: bool = False) -> None:
+        """Print as Flink's tableau mode: a static table, or a query's changes as they arrive.
+
+        A query's columns are as wide as Flink makes them for their types (BIGINT 20, INT 11, BOOLEAN 5, TIMESTAMP(3)
+        23, ... and 30 for strings and the rest), and it ends with ``N rows in set`` as ``TableResult.print()`` does;
+        with ``client`` (the SQL client) ``Received a total of N rows`` as Flink's SQL client does."""
         out = out or sys.stdout
         if self._collector is None:
             _print_table(self.columns, [tuple(r) for r in self._rows], out)
             return
-        self._print_streaming(out, max_rows)
+        self._print_streaming(out, max_rows, client)
 
-    def _print_streaming(self, out: TextIO, max_rows: Optional[int]) -> None:
+    def _print_streaming(self, out: TextIO, max_rows: Optional[int], client_footer: bool = False) -> None:
         columns = ["op"] + self.columns
-        widths = [2] + [max(len(c), 20) for c in self.columns]
+        types = self.column_types or [None] * len(self.columns)
+        widths = [2] + [max(len(c), len("<NULL>"), _type_width(t)) for c, t in zip(self.columns, types)]
         border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
         out.write(border + "\n" + _line(columns, widths) + "\n" + border + "\n")
         out.flush()
@@ -158,11 +165,27 @@ class TableResult:
         if client.get_job_status() not in TERMINAL_STATES:
             client.cancel()
         self.wait(0)
-        out.write(border + f"\nReceived a total of {shown} row{'s' if shown != 1 else ''}\n")
+        if client_footer:
+            out.write(border + f"\nReceived a total of {shown} row{'s' if shown != 1 else ''}\n")
+        elif shown == 0:  # Flink waits for the first row and prints only this; kindling has shown the header already
+            out.write(border + "\nEmpty set\n")
+        else:
+            out.write(border + f"\n{shown} row{'s' if shown != 1 else ''} in set\n")
         out.flush()
 
     def __repr__(self) -> str:
         return f"TableResult(columns={self.columns}, kind={self.get_result_kind()}, job={self._job_client.job_id if self._job_client else None})"
+
+
+def _type_width(data_type: Any) -> int:
+    """Flink's tableau column width for a type (``TableauStyle.columnWidthsByType``); 30 for strings and the rest."""
+    from pyspark.sql import types as T
+
+    widths = {T.ByteType: 4, T.ShortType: 6, T.IntegerType: 11, T.LongType: 20, T.BooleanType: 5, T.DateType: 10,
+              T.TimestampType: 23, T.TimestampNTZType: 23}  # timestamps print with 3 fraction digits: TIMESTAMP(3)
+    if isinstance(data_type, T.DecimalType):
+        return data_type.precision + 2
+    return widths.get(type(data_type), 30)
 
 
 def _format(value: Any) -> str:

@@ -370,8 +370,9 @@ class SqlSession:
             shutil.rmtree(checkpoint, ignore_errors=True)
             raise from_spark(exc, statement_line=1, construct="SELECT") from None
         self.jobs.append(client)
+        types = [planned.df.schema[c].dataType if c in planned.df.columns else None for c in planned.columns]
         return TableResult(planned.columns, job_client=client, collector=collector, upsert_key=planned.upsert_key,
-                           cleanup=lambda: shutil.rmtree(checkpoint, ignore_errors=True))
+                           cleanup=lambda: shutil.rmtree(checkpoint, ignore_errors=True), column_types=types)
 
     # --- planning -----------------------------------------------------------------------------
     def _plan_insert(self, insert: ddl.Insert) -> tuple[PlannedQuery, CatalogTable]:

@@ -4,6 +4,15 @@ Called with Table API expressions (``contains_flink(col('data'))``) a function m
 that calls it; called with plain values it is the Python function.
 """
 
-from kindling.sql.functions import UserDefinedScalarFunction, UserDefinedTableFunction, udf, udtf
+from kindling.sql.functions import (
+    AsyncScalarFunction,
+    FunctionContext,
+    ScalarFunction,
+    UserDefinedScalarFunction,
+    UserDefinedTableFunction,
+    udf,
+    udtf,
+)
 
-__all__ = ["UserDefinedScalarFunction", "UserDefinedTableFunction", "udf", "udtf"]
+__all__ = ["AsyncScalarFunction", "FunctionContext", "ScalarFunction", "UserDefinedScalarFunction", "UserDefinedTableFunction",
+           "udf", "udtf"]

@@ -57,8 +57,9 @@ def final_rows(lines: list[str]) -> dict[str, str]:
 
 
 def shape(lines: list[str]) -> list[str]:
-    """Lines with every number written as N and runs of spaces as one (output over random input)."""
-    return sorted(re.sub(r" +", " ", re.sub(r"-?\d+(\.\d+)?", "N", line)) for line in lines)
+    """Lines with every word or number (signed, with its dots and underscores) written as x and runs of spaces as one
+    (output over random input)."""
+    return sorted(re.sub(r" +", " ", re.sub(r"-?[A-Za-z0-9_.]+", "x", line)) for line in lines)
 
 
 def float32(lines: list[str]) -> list[str]:

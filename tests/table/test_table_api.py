@@ -125,3 +125,42 @@ def test_table_functions_in_the_table_api_and_in_sql(t_env):
     t_env.create_temporary_view("lines", lines)
     sql = t_env.sql_query("SELECT id, w FROM lines LEFT JOIN LATERAL TABLE(split(line)) AS T(w, n) ON TRUE WHERE id < 3")
     assert _rows(sql) == sorted([(1, "be"), (1, "to"), (2, None)], key=lambda r: (r[0], r[1] or ""))
+
+
+def test_async_and_class_based_scalar_functions(t_env):
+    import asyncio
+
+    from kindling.table.udf import AsyncScalarFunction, ScalarFunction
+
+    class Prefix(ScalarFunction):
+        def open(self, function_context):
+            self.prefix = "id-"
+
+        def eval(self, value):
+            return self.prefix + str(value)
+
+    class SlowLookup(AsyncScalarFunction):
+        def open(self, function_context):
+            self.running = self.most = 0
+
+        async def eval(self, value):
+            self.running += 1
+            self.most = max(self.most, self.running)
+            await asyncio.sleep(0.05)
+            self.running -= 1
+            return f"{value}:{self.most}"  # how many calls were in flight together
+
+    @udf(result_type=DataTypes.BIGINT())
+    async def doubled(value):
+        await asyncio.sleep(0.01)
+        return value * 2
+
+    t_env.create_temporary_function("prefix", udf(Prefix(), result_type=DataTypes.STRING()))
+    t_env.create_temporary_function("slow_lookup", udf(SlowLookup(), result_type=DataTypes.STRING()))
+    t_env.create_temporary_function("doubled", doubled)
+    numbers = t_env.from_elements([(i,) for i in range(30)], ["n"])
+    t_env.create_temporary_view("numbers", numbers)
+    rows = _rows(t_env.sql_query("SELECT n, prefix(n), doubled(n), slow_lookup(n) FROM numbers"))
+    assert [(n, p, d) for n, p, d, _ in rows] == [(n, f"id-{n}", 2 * n) for n in range(30)]
+    in_flight = max(int(s.split(":")[1]) for *_, s in rows)
+    assert 1 < in_flight <= 10  # concurrent, within Flink's default of 10 async calls in flight
