@@ -28,7 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from datetime import time as dt_time
-from typing import Any, Callable, Hashable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Optional, Sequence, TypeVar
 
 from kindling.options import ConfigOption, OptionError, bool_option, duration_option, enum_option, int_option, string_option
 
@@ -37,6 +37,28 @@ Rows = list[Any]
 LookupFunction = Callable[[Sequence[Hashable]], Mapping[Hashable, Rows]]
 # The connector's full scan for the FULL cache: every row's key and the row.
 ScanFunction = Callable[[], Iterable[tuple[Hashable, Any]]]
+
+
+T = TypeVar("T")
+
+
+def with_retries(call: Callable[[], T], max_retries: int, sleep: Callable[[float], None], reset: Callable[[], None],
+                 failed: Callable[[Exception, int], Exception], final: tuple[type[BaseException], ...] = ()) -> T:
+    """``call()`` retried ``max_retries`` times after a failure, as Flink's lookup functions do: ``reset()`` (drop the
+    connection), wait 1 s, 2 s, ... and call again; the last failure becomes ``failed(error, attempts)``. Errors of
+    the ``final`` types are not retried."""
+    attempts = max_retries + 1
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except final:
+            raise
+        except Exception as exc:
+            reset()
+            if attempt >= attempts:
+                raise failed(exc, attempts) from None
+            sleep(attempt)
+    raise AssertionError("unreachable")
 
 
 def lookup_options(caches: Sequence[str] = ("NONE", "PARTIAL", "FULL")) -> list[ConfigOption[Any]]:

@@ -18,6 +18,7 @@ import pyarrow as pa
 from kindling.connectors.elasticsearch.client import make_client
 from kindling.connectors.elasticsearch.index import IndexPattern
 from kindling.connectors.elasticsearch.options import SinkConfig
+from kindling.connectors.lookup_cache import with_retries
 from kindling.options import OptionError
 
 MAX_KEYS_PER_SEARCH = 1000
@@ -72,30 +73,24 @@ class ElasticsearchLookup:
         return [(tuple(key), row) for key, row in zip(keys, rows)]
 
     def _search(self, query: dict) -> list[dict]:
-        attempts = self.max_retries + 1
-        for attempt in range(1, attempts + 1):
-            try:
-                if self._client is None:
-                    self._client = make_client(self.config)
-                response = self._client.search(index=self.config.index,
-                                               body={"query": query, "size": MAX_HITS, "_source": self.columns})
-                body = getattr(response, "body", response)
-                self.searches += 1
-                hits = body["hits"]["hits"]
-                total = body["hits"].get("total", {})
-                if isinstance(total, dict) and total.get("value", 0) > len(hits):
-                    raise OptionError(f"more than {MAX_HITS} documents of index '{self.config.index}' match one batch of "
-                                      f"{len(query)} lookup keys; a lookup table holds few documents per key")
-                return [hit.get("_source") or {} for hit in hits]
-            except OptionError:
-                raise
-            except Exception as exc:
-                self.close()
-                if attempt >= attempts:
-                    raise OptionError(f"lookup in index '{self.config.index}' failed after {attempts} attempt(s): "
-                                      f"{type(exc).__name__}: {str(exc)[:300]}") from None
-                self.sleep(attempt)
-        return []
+        def search() -> list[dict]:
+            if self._client is None:
+                self._client = make_client(self.config)
+            response = self._client.search(index=self.config.index, body={"query": query, "size": MAX_HITS, "_source": self.columns})
+            body = getattr(response, "body", response)
+            self.searches += 1
+            hits = body["hits"]["hits"]
+            total = body["hits"].get("total", {})
+            if isinstance(total, dict) and total.get("value", 0) > len(hits):
+                raise OptionError(f"more than {MAX_HITS} documents of index '{self.config.index}' match one batch of "
+                                  "lookup keys; a lookup table holds few documents per key")
+            return [hit.get("_source") or {} for hit in hits]
+
+        def failed(exc: Exception, attempts: int) -> Exception:
+            return OptionError(f"lookup in index '{self.config.index}' failed after {attempts} attempt(s): "
+                               f"{type(exc).__name__}: {str(exc)[:300]}")
+
+        return with_retries(search, self.max_retries, self.sleep, self.close, failed, final=(OptionError,))
 
     def to_arrow(self, rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
         """JSON values as Arrow columns of ``schema`` (times from Flink's SQL or ISO-8601 text, or epoch millis)."""

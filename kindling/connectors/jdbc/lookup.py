@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from kindling.connectors.jdbc.dialects import Dialect, JdbcError, dialect_for, to_arrow
 from kindling.connectors.jdbc.options import JdbcConfig
+from kindling.connectors.lookup_cache import with_retries
 
 MAX_KEYS_PER_QUERY = 1000
 
@@ -86,24 +87,21 @@ class JdbcLookup:
         return to_arrow(rows, schema)
 
     def _run(self, query: str, params: list[Any]) -> list[tuple]:
-        attempts = self.config.lookup_max_retries + 1
-        for attempt in range(1, attempts + 1):
-            try:
-                if self._connection is None:
-                    self._connection = self.dialect.connect_checked(autocommit=True)
-                cursor = self._connection.cursor()
-                cursor.execute(query, params)
-                rows = cursor.fetchall()
-                cursor.close()
-                self.queries += 1
-                return [tuple(r) for r in rows]
-            except Exception as exc:
-                self.close()
-                if attempt >= attempts:
-                    raise JdbcError(f"jdbc lookup on {self.config.describe()} failed after {attempts} attempt(s): "
-                                    f"{self.dialect._scrub(str(exc).strip())}") from None
-                self.sleep(attempt)
-        return []
+        def run() -> list[tuple]:
+            if self._connection is None:
+                self._connection = self.dialect.connect_checked(autocommit=True)
+            cursor = self._connection.cursor()
+            cursor.execute(query, params)
+            rows = cursor.fetchall()
+            cursor.close()
+            self.queries += 1
+            return [tuple(r) for r in rows]
+
+        def failed(exc: Exception, attempts: int) -> Exception:
+            return JdbcError(f"jdbc lookup on {self.config.describe()} failed after {attempts} attempt(s): "
+                             f"{self.dialect._scrub(str(exc).strip())}")
+
+        return with_retries(run, self.config.lookup_max_retries, self.sleep, self.close, failed)
 
     def close(self) -> None:
         connection, self._connection = self._connection, None
