@@ -61,6 +61,18 @@ def with_retries(call: Callable[[], T], max_retries: int, sleep: Callable[[float
     raise AssertionError("unreachable")
 
 
+def keyed_rows(keys: list[tuple], rows: list[tuple], key_schema: Optional[Any],
+               to_arrow: Callable[[list[tuple], Any], Any]) -> list[tuple[Hashable, tuple]]:
+    """``(key, row)`` pairs of a lookup source's answer, each key's values passed through Arrow as ``key_schema``
+    types them (so a probe key read from an Arrow batch finds it: a driver's ``Decimal`` in a BIGINT column becomes
+    an int); a key is a bare value for one key column, a tuple for several."""
+    if key_schema is not None and keys:
+        keys = [tuple(k.values()) for k in to_arrow(keys, key_schema).to_pylist()]
+    if keys and len(keys[0]) == 1:
+        return [(key[0], row) for key, row in zip(keys, rows)]
+    return [(tuple(key), row) for key, row in zip(keys, rows)]
+
+
 def lookup_options(caches: Sequence[str] = ("NONE", "PARTIAL", "FULL")) -> list[ConfigOption[Any]]:
     """A lookup table's options with Flink's names and defaults (``LookupOptions``): the cache kinds a connector
     offers, the PARTIAL cache's bounds, ``lookup.max-retries``, and, when it offers FULL, kindling's FULL reloads."""

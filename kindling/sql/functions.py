@@ -118,20 +118,17 @@ class UserDefinedScalarFunction:
             return self.func
         opened: list[bool] = []
 
-        def call(*args: Any) -> Any:
+        def ready() -> ScalarFunction:
             if not opened:
                 instance.open(FunctionContext(name))
                 opened.append(True)
-            return instance.eval(*args)
+            return instance
 
         if self.is_async:
             async def call_async(*args: Any) -> Any:
-                if not opened:
-                    instance.open(FunctionContext(name))
-                    opened.append(True)
-                return await instance.eval(*args)
+                return await ready().eval(*args)
             return call_async
-        return call
+        return lambda *args: ready().eval(*args)
 
     def _async_udf(self) -> Any:
         """An Arrow UDF gathering each batch's async calls on the worker's event loop."""

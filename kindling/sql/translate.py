@@ -391,10 +391,10 @@ class _Rewriter:
             raise SqlError("LATERAL must be followed by TABLE(function(...))", line=token.line, construct="LATERAL TABLE",
                            hint=LATERAL_TABLE_FORM)
         close = matching_paren(tokens, k)
-        inner = [t for t in tokens[k + 1:close]]
-        call = self._call(inner, next_significant(inner, -1) or 0) if significant(inner) else None
+        inner = tokens[k + 1:close]
         name_index = next_significant(inner, -1)
-        if call is None or name_index is None or inner[name_index].kind not in (WORD, QUOTED):
+        call = self._call(inner, name_index) if name_index is not None else None
+        if call is None or inner[name_index].kind not in (WORD, QUOTED):  # type: ignore[index]
             raise SqlError("LATERAL TABLE needs a table function call, e.g. LATERAL TABLE(split(line))", line=token.line,
                            construct="LATERAL TABLE", hint=LATERAL_TABLE_FORM)
         open_index, close_index = call

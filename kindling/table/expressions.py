@@ -357,11 +357,16 @@ def call_sql(sql_expression: str) -> Expression:
     return Expression(f"({sql_expression})")
 
 
+def function_name(f: Any) -> str:
+    """The name a Python function object is registered under for the Table API's calls."""
+    return f"__kindling_udf_{getattr(f, 'name', 'f')}_{id(f):x}"
+
+
 def call(f: Any, *args: Any) -> Expression:
     """A call of a function by name (a built-in or a registered function) or of a ``@udf`` function."""
     if isinstance(f, str):
         return _combine(f"{f}({', '.join(_sql(a) for a in args)})", *args)
-    name = f"__kindling_udf_{getattr(f, 'name', 'f')}_{id(f):x}"  # as kindling.table.table._function_name
+    name = function_name(f)
     expression = _combine(f"{name}({', '.join(_sql(a) for a in args)})", *args)
     expression.functions[name] = f
     return expression

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, Optional
 
-from kindling.table.expressions import WINDOW_PROPERTY, Expression, _quote, col
+from kindling.table.expressions import WINDOW_PROPERTY, Expression, _quote, col, function_name
 from kindling.table.window import GroupWindow
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ class Table:
     def flat_map(self, func: Any) -> "Table":
         """Rows of a table function (``@udtf``) called with each row (as a Row of its columns): the function's
         columns only, named ``f0``, ``f1``, ... (rename them with ``.alias``)."""
-        name = _function_name(func)
+        name = function_name(func)
         columns = ", ".join(_quote(c) for c in self.get_schema().fieldNames())
         return self._derive(f"SELECT `T`.* FROM {self._name}, LATERAL TABLE({name}(ROW({columns}))) AS `T`", {name: func})
 
@@ -225,11 +225,6 @@ class Table:
 
         rows = self.execute().collect()
         return pd.DataFrame([r.asDict() for r in rows], columns=self.get_schema().fieldNames())
-
-
-def _function_name(func: Any) -> str:
-    """The name a Python function object is registered under for the Table API's calls."""
-    return f"__kindling_udf_{getattr(func, 'name', 'f')}_{id(func):x}"
 
 
 class GroupedTable:

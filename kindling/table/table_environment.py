@@ -193,10 +193,10 @@ class TableEnvironment:
         return self._session.catalog.drop("TABLE", table_path, True, 1)
 
     def list_tables(self) -> list[str]:
-        return [n for n in self._session.catalog.tables() if not n.startswith("UnnamedTable_")]
+        return [n for n in self._session.catalog.tables() if not _internal(n)]
 
     def list_views(self) -> list[str]:
-        return [n for n in self._session.catalog.views() if not n.startswith("UnnamedTable_")]
+        return [n for n in self._session.catalog.views() if not _internal(n)]
 
     # --- tables from Python -----------------------------------------------------------------------
     def from_elements(self, elements: Iterable[Any], schema: Union[Sequence[str], DataType, None] = None,
@@ -325,6 +325,11 @@ def _python(value: Any) -> Any:
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         return value.item()
     return value
+
+
+def _internal(name: str) -> bool:
+    """Catalog objects the Table API makes for itself (a Table's view, from_elements' and from_data_stream's tables)."""
+    return name.startswith(("UnnamedTable_", "__kindling_"))
 
 
 def _sql_string(text: str) -> str:

@@ -18,7 +18,7 @@ import pyarrow as pa
 from kindling.connectors.elasticsearch.client import make_client
 from kindling.connectors.elasticsearch.index import IndexPattern
 from kindling.connectors.elasticsearch.options import SinkConfig
-from kindling.connectors.lookup_cache import with_retries
+from kindling.connectors.lookup_cache import keyed_rows, with_retries
 from kindling.options import OptionError
 
 MAX_KEYS_PER_SEARCH = 1000
@@ -64,13 +64,8 @@ class ElasticsearchLookup:
         raise OptionError("'lookup.cache' = 'FULL' is not supported by the Elasticsearch lookup source (PARTIAL only, as in Flink)")
 
     def _keyed(self, sources: list[dict]) -> list[tuple[Hashable, tuple]]:
-        rows = [tuple(source.get(c) for c in self.columns) for source in sources]
-        keys = [tuple(source.get(c) for c in self.key_columns) for source in sources]
-        if keys:
-            keys = [tuple(k.values()) for k in self.to_arrow(keys, self.key_schema).to_pylist()]
-        if len(self.key_columns) == 1:
-            return [(key[0], row) for key, row in zip(keys, rows)]
-        return [(tuple(key), row) for key, row in zip(keys, rows)]
+        return keyed_rows([tuple(source.get(c) for c in self.key_columns) for source in sources],
+                          [tuple(source.get(c) for c in self.columns) for source in sources], self.key_schema, self.to_arrow)
 
     def _search(self, query: dict) -> list[dict]:
         def search() -> list[dict]:

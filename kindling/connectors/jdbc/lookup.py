@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from kindling.connectors.jdbc.dialects import Dialect, JdbcError, dialect_for, to_arrow
 from kindling.connectors.jdbc.options import JdbcConfig
-from kindling.connectors.lookup_cache import with_retries
+from kindling.connectors.lookup_cache import keyed_rows, with_retries
 
 MAX_KEYS_PER_QUERY = 1000
 
@@ -76,12 +76,7 @@ class JdbcLookup:
 
     def _keyed(self, rows: list[tuple]) -> list[tuple[Hashable, tuple]]:
         width = len(self.columns)
-        keys: list[Any] = [row[width:] for row in rows]
-        if self.key_schema is not None and rows:
-            keys = [tuple(k.values()) for k in to_arrow(keys, self.key_schema).to_pylist()]
-        if len(self.key_columns) == 1:
-            return [(key[0], tuple(row[:width])) for key, row in zip(keys, rows)]
-        return [(tuple(key), tuple(row[:width])) for key, row in zip(keys, rows)]
+        return keyed_rows([tuple(row[width:]) for row in rows], [tuple(row[:width]) for row in rows], self.key_schema, to_arrow)
 
     def to_arrow(self, rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
         return to_arrow(rows, schema)
