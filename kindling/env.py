@@ -196,6 +196,17 @@ class StreamEnvironment:
         stream._replan = lambda new_strategy: self.from_source(source, new_strategy, source_name, type_info)
         return stream
 
+    def read_bounded(self, source: Source) -> DataFrame:
+        """A bounded source's records as a Spark batch DataFrame (Flink's batch execution mode for SQL).
+
+        The same reader as :meth:`from_source` reads the same records, in one batch; there is no
+        watermark: in batch mode, time attributes are ordinary timestamps and every result is final."""
+        if not source.bounded:
+            raise ValueError(f"source '{source.connector}' is unbounded: it cannot be read in batch mode")
+        self._job_sources.append(source)
+        df = self.spark.read.format(spark_format(source.connector)).schema(source.read_schema()).options(**source.options).load()
+        return df.where(F.col(EOS_COLUMN).isNull() | ~F.col(EOS_COLUMN)).drop(EOS_COLUMN)
+
     def from_collection(self, collection: Sequence[Any], type_info: Any = None, watermark_strategy: Optional[WatermarkStrategy] = None,
                         rows_per_batch: int = 0) -> DataStream:
         """A bounded stream of the given records; ``rows_per_batch`` spreads them over micro-batches.

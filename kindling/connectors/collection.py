@@ -21,6 +21,7 @@ from pyspark.sql.types import StructType
 
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, Connector, Source, end_of_input_batch, spark_format
+from kindling.connectors.bounded_read import BoundedReads
 from kindling.options import OptionSet, int_option, string_option
 
 OPTIONS = OptionSet(
@@ -131,7 +132,7 @@ class CollectionStreamReader(DataSourceStreamReader):
             yield end_of_input_batch(target)
 
 
-class CollectionDataSource(DataSource):
+class CollectionDataSource(BoundedReads, DataSource):
     @classmethod
     def name(cls) -> str:
         return spark_format("collection")

@@ -67,6 +67,7 @@ from pyspark.sql.types import (
 
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, INTERNAL_PREFIX, Connector, end_of_input_batch, spark_format
+from kindling.connectors.bounded_read import BoundedReads
 from kindling.durations import parse_duration
 from kindling.options import OptionError, OptionSet, ParsedOptions, int_option
 
@@ -661,7 +662,7 @@ class DatagenStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             yield end_of_input_batch(target)
 
 
-class DatagenDataSource(DataSource):
+class DatagenDataSource(BoundedReads, DataSource):
     """Spark Data Source ``kindling_datagen``; needs a schema (``.schema(with_eos(user_schema))``)."""
 
     @classmethod

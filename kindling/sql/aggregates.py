@@ -1,6 +1,6 @@
 """Flink's result types of AVG, SUM, STDDEV and VARIANCE over integers, on Spark SQL text.
 
-Flink's ``AVG`` over an exact integer column returns that type, truncated (``AVG(BIGINT)`` is a
+Flink's ``AVG`` (as a group or an OVER aggregate) over an exact integer column returns that type, truncated (``AVG(BIGINT)`` is a
 BIGINT), and ``SUM`` keeps the input type; Spark's ``avg`` returns DOUBLE and ``sum`` of an INT
 a BIGINT. The argument's type is only known after analysis (:mod:`kindling.sql.analysis`), so each
 call's argument is tagged, Spark analyses the tagged query, and the calls over integers are cast back.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from kindling.sql.analysis import analysed_plan, tagged, tagged_argument_types
-from kindling.sql.tokens import Token, function_calls, next_significant, render, splice, tokenize
+from kindling.sql.tokens import Token, function_calls, matching_paren, next_significant, render, splice, tokenize
 
 _MARKER_BASE = 918_273_645_000
 _INTEGERS = ("tinyint", "smallint", "int", "bigint")
@@ -25,8 +25,19 @@ _SPARK_AGGREGATES = ("Average", "Sum", "StddevPop", "StddevSamp", "VariancePop",
 
 
 def _calls(tokens: list[Token]) -> list[tuple[int, int, int, int]]:
-    """(name index, '(' index, ')' index, end index after an optional FILTER (...)) of each AVG/SUM call."""
-    return function_calls(tokens, tuple(_CAST_BACK))
+    """(name index, '(' index, ')' index, end index after an optional FILTER (...) or OVER window) of each AVG/SUM call."""
+    return [(name, open_index, close, _over_end(tokens, end)) for name, open_index, close, end in function_calls(tokens, tuple(_CAST_BACK))]
+
+
+def _over_end(tokens: list[Token], end: int) -> int:
+    """The last index of ``OVER w`` or ``OVER (...)`` after a call ending at ``end`` (a window aggregate), else ``end``."""
+    over = next_significant(tokens, end)
+    if over is None or not tokens[over].is_word("OVER"):
+        return end
+    window = next_significant(tokens, over)
+    if window is None:
+        return end
+    return matching_paren(tokens, window) if tokens[window].is_symbol("(") else window
 
 
 def _argument_start(tokens: list[Token], open_index: int) -> int:

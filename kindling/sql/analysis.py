@@ -49,9 +49,14 @@ def tagged_argument_types(plan: Any, classes: tuple[str, ...], base: int) -> dic
     """Marker number -> Spark's type of the tagged argument, for each expression of a class in ``classes`` (Spark's
     simple class names: ``Average``, ``Ceil``) whose argument carries a marker ``base + n``."""
     found: dict[int, str] = {}
-    for e in expressions(plan):
+    every = list(expressions(plan))
+    # Spark computes an OVER aggregate's argument in a projection below the window (``_w0``): follow the alias.
+    aliased = {e.exprId().id(): e.child() for e in every if e.getClass().getSimpleName() == "Alias"}
+    for e in every:
         if e.getClass().getSimpleName() in classes:
             argument = uncast(e.child())
+            if argument.getClass().getSimpleName() == "AttributeReference" and argument.exprId().id() in aliased:
+                argument = uncast(aliased[argument.exprId().id()])
             n = marker_of(argument, base)
             if n is not None:
                 found[n] = argument.dataType().simpleString()

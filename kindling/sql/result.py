@@ -11,13 +11,13 @@ import sys
 import threading
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Optional, Sequence, TextIO
+from typing import Any, Optional, Sequence, TextIO, Union
 
 from pyspark.sql import DataFrame, Row
 
 from kindling.connectors.base import ROWKIND_COLUMN
 from kindling.runtime import interrupts
-from kindling.runtime.job import TERMINAL_STATES, JobClient
+from kindling.runtime.job import TERMINAL_STATES
 
 RESULT_SUCCESS = "SUCCESS"
 RESULT_SUCCESS_WITH_CONTENT = "SUCCESS_WITH_CONTENT"
@@ -52,6 +52,16 @@ class ChangelogCollector:
             return [change for batch_id in sorted(self._batches) for change in self._batches[batch_id]]
 
 
+class BatchCollector:
+    """A batch job's result (Flink's batch mode): every row an insert, all known once the job has finished."""
+
+    def __init__(self, job: Any) -> None:
+        self.job = job
+
+    def changes(self) -> list[tuple[str, Row]]:
+        return [("+I", row) for row in (self.job.result or [])]
+
+
 def apply_changelog(changes: Sequence[tuple[str, Row]], upsert_key: Optional[Sequence[str]]) -> list[Row]:
     """The rows a changelog leaves: by key for an upsert result, as a multiset otherwise."""
     if upsert_key is not None:  # an empty key: a global aggregation's one row
@@ -79,7 +89,7 @@ class TableResult:
     """Flink's TableResult: result kind, columns, rows or the job producing them."""
 
     def __init__(self, columns: Sequence[str] = ("result",), rows: Optional[Sequence[tuple]] = None, *,
-                 job_client: Optional[JobClient] = None, collector: Optional[ChangelogCollector] = None,
+                 job_client: Any = None, collector: Union[ChangelogCollector, BatchCollector, None] = None,
                  upsert_key: Optional[Sequence[str]] = None, cleanup: Any = None,
                  column_types: Optional[Sequence[Any]] = None) -> None:
         self.columns = list(columns)
@@ -99,7 +109,7 @@ class TableResult:
             return RESULT_SUCCESS
         return RESULT_SUCCESS_WITH_CONTENT
 
-    def get_job_client(self) -> Optional[JobClient]:
+    def get_job_client(self) -> Any:
         return self._job_client
 
     def wait(self, timeout: Optional[float] = None) -> Optional[str]:
@@ -136,7 +146,30 @@ class TableResult:
         if self._collector is None:
             _print_table(self.columns, [tuple(r) for r in self._rows], out)
             return
+        if isinstance(self._collector, BatchCollector):
+            self._print_batch(out, max_rows, client)
+            return
         self._print_streaming(out, max_rows, client)
+
+    def _print_batch(self, out: TextIO, max_rows: Optional[int], client: bool) -> None:
+        """A batch result as Flink prints it: the final rows without a row-kind column, once the job has ended;
+        columns as wide as their types (``TableResult.print()``) or, in the SQL client, as their content."""
+        rows = [[_format(v) for v in r] for r in self.collect()]
+        if max_rows is not None:
+            rows = rows[:max_rows]
+        if not rows:
+            out.write("Empty set\n")
+            out.flush()
+            return
+        if client:
+            widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(self.columns)]
+        else:
+            types = self.column_types or [None] * len(self.columns)
+            widths = [max(len(c), len("<NULL>"), _type_width(t)) for c, t in zip(self.columns, types)]
+        border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+        lines = [border, _line(self.columns, widths), border] + [_line(row, widths) for row in rows]
+        out.write("\n".join(lines) + "\n" + border + f"\n{len(rows)} row{'s' if len(rows) > 1 else ''} in set\n")
+        out.flush()
 
     def _print_streaming(self, out: TextIO, max_rows: Optional[int], client_footer: bool = False) -> None:
         columns = ["op"] + self.columns

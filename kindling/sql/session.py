@@ -31,6 +31,7 @@ from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy
 from kindling.durations import parse_duration, spark_interval
 from kindling.options import OptionError, nearest
+from kindling.runtime.batch_job import BatchJob
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.sql import ddl
 from kindling.sql.aggregates import with_flink_aggregate_types
@@ -50,7 +51,7 @@ from kindling.sql.group_aggregate import (
 )
 from kindling.sql.lookup_join import register_lookup_join
 from kindling.sql.ranking import TOP_N_FORM, RankPlan, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key, top_one_aggregate
-from kindling.sql.result import ChangelogCollector, TableResult
+from kindling.sql.result import BatchCollector, ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import Token, significant, split_top_level, tokenize
@@ -139,6 +140,11 @@ class SqlSession:
     @property
     def spark(self):
         return self.env.spark
+
+    @property
+    def batch(self) -> bool:
+        """Flink's batch execution mode (``SET 'execution.runtime-mode' = 'batch'``, ``in_batch_mode()``)."""
+        return self.env.is_batch()
 
     # --- entry points -------------------------------------------------------------------------
     def execute_script(self, script: str) -> list[TableResult]:
@@ -314,6 +320,8 @@ class SqlSession:
         return self.env.config.get(cfg.PIPELINE_NAME) or default
 
     def _run_inserts(self, inserts: Sequence[ddl.Insert], line: int) -> TableResult:
+        if self.batch:
+            return self._run_inserts_batch(inserts, line)
         bindings: list[DataStreamSink] = []
         names = []
         pending = self.env._sinks
@@ -350,6 +358,8 @@ class SqlSession:
         return result
 
     def _collect(self, planned: PlannedQuery) -> TableResult:
+        if self.batch:
+            return self._collect_batch(planned)
         collector = ChangelogCollector(planned.columns)
         checkpoint = Path(tempfile.mkdtemp(prefix="kindling-select-"))
         out = planned.df
@@ -373,6 +383,71 @@ class SqlSession:
         types = [planned.df.schema[c].dataType if c in planned.df.columns else None for c in planned.columns]
         return TableResult(planned.columns, job_client=client, collector=collector, upsert_key=planned.upsert_key,
                            cleanup=lambda: shutil.rmtree(checkpoint, ignore_errors=True), column_types=types)
+
+    def _collect_batch(self, planned: PlannedQuery) -> TableResult:
+        """A SELECT in batch mode: one Spark batch job whose rows are the final result, in the query's order."""
+        df = planned.df
+        job = BatchJob(self._job_name(f"select-{next(_VIEW_IDS)}"), lambda _job: _collect_rows(df), self.spark)
+        self.jobs.append(job)
+        types = [df.schema[c].dataType for c in planned.columns]
+        return TableResult(planned.columns, job_client=job, collector=BatchCollector(job), column_types=types)
+
+    def _run_inserts_batch(self, inserts: Sequence[ddl.Insert], line: int) -> TableResult:
+        """INSERTs in batch mode: the queries run as Spark batch jobs into staged files, then the sinks write
+        the staged rows through the same exactly-once path as a bounded streaming job (one job, one checkpoint
+        of its own: a batch job never resumes an earlier run)."""
+        staged: list[tuple[DataFrame, Path, DataStreamSink]] = []
+        root = Path(tempfile.mkdtemp(prefix="kindling-batch-"))
+        pending = self.env._sinks
+        self.env._sinks = []
+        try:
+            names = []
+            for index, insert in enumerate(inserts):
+                planned, table = self._plan_insert(insert)
+                try:
+                    sink = Sink(table.connector, table.connector_options())
+                    get_connector(table.connector).prepare_sink(sink.options, planned.df.schema, False)
+                except (OptionError, ValueError) as exc:
+                    raise SqlError(f"INSERT INTO {table.name}: {exc}", line=insert.line, construct="WITH options of the sink table") from None
+                directory = root / f"stage-{index}"
+                source = Source("filesystem", {"path": str(directory), "format": "parquet"}, planned.df.schema)
+                stream = self.env.from_source(source, None, f"INSERT INTO {table.name}")
+                bound = DataStreamSink(stream, sink, index)
+                bound.uid(_safe_uid(f"{index}-{table.name}" if len(inserts) > 1 else table.name)).name(f"Sink: {table.name}")
+                staged.append((planned.df, directory, bound))
+                names.append(table.name)
+            job_name = self._job_name("insert-into_" + ",".join(names))
+            interval = spark_interval(self.env.config.get(cfg.CHECKPOINTING_INTERVAL))
+            plans = [self.env._plan(bound, job_name, root / "checkpoints" / bound.get_uid(), interval) for _, _, bound in staged]
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        finally:
+            self.env._sinks = pending
+        cleanups = self.env.take_source_cleanups()
+        config = self.env.config
+
+        def run(job: BatchJob) -> None:
+            try:
+                for df, directory, _ in staged:
+                    df.write.parquet(str(directory))
+                writing = JobClient(job_name, plans, config)
+                job.on_cancel(writing.cancel)
+                writing.wait()
+            finally:
+                for step in cleanups:
+                    step()
+                shutil.rmtree(root, ignore_errors=True)
+
+        try:
+            job = BatchJob(job_name, run, self.spark)
+        except Exception as exc:
+            raise from_spark(exc, statement_line=line, construct="INSERT") from None
+        self.jobs.append(job)
+        result = TableResult(["job id"], [(job.job_id,)], job_client=job)
+        if self.session_options.get("table.dml-sync", "false").lower() == "true":
+            result.wait()
+        return result
 
     # --- planning -----------------------------------------------------------------------------
     def _plan_insert(self, insert: ddl.Insert) -> tuple[PlannedQuery, CatalogTable]:
@@ -417,6 +492,9 @@ class SqlSession:
             raise SqlError("the query is empty", line=line, construct=construct)
         registered: dict[str, tuple[bool, bool]] = {}
         df, (bounded, event_time) = self._frame(text, line, construct, registered, outermost=True)
+        if self.batch:  # a batch job's result is final: insert-only, whatever the query
+            columns = _unique_names(list(df.columns))
+            return PlannedQuery(df.toDF(*columns), "append", None, True, event_time, columns)
         if _UPDATING_TOP_N in registered and ROWKIND_COLUMN not in df.columns:
             raise SqlError("a query over an updating Top-N (in a view or subquery) would lose its retractions: not supported",
                            line=line, construct="Top-N", hint=TOP_N_FORM + "; or SELECT * FROM a view holding the Top-N")
@@ -440,6 +518,8 @@ class SqlSession:
 
     def _frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                stack: tuple[str, ...] = (), outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
+        if self.batch:  # bounded tables as Spark batch frames: Spark runs the query as it stands, every result final
+            return self._spark_frame(text, line, construct, registered, stack)
         top_n = find_top_n(text, line)
         if top_n is not None:
             return self._ranking_frame(top_n, construct, registered, stack, outermost)
@@ -466,7 +546,28 @@ class SqlSession:
                 # over a Top-N's or a retracting aggregation's changelog: applied row by row, keeping the row kinds
                 return self._frame(projection.over(self._changelog_view(source, construct, registered)), line, construct,
                                    registered, stack)[0], source.flags
-        translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}")
+        df, (bounded, event_time) = self._spark_frame(text, line, construct, registered, stack)
+        if aggregation is not None and df.isStreaming and (chained is not None or aggregation.having):
+            try:
+                updating = self._output_mode(df, line, construct) != "append"
+            except SqlError as refused:
+                if chained is None:
+                    return df, (bounded, event_time)  # refused where the query's output mode is decided
+                # An unbounded GROUP BY over a stateful append-only input (a window aggregation, a join): Spark runs
+                # one aggregation per query only in append mode, Flink aggregates the input's rows as they come.
+                try:
+                    return self._aggregation_frame(aggregation, chained, construct, registered, stack)
+                except SqlError:
+                    raise refused from None
+            if updating and aggregation.having:
+                # Spark's update mode drops the new value that fails HAVING and keeps the old row; Flink retracts it.
+                return self._aggregation_frame(aggregation, None, construct, registered, stack)
+        return df, (bounded, event_time)
+
+    def _spark_frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
+                     stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
+        """The query translated for Spark and planned by Spark over the views it reads."""
+        translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}", batch=self.batch)
         # A view's own name inside its text is a column or qualifier (Nexmark's `SELECT person.id ...`).
         used = [n for n in translation.names if n in self.catalog.objects and n not in stack]
         for name in used:
@@ -491,24 +592,7 @@ class SqlSession:
                 self.catalog.get(missing.group(1).split("`.`")[-1], line=error.line, construct=construct)
             raise _spark_error(exc, line, construct) from None
         flags = [registered[n] for n in used if n in registered]
-        bounded = all(f[0] for f in flags) if flags else True
-        event_time = any(f[1] for f in flags)
-        if aggregation is not None and df.isStreaming and (chained is not None or aggregation.having):
-            try:
-                updating = self._output_mode(df, line, construct) != "append"
-            except SqlError as refused:
-                if chained is None:
-                    return df, (bounded, event_time)  # refused where the query's output mode is decided
-                # An unbounded GROUP BY over a stateful append-only input (a window aggregation, a join): Spark runs
-                # one aggregation per query only in append mode, Flink aggregates the input's rows as they come.
-                try:
-                    return self._aggregation_frame(aggregation, chained, construct, registered, stack)
-                except SqlError:
-                    raise refused from None
-            if updating and aggregation.having:
-                # Spark's update mode drops the new value that fails HAVING and keeps the old row; Flink retracts it.
-                return self._aggregation_frame(aggregation, None, construct, registered, stack)
-        return df, (bounded, event_time)
+        return df, (all(f[0] for f in flags) if flags else True, any(f[1] for f in flags))
 
     def _ranking_frame(self, top_n: TopN, construct: str, registered: dict[str, tuple[bool, bool]],
                        stack: tuple[str, ...], outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
@@ -721,6 +805,9 @@ class SqlSession:
             df, flags = self._table_frame(obj, line)
         elif obj.frame is not None:
             df, flags = _api_view_frame(obj.frame)
+            if self.batch and df.isStreaming:
+                raise SqlError(f"view '{name}' is a DataStream, which kindling runs as a stream: it cannot be read in batch mode",
+                               line=line, construct="batch mode", hint="a table of a bounded connector, from_elements or from_pandas")
         else:
             df, flags = self._frame(obj.query, obj.query_line, f"view {name}", registered, stack + (name,))
             if obj.column_names:
@@ -738,6 +825,8 @@ class SqlSession:
         except (OptionError, ValueError) as exc:
             raise SqlError(f"table '{table.name}': {exc}", line=table.line, construct="WITH options of the source table") from None
         computed = {c.name: translate_expression(c.expression or "", c.line) for c in table.columns if c.kind == "computed"}
+        if self.batch:
+            return self._bounded_table_frame(table, source, computed, line)
         strategy = None
         rowtime = table.watermark.column if table.watermark is not None else None
         if table.watermark is not None:
@@ -767,6 +856,26 @@ class SqlSession:
         except Exception as exc:
             raise _spark_error(exc, table.line, f"table '{table.name}'") from None
         return df, (source.bounded, table.watermark is not None)
+
+    def _bounded_table_frame(self, table: CatalogTable, source: Source, computed: dict[str, str],
+                             line: int) -> tuple[DataFrame, tuple[bool, bool]]:
+        """A table read in batch mode: one Spark batch of its rows; its time attribute is an ordinary timestamp."""
+        if not source.bounded:
+            raise SqlError(f"Querying an unbounded table '{table.name}' in batch mode is not allowed. The table source is unbounded.",
+                           line=line, construct="batch mode",
+                           hint="SET 'execution.runtime-mode' = 'streaming'; or bound the source (datagen 'number-of-rows', "
+                                "kafka 'scan.bounded.mode', filesystem without 'source.monitor-interval')")
+        if source.changelog:
+            raise SqlError(f"Querying a table in batch mode is currently only possible for INSERT-only table sources. But the source "
+                           f"for table '{table.name}' produces other changelog messages than just INSERT.", line=line,
+                           construct="batch mode", hint="SET 'execution.runtime-mode' = 'streaming'")
+        try:
+            df = self.env.read_bounded(source)
+            projection = [F.expr(computed[c.name]).alias(c.name) if c.kind == "computed"
+                          else _with_precision(F.col(_quote(c.name)), c.type.flink).alias(c.name) for c in table.columns]
+            return df.select(*projection), (True, False)
+        except Exception as exc:
+            raise _spark_error(exc, table.line, f"table '{table.name}'") from None
 
     def _register_tvf(self, tvf: WindowTvf, construct: str) -> None:
         """A window TVF's view: the input plus window_start, window_end, window_time.
@@ -853,6 +962,13 @@ def _spark_error(exc: BaseException, line: int, construct: str) -> SqlError:
     elif "stream-stream" in text.lower() or "streaming DataFrames/Datasets" in text:
         hint = "joins of two streams need WATERMARKs on both and a time bound: a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts"
     return from_spark(exc, statement_line=line, construct=construct, hint=hint)
+
+
+def _collect_rows(df: DataFrame) -> list[Any]:
+    try:
+        return df.collect()
+    except Exception as exc:  # the cause, not the JVM trace
+        raise RuntimeError(from_spark(exc, statement_line=1, construct="query").reason) from None
 
 
 def _api_view_frame(frame: Any) -> tuple[DataFrame, tuple[bool, bool]]:

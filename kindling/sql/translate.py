@@ -111,8 +111,9 @@ class Translation:
 
 
 class _Rewriter:
-    def __init__(self, view_name: Callable[[], str]) -> None:
+    def __init__(self, view_name: Callable[[], str], batch: bool = False) -> None:
         self.view_name = view_name
+        self.batch = batch
         self.tvfs: list[WindowTvf] = []
         self.lookups: list[LookupJoin] = []
         self.lookup_hints: list[tuple[str, int]] = []  # (table named by a LOOKUP hint, line)
@@ -216,7 +217,7 @@ class _Rewriter:
             if left_lateral is not None:
                 return left_lateral
         if word == "MATCH_RECOGNIZE":
-            raise SqlError("MATCH_RECOGNIZE (pattern matching) cannot run on Spark streams", line=token.line, construct="MATCH_RECOGNIZE",
+            raise SqlError("MATCH_RECOGNIZE (pattern matching) is not supported", line=token.line, construct="MATCH_RECOGNIZE",
                            hint="the DataStream API with a keyed process function")
         if word in ("JOIN", "LEFT", "INNER", "RIGHT", "FULL"):
             lookup = parse_lookup_join(tokens, i, self.rewrite, f"__kindling_lookup_{next(_LOOKUP_IDS)}")
@@ -227,7 +228,7 @@ class _Rewriter:
         if word == "FOR" and self._sequence(tokens, i, ("FOR", "SYSTEM_TIME", "AS", "OF")):
             raise SqlError("temporal joins (FOR SYSTEM_TIME AS OF) are not supported", line=token.line, construct="temporal join",
                            hint="an interval join: a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts")
-        if word == "OVER":
+        if word == "OVER" and not self.batch:  # a bounded table's OVER is Spark's window function, with Flink's frames
             function = self._function_before_over(tokens, i)
             if function in ("ROW_NUMBER", "RANK", "DENSE_RANK"):
                 from kindling.sql.ranking import TOP_N_FORM
@@ -849,10 +850,13 @@ def interval_text(tokens: list[Token]) -> Optional[str]:
     return f"{amount.strip()} {unit}"
 
 
-def translate_query(text: str, line: int, view_name: Callable[[], str]) -> Translation:
-    """Rewrite a Flink query (or expression) for Spark; ``line`` is the line its text starts on."""
+def translate_query(text: str, line: int, view_name: Callable[[], str], batch: bool = False) -> Translation:
+    """Rewrite a Flink query (or expression) for Spark; ``line`` is the line its text starts on.
+
+    ``batch``: the query runs in Flink's batch mode over bounded tables, where Spark runs what its streams cannot
+    (OVER windows over any ordering)."""
     tokens = tokenize(text, line)
-    rewriter = _Rewriter(view_name)
+    rewriter = _Rewriter(view_name, batch)
     rewritten = rewriter.rewrite(tokens)
     for table, hint_line in rewriter.lookup_hints:
         if not any(table in (join.alias, join.table) for join in rewriter.lookups):

@@ -20,6 +20,7 @@ from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
 from kindling.connectors.base import Connector, spark_format
+from kindling.connectors.bounded_read import BoundedReads
 from kindling.connectors.filesystem.builder import (
     DateTimeBucketAssigner,
     Encoder,
@@ -35,7 +36,7 @@ from kindling.connectors.filesystem.options import SINK_OPTIONS, SOURCE_OPTIONS,
 from kindling.options import ParsedOptions
 
 
-class FileSystemDataSource(DataSource):
+class FileSystemDataSource(BoundedReads, DataSource):
     @classmethod
     def name(cls) -> str:
         return spark_format("filesystem")

@@ -20,12 +20,13 @@ from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
 from kindling.connectors.base import TABLE_PRIMARY_KEY, Connector, spark_format
+from kindling.connectors.bounded_read import BoundedReads
 from kindling.connectors.jdbc.dialects import check_reachable
 from kindling.connectors.jdbc.options import OPTIONS, jdbc_config
 from kindling.options import OptionError, ParsedOptions
 
 
-class JdbcDataSource(DataSource):
+class JdbcDataSource(BoundedReads, DataSource):
     """``format("kindling_jdbc")`` with Flink's jdbc options."""
 
     @classmethod

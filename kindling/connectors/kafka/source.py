@@ -41,6 +41,7 @@ from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 from kindling.arrow import arrow_schema
 from kindling.connectors import watermark_use
 from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, ROWKIND_COLUMN, TABLE_SCAN, end_of_input_batch, with_eos
+from kindling.connectors.bounded_read import BoundedReads
 from kindling.connectors.kafka.alignment import AlignmentGroup, EventTimeProbe, PartitionAligner, value_time_decoder
 from kindling.connectors.kafka.options import SourceConfig, source_config
 from kindling.formats import ValueDecoder, value_columns
@@ -171,7 +172,7 @@ class _SourceLayout:
         self.arrow_schema = arrow_schema(schema)
 
 
-class KafkaDataSource(DataSource):
+class KafkaDataSource(BoundedReads, DataSource):
     """``spark.readStream.format("kindling_kafka")`` / ``df.writeStream.format("kindling_kafka")`` with Flink's options."""
 
     @classmethod

@@ -35,6 +35,7 @@ from pyspark.sql.types import (
 
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, end_of_input_batch, spark_format
+from kindling.connectors.bounded_read import BoundedReads
 from kindling.connectors.nexmark.config import FIRST_EVENT_NUMBER, GeneratorConfig, parse_base_time, validate
 from kindling.connectors.nexmark.generator import AUCTION_TYPE, BID_TYPE, PERSON_TYPE, EventBatch, generate
 from kindling.options import OptionError
@@ -233,7 +234,7 @@ class NexmarkStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             yield end_of_input_batch(self.target)
 
 
-class NexmarkDataSource(DataSource):
+class NexmarkDataSource(BoundedReads, DataSource):
     """Spark Data Source ``kindling_nexmark``; without a schema it produces ``NEXMARK_SCHEMA``."""
 
     @classmethod

@@ -8,7 +8,7 @@ duplicates reach every function.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 FUNCTIONS = "dev/table/functions/systemFunctions.md"
 Q = "dev/table/sql/queries/"
@@ -23,6 +23,7 @@ class Entry:
     # The columns by which Flink sends this result as an upsert stream (+U with no -U before it): the
     # recorder replaces the row with the same key instead of adding one.
     upsert_key: tuple[str, ...] = ()
+    mode: str = "streaming"  # or "batch": Flink's batch execution mode over the same bounded tables
 
 
 def expression_batch(entries: list[Entry]) -> str:
@@ -243,5 +244,68 @@ QUERIES = [
           "PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS B.amount < A.amount)"),
 ]
 
-CORPUS: list[Entry] = EXPRESSIONS + QUERIES
+B = "batch-"
+
+
+def _batch(id: str, source: str, sql: str) -> Entry:
+    return Entry(B + id, source, sql, mode="batch")
+
+
+# Every query again in batch mode (SET 'execution.runtime-mode' = 'batch'), where results are final and Flink runs
+# what its streams cannot (ORDER BY any column, LIMIT, outer joins without retractions, OVER over any order) ...
+# FIRST_VALUE/LAST_VALUE as group aggregates take the rows in arrival order: in Flink's batch mode that is the order of
+# its sort-based aggregation, which no other engine reproduces (it is the input order in streaming).
+_ORDER_DEPENDENT_IN_BATCH = {"agg-first-last"}
+BATCH_QUERIES = [replace(e, id=B + e.id, mode="batch", upsert_key=()) for e in QUERIES if e.id not in _ORDER_DEPENDENT_IN_BATCH] + [
+    # ... and queries that only batch mode runs
+    _batch("order-limit", Q + "orderby.md", "SELECT order_id, amount FROM orders ORDER BY amount DESC, order_id LIMIT 5"),
+    _batch("limit-offset", Q + "limit.md", "SELECT order_id FROM orders ORDER BY order_id, amount LIMIT 3 OFFSET 2"),
+    _batch("order-by-name", Q + "orderby.md", "SELECT customer, item FROM orders ORDER BY customer, item"),
+    _batch("join-right", Q + "joins.md", "SELECT o.order_id, s.ship_id FROM orders o RIGHT JOIN shipments s ON o.order_id = s.order_id"),
+    _batch("join-full-ship", Q + "joins.md",
+           "SELECT o.order_id, s.ship_id FROM orders o FULL OUTER JOIN shipments s ON o.order_id = s.order_id"),
+    _batch("join-left-nonequi", Q + "joins.md",
+           "SELECT o.order_id, c.city FROM orders o LEFT JOIN customers c ON o.customer = c.customer AND c.level > 1"),
+    _batch("not-exists", Q + "joins.md",
+           "SELECT order_id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.order_id)"),
+    _batch("not-in", Q + "set-ops.md",
+           "SELECT customer FROM customers WHERE customer NOT IN (SELECT customer FROM orders WHERE customer IS NOT NULL)"),
+    _batch("in-correlated", Q + "set-ops.md",
+           "SELECT order_id FROM orders o WHERE amount IN (SELECT amount FROM orders p WHERE p.customer = o.customer AND p.order_id <> o.order_id)"),
+    _batch("scalar-subquery", Q + "select.md", "SELECT order_id, amount - (SELECT MIN(amount) FROM orders) AS d FROM orders"),
+    _batch("over-rows-avg", Q + "over-agg.md",
+           "SELECT order_id, AVG(amount) OVER w AS a, MAX(amount) OVER w AS m, COUNT(amount) OVER w AS c FROM orders "
+           "WINDOW w AS (PARTITION BY customer ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"),
+    _batch("over-range-count", Q + "over-agg.md",
+           "SELECT order_id, COUNT(*) OVER (PARTITION BY item ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND CURRENT ROW) "
+           "AS c FROM orders"),
+    _batch("over-order-amount", Q + "over-agg.md",
+           "SELECT order_id, SUM(amount) OVER (ORDER BY amount, order_id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS s FROM orders"),
+    _batch("row-number", Q + "over-agg.md",
+           "SELECT order_id, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY amount DESC, order_id) AS rn FROM orders"),
+    _batch("rank-dense", Q + "over-agg.md",
+           "SELECT order_id, RANK() OVER (ORDER BY amount) AS r, DENSE_RANK() OVER (ORDER BY amount) AS d FROM orders"),
+    _batch("lag-lead", Q + "over-agg.md",
+           "SELECT order_id, LAG(amount) OVER (PARTITION BY customer ORDER BY ts) AS prev, "
+           "LEAD(amount, 1, 0) OVER (PARTITION BY customer ORDER BY ts) AS next FROM orders"),
+    _batch("first-last-value", Q + "over-agg.md",
+           "SELECT order_id, FIRST_VALUE(amount) OVER (PARTITION BY customer ORDER BY ts) AS f, "
+           "LAST_VALUE(amount) OVER (PARTITION BY customer ORDER BY ts) AS l FROM orders"),
+    _batch("topn-row-number-2", Q + "topn.md",
+           "SELECT customer, order_id, amount FROM (SELECT customer, order_id, amount, ROW_NUMBER() OVER (PARTITION BY customer "
+           "ORDER BY amount DESC, order_id) AS rn FROM orders) WHERE rn <= 2"),
+    _batch("count-distinct-global", Q + "group-agg.md", "SELECT COUNT(DISTINCT customer) AS c, COUNT(*) AS n FROM orders"),
+    _batch("win-grouping-sets-empty", Q + "window-agg.md",
+           "SELECT window_start, window_end, item, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+           "GROUP BY window_start, window_end, GROUPING SETS ((item), ())"),
+    _batch("win-cube", Q + "window-agg.md",
+           "SELECT window_start, customer, item, COUNT(*) AS c FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+           "GROUP BY window_start, window_end, CUBE (customer, item)"),
+    _batch("union-distinct-cities", Q + "set-ops.md", "SELECT customer FROM orders UNION SELECT customer FROM customers"),
+    _batch("having-count", Q + "group-agg.md", "SELECT item, COUNT(*) AS c FROM orders GROUP BY item HAVING COUNT(*) >= 3"),
+    _batch("join-using-agg", Q + "joins.md",
+           "SELECT c.city, SUM(o.amount) AS s FROM orders o JOIN customers c ON o.customer = c.customer GROUP BY c.city"),
+]
+
+CORPUS: list[Entry] = EXPRESSIONS + QUERIES + BATCH_QUERIES
 assert len({e.id for e in CORPUS}) == len(CORPUS), "corpus ids must be unique"

@@ -1,6 +1,6 @@
 """Record Flink's answers for the differential corpus: ``make sql-reference`` (PyFlink 2.3's venv).
 
-Runs every corpus entry on PyFlink in streaming mode over the bounded JSON tables of
+Runs every corpus entry on PyFlink (in streaming mode, or batch mode for the entries marked so) over the bounded JSON tables of
 :mod:`tables` (parallelism 1, UTC), applies each result's changelog (+I/+U add a row, -U/-D remove
 one; for an entry with an ``upsert_key``, a change replaces the row with the same key) to a final
 multiset, and writes ``reference.json``: per entry the column names, Flink's column
@@ -36,8 +36,10 @@ def main() -> int:
     config.set_string("taskmanager.numberOfTaskSlots", str(CONCURRENT_JOBS))  # several queries run at once
     config.set_string("table.local-time-zone", "UTC")
     t_env = TableEnvironment.create(EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(config).build())
+    b_env = TableEnvironment.create(EnvironmentSettings.new_instance().in_batch_mode().with_configuration(config).build())
     for statement in tables.ddl():
         t_env.execute_sql(statement)
+        b_env.execute_sql(statement)
     reference = json.loads(REFERENCE.read_text()) if REFERENCE.exists() and only else {}
     if not only:
         REFERENCE.write_text("{}\n")
@@ -109,7 +111,7 @@ def main() -> int:
     pending: list = []  # queries submitted to Flink, collected in order while the next ones run
     for entry in [e for e in selected if not e.expression]:
         try:
-            pending.append((entry, t_env.execute_sql(entry.sql)))
+            pending.append((entry, (b_env if entry.mode == "batch" else t_env).execute_sql(entry.sql)))
         except Exception as exc:
             record(entry, exc)
         while len(pending) >= CONCURRENT_JOBS:

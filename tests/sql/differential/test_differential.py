@@ -42,8 +42,8 @@ def _compared() -> list[corpus.Entry]:
 class _Outcomes:
     """Per entry: ('rows', normalised rows) | ('refused', SqlError) | ('failed', message)."""
 
-    def __init__(self, env: Any) -> None:
-        self.env = env
+    def __init__(self, envs: dict[str, Any]) -> None:
+        self.envs = envs  # by execution mode: streaming, batch
         self.outcomes: dict[str, tuple[str, Any]] = {}
         self.pending: list[tuple[list[corpus.Entry], Any]] = []
 
@@ -51,7 +51,7 @@ class _Outcomes:
         """Plan and start one query for ``entries`` (one query, or a batch of expressions); split a refused batch."""
         sql = entries[0].sql if len(entries) == 1 else corpus.expression_batch(entries)
         try:
-            result = self.env.execute_sql(sql)
+            result = self.envs[entries[0].mode].execute_sql(sql)
         except SqlError as refusal:
             if len(entries) == 1:
                 self.outcomes[entries[0].id] = ("refused", refusal)
@@ -101,12 +101,15 @@ class _Outcomes:
 def outcomes(spark, tmp_path_factory) -> dict[str, tuple[str, Any]]:
     from kindling.env import StreamEnvironment
 
-    env = StreamEnvironment({"execution.checkpointing.interval": "100 ms", "parallelism.default": 1,
-                             "state.checkpoints.dir": str(tmp_path_factory.mktemp("differential"))}, spark=spark)
-    env.execute_sql("SET 'table.local-time-zone' = 'UTC'")
-    for statement in tables.ddl():
-        env.execute_sql(statement)
-    return _Outcomes(env).run(_compared())
+    envs = {}
+    for mode in ("streaming", "batch"):
+        env = StreamEnvironment({"execution.checkpointing.interval": "100 ms", "parallelism.default": 1, "execution.runtime-mode": mode,
+                                 "state.checkpoints.dir": str(tmp_path_factory.mktemp("differential"))}, spark=spark)
+        env.execute_sql("SET 'table.local-time-zone' = 'UTC'")
+        for statement in tables.ddl():
+            env.execute_sql(statement)
+        envs[mode] = env
+    return _Outcomes(envs).run(_compared())
 
 
 def test_reference_covers_the_corpus():
