@@ -18,7 +18,8 @@ from pyspark.sql.types import StructType
 
 from kindling.connectors.base import EOS_OFFSET_KEY
 
-# A rate-limited bounded source (datagen's rows-per-second) admits rows as time passes, as Flink's does.
+# A source that has no new rows yet although it has not ended (a bounded Kafka topic still being written to its
+# stopping offsets) is asked again after this pause.
 _WAIT_FOR_ROWS_S = 0.05
 
 
@@ -43,7 +44,7 @@ class BoundedBatchReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         reader = self._stream_reader()
-        prepare = getattr(reader, "prepareForTriggerAvailableNow", None)
+        prepare = getattr(reader, "prepareForBatch", None) or getattr(reader, "prepareForTriggerAvailableNow", None)
         if prepare is not None:
             prepare()
         splits: list[InputPartition] = []

@@ -572,6 +572,7 @@ class DatagenStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._clock_start: Optional[float] = None
         self._clock_base = 0
         self._available_now = False
+        self._unthrottled = False
         self._target: Optional[int] = None
 
     # -- admission (driver) ------------------------------------------------------------------
@@ -585,8 +586,14 @@ class DatagenStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:
         self._available_now = True
 
+    def prepareForBatch(self) -> None:
+        """Batch mode (one Spark batch of a bounded source): every row at once; a final result does not depend on the rate."""
+        self._unthrottled = True
+
     def available(self, start_rows: int) -> int:
         """Rows admitted so far: the row count at the clock's start plus the rate times the elapsed time."""
+        if self._unthrottled and self.total is not None:
+            return self.total
         now = self._clock()
         if self._clock_start is None:
             self._clock_start, self._clock_base = now, start_rows

@@ -19,6 +19,8 @@ from pyspark.sql import SparkSession
 from kindling.runtime import interrupts
 from kindling.runtime.job import TERMINAL_STATES, JobException, JobFailedError, describe_failure
 
+_CANCEL_WAIT_S = 30.0
+
 
 class BatchJob:
     """Runs ``run(job)`` once on a thread; ``job.result`` is what it returned.
@@ -92,7 +94,8 @@ class BatchJob:
         for hook in self._cancel_hooks:
             hook()
         self._spark.sparkContext.cancelJobGroup(self.job_id)
-        self._done.wait()
+        # Spark jobs stop at once; planning (a source listing its splits) ends on its own, and the job with it.
+        self._done.wait(_CANCEL_WAIT_S)
 
     def wait(self, timeout: Optional[float] = None, on_progress: Optional[Callable[[Any], None]] = None) -> str:
         """Block until the job ends (or ``timeout`` seconds pass); return its state; raise if it FAILED."""

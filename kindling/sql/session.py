@@ -387,7 +387,7 @@ class SqlSession:
     def _collect_batch(self, planned: PlannedQuery) -> TableResult:
         """A SELECT in batch mode: one Spark batch job whose rows are the final result, in the query's order."""
         df = planned.df
-        job = BatchJob(self._job_name(f"select-{next(_VIEW_IDS)}"), lambda _job: _collect_rows(df), self.spark)
+        job = BatchJob(self._job_name(f"select-{next(_VIEW_IDS)}"), lambda _job: df.collect(), self.spark)
         self.jobs.append(job)
         types = [df.schema[c].dataType for c in planned.columns]
         return TableResult(planned.columns, job_client=job, collector=BatchCollector(job), column_types=types)
@@ -962,13 +962,6 @@ def _spark_error(exc: BaseException, line: int, construct: str) -> SqlError:
     elif "stream-stream" in text.lower() or "streaming DataFrames/Datasets" in text:
         hint = "joins of two streams need WATERMARKs on both and a time bound: a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts"
     return from_spark(exc, statement_line=line, construct=construct, hint=hint)
-
-
-def _collect_rows(df: DataFrame) -> list[Any]:
-    try:
-        return df.collect()
-    except Exception as exc:  # the cause, not the JVM trace
-        raise RuntimeError(from_spark(exc, statement_line=1, construct="query").reason) from None
 
 
 def _api_view_frame(frame: Any) -> tuple[DataFrame, tuple[bool, bool]]:

@@ -150,6 +150,15 @@ class Expression:
     def try_cast(self, data_type: DataType | str) -> "Expression":
         return self._derive(f"TRY_CAST({self.sql} AS {data_type})")
 
+    # --- ordering (order_by) ---------------------------------------------------------------
+    @property
+    def asc(self) -> "Expression":
+        return self._derive(f"{self.sql} ASC")
+
+    @property
+    def desc(self) -> "Expression":
+        return self._derive(f"{self.sql} DESC")
+
     # --- aggregates (properties, as in PyFlink) --------------------------------------------
     @property
     def sum(self) -> "Expression":

@@ -148,6 +148,18 @@ class Table:
     def union(self, right: "Table") -> "Table":
         return self._derive(f"SELECT * FROM {self._name} UNION SELECT * FROM {right._name}")
 
+    def intersect(self, right: "Table") -> "Table":
+        return self._derive(f"SELECT * FROM {self._name} INTERSECT SELECT * FROM {right._name}")
+
+    def intersect_all(self, right: "Table") -> "Table":
+        return self._derive(f"SELECT * FROM {self._name} INTERSECT ALL SELECT * FROM {right._name}")
+
+    def minus(self, right: "Table") -> "Table":
+        return self._derive(f"SELECT * FROM {self._name} EXCEPT SELECT * FROM {right._name}")
+
+    def minus_all(self, right: "Table") -> "Table":
+        return self._derive(f"SELECT * FROM {self._name} EXCEPT ALL SELECT * FROM {right._name}")
+
     def join(self, right: "Table", join_predicate: Any = None) -> "Table":
         if join_predicate is None:
             return self._derive(f"SELECT * FROM {self._name}, {right._name}")
@@ -157,6 +169,14 @@ class Table:
     def left_outer_join(self, right: "Table", join_predicate: Any = None) -> "Table":
         text, functions = _fields((join_predicate,)) if join_predicate is not None else ("TRUE", {})
         return self._derive(f"SELECT * FROM {self._name} LEFT JOIN {right._name} ON {text}", functions)
+
+    def right_outer_join(self, right: "Table", join_predicate: Any) -> "Table":
+        text, functions = _fields((join_predicate,))
+        return self._derive(f"SELECT * FROM {self._name} RIGHT JOIN {right._name} ON {text}", functions)
+
+    def full_outer_join(self, right: "Table", join_predicate: Any) -> "Table":
+        text, functions = _fields((join_predicate,))
+        return self._derive(f"SELECT * FROM {self._name} FULL OUTER JOIN {right._name} ON {text}", functions)
 
     def flat_map(self, func: Any) -> "Table":
         """Rows of a table function (``@udtf``) called with each row (as a Row of its columns): the function's
@@ -203,9 +223,14 @@ class Table:
         return self._derive(f"SELECT * FROM {self._name} ORDER BY {text}", functions)
 
     def limit(self, fetch: int, offset: int = 0) -> "Table":
+        """The first ``fetch`` rows after skipping ``offset`` (of a table sorted by ``order_by``)."""
         return self._derive(f"SELECT * FROM {self._name} LIMIT {fetch}" + (f" OFFSET {offset}" if offset else ""))
 
-    fetch = limit
+    def fetch(self, fetch: int) -> "Table":
+        return self._derive(f"SELECT * FROM {self._name} LIMIT {fetch}")
+
+    def offset(self, offset: int) -> "Table":
+        return self._derive(f"SELECT * FROM {self._name} OFFSET {offset}")
 
     # --- running ------------------------------------------------------------------------------------
     def execute(self) -> "TableResult":

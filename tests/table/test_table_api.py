@@ -164,3 +164,24 @@ def test_async_and_class_based_scalar_functions(t_env):
     assert [(n, p, d) for n, p, d, _ in rows] == [(n, f"id-{n}", 2 * n) for n in range(30)]
     in_flight = max(int(s.split(":")[1]) for *_, s in rows)
     assert 1 < in_flight <= 10  # concurrent, within Flink's default of 10 async calls in flight
+
+
+def test_batch_mode_gives_final_rows_sorted_set_operations_and_outer_joins(env):
+    from kindling.table import EnvironmentSettings
+
+    t_env = StreamTableEnvironment.create(env, EnvironmentSettings.in_batch_mode())
+    orders = t_env.from_elements([o[:3] for o in ORDERS], ["id", "fruit", "amount"])
+    totals = orders.group_by(col("fruit")).select(col("fruit"), col("amount").sum.alias("total"))
+    changes = totals.execute().collect_changelog(timeout=300)
+    assert sorted((kind, tuple(row)) for kind, row in changes) == [("+I", ("apple", 7)), ("+I", ("fig", 1)), ("+I", ("pear", 7))]
+    ranked = orders.order_by(col("amount").desc).offset(1).fetch(2).select(col("id"))
+    assert [tuple(r) for r in ranked.execute().collect(timeout=300)] == [(3,), (1,)]
+    assert [tuple(r) for r in orders.order_by(col("id")).limit(2, 1).select(col("id")).execute().collect(timeout=300)] == [(2,), (3,)]
+    prices = t_env.from_elements([("apple", 2.5), ("kiwi", 1.0)], ["name", "price"])
+    full = orders.full_outer_join(prices, col("fruit") == col("name")).select(col("id"), col("name"))
+    outer = [tuple(r) for r in full.execute().collect(timeout=300)]
+    assert sorted(outer, key=str) == sorted([(1, "apple"), (3, "apple"), (2, None), (4, None), (5, None), (None, "kiwi")], key=str)
+    fruits = orders.select(col("fruit"))
+    assert _rows(fruits.minus(prices.select(col("name")))) == [("fig",), ("pear",)]
+    assert _rows(fruits.intersect_all(prices.select(col("name")))) == [("apple",)]
+    assert totals.to_pandas().sort_values("fruit")["total"].tolist() == [7, 1, 7]

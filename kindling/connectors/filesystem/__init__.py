@@ -90,7 +90,7 @@ class FileSystemConnector(Connector):
         from kindling.connectors.filesystem.storage import Storage
 
         config = sink_config(options)
-        CommitLog(Storage(config), config).finish()
+        CommitLog(Storage(config), config, checkpoint).finish()
 
 
 CONNECTOR = FileSystemConnector

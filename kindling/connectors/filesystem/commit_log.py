@@ -2,8 +2,12 @@
 
 Layout under the table path (readers skip names that start with ``.``)::
 
-    .kindling/staging/<batch id>/...      in-progress files staged by executors (phase one)
-    .kindling/commits/<batch>-<seq>.commit  the commit log: one JSON entry per committed micro-batch
+    .kindling/staging/<writer>/<batch id>/...      in-progress files staged by executors (phase one)
+    .kindling/commits/<writer>/<batch>-<seq>.commit  the commit log: one JSON entry per committed micro-batch
+
+``<writer>`` names the writing query's checkpoint: each job appending to a table fences its own batch ids,
+so a second job (a batch INSERT run again, another streaming job) appends instead of being taken for a
+replay. Tables written before writers had names keep their one log in ``.kindling/commits/``.
 
 ``commit(messages, batch_id)`` runs in Spark's driver-side Python worker:
 
@@ -30,6 +34,7 @@ every partition (Flink's final checkpoint with the +infinity watermark).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 import threading
@@ -60,14 +65,33 @@ def _entry_name(batch: int, seq: int) -> str:
     return f"{batch:020d}-{seq:04d}{ENTRY_SUFFIX}"
 
 
-class CommitLog:
-    """The commit log of one table: read, plan, write and roll forward entries."""
+def writer_name(checkpoint: Optional[str]) -> str:
+    """The name of the writer whose checkpoint is ``checkpoint`` ('' when unknown): its log's and staging's directory."""
+    if not checkpoint:
+        return ""
+    path = checkpoint
+    if path.startswith("file:"):
+        path = "/" + path[len("file:"):].lstrip("/")
+    return "w-" + hashlib.sha1(path.rstrip("/").encode()).hexdigest()[:16]
 
-    def __init__(self, storage: Storage, config: FileSystemConfig) -> None:
+
+def staging_directory(storage: Storage, checkpoint: Optional[str]) -> str:
+    """Where the writer with this checkpoint stages its files."""
+    writer = writer_name(checkpoint)
+    return posixpath.join(storage.control, "staging", writer) if writer else posixpath.join(storage.control, "staging")
+
+
+class CommitLog:
+    """The commit log of one writer of a table: read, plan, write and roll forward entries."""
+
+    def __init__(self, storage: Storage, config: FileSystemConfig, checkpoint: Optional[str] = None) -> None:
         self.storage = storage
         self.config = config
         self.directory = posixpath.join(storage.control, "commits")
-        self.staging = posixpath.join(storage.control, "staging")
+        self.staging = staging_directory(storage, checkpoint)
+        writer = writer_name(checkpoint)
+        if writer and not self.entries():  # no log of the layout before writers had names
+            self.directory = posixpath.join(self.directory, writer)
 
     # --- reading -------------------------------------------------------------------------------
     def entries(self) -> list[tuple[int, int]]:

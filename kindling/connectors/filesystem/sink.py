@@ -30,7 +30,7 @@ from pyspark.sql.types import StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.connectors.filesystem.buckets import BucketAssigner
-from kindling.connectors.filesystem.commit_log import CommitLog
+from kindling.connectors.filesystem.commit_log import CommitLog, staging_directory
 from kindling.connectors.filesystem.formats import FileWriter
 from kindling.connectors.filesystem.options import FileSystemConfig, sink_config
 from kindling.connectors.filesystem.storage import Storage
@@ -131,7 +131,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):
         config = self.config
         storage = Storage(config)
         assigner = BucketAssigner(config, self.columns)
-        staging = f"{storage.control}/staging/{batch_id}"
+        staging = f"{staging_directory(storage, self.checkpoint)}/{batch_id}"
         token = uuid.uuid4().hex
         counter = 0
         open_files: dict[str, _OpenFile] = {}
@@ -167,7 +167,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):
         """Publish the batch exactly once (see commit_log); a replayed batch id is skipped."""
         staged = [f for m in messages if m is not None for f in getattr(m, "files", [])]
         now_ms, watermark_ms = batch_times(self.checkpoint, batchId)
-        CommitLog(Storage(self.config), self.config).commit(staged, batchId, now_ms, watermark_ms, self.checkpoint or "")
+        CommitLog(Storage(self.config), self.config, self.checkpoint).commit(staged, batchId, now_ms, watermark_ms, self.checkpoint or "")
 
     def abort(self, messages, batchId: int) -> None:
         """Delete what the failed batch staged (files of killed tasks go with the next commit)."""

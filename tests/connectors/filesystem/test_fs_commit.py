@@ -108,7 +108,7 @@ def test_abort_and_killed_tasks_leave_no_staged_files(store, tmp_path, monkeypat
     # ... until the batch commits. The committed piece stays staged: a row-format part file is
     # still open (it rolls by size and time); the end of the input publishes it.
     assert len([n for n in table.all_names() if "staging" in n]) == 1 and table.files() == []
-    CONNECTOR.on_bounded_finish(sink.options)
+    CONNECTOR.on_bounded_finish(sink.options, sink.options["checkpointLocation"])
     assert table.ids() == list(range(10))
     assert [n for n in table.all_names() if "staging" in n] == []
 
@@ -156,7 +156,7 @@ def test_compaction_merges_small_files_before_they_are_visible(store, tmp_path, 
     for batch in range(40):  # many tiny micro-batches from two tasks
         sink.run(batch, [ids_table([next(ids) for _ in range(12)]), ids_table([next(ids) for _ in range(10)])], now_ms=batch * 100)
         assert all(table.size(f) >= target for f in table.files())  # nothing small is ever visible
-    CONNECTOR.on_bounded_finish(sink.options)  # end of input: the rest of each partition is published
+    CONNECTOR.on_bounded_finish(sink.options, sink.options["checkpointLocation"])  # end of input: the rest of each partition is published
     assert table.ids() == list(range(880))
     for part in ("p0", "p1", "p2"):
         sizes = sorted(table.size(f) for f in table.files() if f.startswith(f"part={part}/"))
@@ -192,7 +192,7 @@ def test_partition_commit_writes_success_files(store, tmp_path, monkeypatch):
     assert success() == []  # the watermark has not passed 10:00 + 1 h
     sink.run(2, [schema_table([5], "2024-01-01", "12")], now_ms=3, watermark_ms=hour(11))
     assert success() == ["dt=2024-01-01/hour=10/_SUCCESS"]
-    CONNECTOR.on_bounded_finish(options)  # end of input: the final watermark commits every partition
+    CONNECTOR.on_bounded_finish(options, sink.options["checkpointLocation"])  # end of input: the final watermark commits every partition
     assert success() == ["dt=2024-01-01/hour=10/_SUCCESS", "dt=2024-01-01/hour=11/_SUCCESS", "dt=2024-01-01/hour=12/_SUCCESS"]
     assert table.ids() == [1, 2, 3, 4, 5]
 
