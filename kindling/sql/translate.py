@@ -80,6 +80,7 @@ _INTERVAL_UNITS = {
     "HOUR": "hours", "HOURS": "hours",
     "DAY": "days", "DAYS": "days",
 }
+UNNEST_FORM = "FROM t CROSS JOIN UNNEST(t.array_column) AS u (element)"
 TVF_FORM = ("TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' MINUTES)) | TABLE(HOP(TABLE t, DESCRIPTOR(ts), slide, size)) | "
             "TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), step, size))")
 GROUP_WINDOW_FORM = "GROUP BY TUMBLE(ts, INTERVAL '1' HOUR) | HOP(ts, slide, size) | SESSION(ts, gap)"
@@ -212,6 +213,8 @@ class _Rewriter:
             return self._window_tvf(tokens, i, *call)
         if word == "LATERAL":
             return self._lateral_table(tokens, i, outer=False)
+        if word == "CROSS" and self._sequence(tokens, i, ("CROSS", "JOIN", "UNNEST")):
+            return self._cross_join_unnest(tokens, i)
         if word == "LEFT":
             left_lateral = self._left_join_lateral(tokens, i)
             if left_lateral is not None:
@@ -403,6 +406,34 @@ class _Rewriter:
         name = inner[name_index].identifier
         function = (OUTER_PREFIX + name) if outer else name
         return f"LATERAL {function}({', '.join(self.rewrite(a) for a in args)})", close + 1
+
+    def _cross_join_unnest(self, tokens: list[Token], i: int) -> tuple[str, int]:
+        """``CROSS JOIN UNNEST(a) [AS] t (x)`` -> ``LATERAL VIEW explode(a) t AS x``: a row per element of an array
+        (or key and value of a map); ``t (x, y)`` over an array of rows -> ``inline``, a column per field."""
+        line = tokens[i].line
+        unnest = next_significant(tokens, next_significant(tokens, i))  # type: ignore[arg-type]
+        assert unnest is not None
+        opening = next_significant(tokens, unnest)
+        if opening is None or not tokens[opening].is_symbol("("):
+            raise SqlError("UNNEST needs its array in parentheses", line=line, construct="UNNEST", hint=UNNEST_FORM)
+        close = matching_paren(tokens, opening)
+        args = self._args(tokens, opening, close)
+        if len(args) != 1:
+            raise SqlError(f"UNNEST takes one array or map, got {len(args)} arguments", line=line, construct="UNNEST", hint=UNNEST_FORM)
+        j = next_significant(tokens, close)
+        if j is not None and tokens[j].is_word("WITH"):
+            raise SqlError("UNNEST ... WITH ORDINALITY is not supported", line=line, construct="UNNEST WITH ORDINALITY", hint=UNNEST_FORM)
+        if j is not None and tokens[j].is_word("AS"):
+            j = next_significant(tokens, j)
+        k = next_significant(tokens, j) if j is not None else None
+        if j is None or tokens[j].kind not in (WORD, QUOTED) or k is None or not tokens[k].is_symbol("("):
+            raise SqlError("UNNEST needs an alias naming its columns", line=line, construct="UNNEST", hint=UNNEST_FORM)
+        columns_close = matching_paren(tokens, k)
+        columns = [render(c).strip() for c in split_top_level(tokens[k + 1:columns_close])]
+        array = self.rewrite(args[0])
+        is_map = bool(significant(args[0])) and significant(args[0])[0].is_word("MAP")
+        generator = "inline" if len(columns) > 1 and not is_map else "explode"
+        return f"LATERAL VIEW {generator}({array}) {tokens[j].text} AS {', '.join(columns)}", columns_close + 1
 
     def _left_join_lateral(self, tokens: list[Token], i: int) -> Optional[tuple[str, int]]:
         """``LEFT [OUTER] JOIN LATERAL TABLE(f(x)) [AS T(c)] ON TRUE``: the function's outer variant (a row of NULLs

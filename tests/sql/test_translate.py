@@ -257,3 +257,15 @@ def test_lateral_table_functions_become_spark_lateral_calls():
     # LEFT JOIN ... ON TRUE: the function's outer variant (NULLs where it yields nothing) in an inner lateral join
     assert translate("SELECT s, w FROM t LEFT JOIN LATERAL TABLE(split(s)) AS T(w) ON TRUE WHERE s > 'a'").text == (
         "SELECT s, w FROM t , LATERAL __kindling_outer_split(s) AS T(w) WHERE s > 'a'")
+
+
+def test_cross_join_unnest_becomes_a_lateral_view():
+    assert (translate("SELECT o, x FROM orders CROSS JOIN UNNEST(ARRAY[a, b]) AS t (x) WHERE x > 1").text
+            == "SELECT o, x FROM orders LATERAL VIEW explode(array(a, b)) t AS x WHERE x > 1")
+    assert translate("SELECT k, v FROM t CROSS JOIN UNNEST(MAP['k', 1]) u (k, v)").text.endswith("LATERAL VIEW explode(map('k', 1)) u AS k, v")
+    assert translate("SELECT a FROM t CROSS JOIN UNNEST(t.pairs) AS u (a, b)").text.endswith("LATERAL VIEW inline(t.pairs) u AS a, b")
+    with pytest.raises(SqlError) as ordinality:
+        translate("SELECT x FROM t CROSS JOIN UNNEST(t.xs) WITH ORDINALITY AS u (x, n)")
+    assert ordinality.value.construct == "UNNEST WITH ORDINALITY"
+    with pytest.raises(SqlError, match="alias naming its columns"):
+        translate("SELECT * FROM t CROSS JOIN UNNEST(t.xs)")

@@ -13,7 +13,6 @@ IS JSON, JSON_OBJECT's VALUE, OVERLAPS). They are to become refusals naming the 
 
 REFUSED: dict[str, str] = {
     # Batch mode (Flink's batch execution over the same tables): what kindling still refuses there.
-    'batch-join-unnest': 'SELECT',
     'batch-match-recognize': 'MATCH_RECOGNIZE',
     'json-object': 'SELECT',
     'json-string': 'SELECT',
@@ -33,7 +32,6 @@ REFUSED: dict[str, str] = {
     'over-range': 'OVER aggregation',
     'join-left': 'SELECT',
     'join-full': 'SELECT',
-    'join-unnest': 'SELECT',
     'match-recognize': 'MATCH_RECOGNIZE',
     'typeof': 'TYPEOF',
 }
