@@ -134,7 +134,9 @@ class SqlSession:
         self._initial_config = env.config.copy()  # what RESET returns to (the environment's own settings, -D options)
         self._statement_set: Optional[list[ddl.Insert]] = None
         self._statement_set_line = 0
-        self.jobs: list[JobClient] = []
+        self.jobs: list[Any] = []  # JobClient (streaming) or BatchJob
+        self._spark_functions: dict[str, str] = {}  # user functions registered under another name than their own
+        self._builtins: Optional[set[str]] = None
         _quiet_spark_error_logs()
 
     @property
@@ -210,6 +212,8 @@ class SqlSession:
 
     def _do_Drop(self, statement: ddl.Drop) -> TableResult:
         self.catalog.drop(statement.kind, statement.name, statement.if_exists, statement.line)
+        if statement.name not in self.catalog.functions:
+            self._spark_functions.pop(statement.name.lower(), None)
         return TableResult.ok()
 
     def _do_SetOption(self, statement: ddl.SetOption) -> TableResult:
@@ -567,7 +571,8 @@ class SqlSession:
     def _spark_frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                      stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
         """The query translated for Spark and planned by Spark over the views it reads."""
-        translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}", batch=self.batch)
+        translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}", batch=self.batch,
+                                      functions=self._spark_functions)
         # A view's own name inside its text is a column or qualifier (Nexmark's `SELECT person.id ...`).
         used = [n for n in translation.names if n in self.catalog.objects and n not in stack]
         for name in used:
@@ -824,7 +829,8 @@ class SqlSession:
             source = Source(table.connector, table.connector_options(), table.source_schema())
         except (OptionError, ValueError) as exc:
             raise SqlError(f"table '{table.name}': {exc}", line=table.line, construct="WITH options of the source table") from None
-        computed = {c.name: translate_expression(c.expression or "", c.line) for c in table.columns if c.kind == "computed"}
+        computed = {c.name: translate_expression(c.expression or "", c.line, self._spark_functions)
+                    for c in table.columns if c.kind == "computed"}
         if self.batch:
             return self._bounded_table_frame(table, source, computed, line)
         strategy = None
@@ -942,8 +948,21 @@ class SqlSession:
             raise SqlError(f"function '{name}' must be declared with @udf(result_type=...) or @udtf(result_types=[...]) so that its "
                            "SQL type is known", line=line, construct="CREATE FUNCTION",
                            hint="from kindling.sql import udf; @udf(result_type='STRING') def f(x): ...")
-        function.register(self.spark, name)
+        spark_name = name
+        if isinstance(function, UserDefinedScalarFunction) and name.lower() in self._spark_builtins():
+            # Spark resolves its own built-in before a session function of the same name: the user's is called
+            # under a name of its own, which the translator puts in the query's calls.
+            spark_name = f"__kindling_fn_{name.lower()}"
+            self._spark_functions[name.lower()] = spark_name
+        else:
+            self._spark_functions.pop(name.lower(), None)
+        function.register(self.spark, spark_name)
         self.catalog.functions[name] = function
+
+    def _spark_builtins(self) -> set[str]:
+        if self._builtins is None:
+            self._builtins = {row[0].lower() for row in self.spark.sql("SHOW SYSTEM FUNCTIONS").collect()}
+        return self._builtins
 
 
 class _Message(Exception):

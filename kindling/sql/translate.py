@@ -42,7 +42,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 from kindling.sql.errors import SqlError
 from kindling.sql.functions import OUTER_PREFIX
@@ -112,9 +112,10 @@ class Translation:
 
 
 class _Rewriter:
-    def __init__(self, view_name: Callable[[], str], batch: bool = False) -> None:
+    def __init__(self, view_name: Callable[[], str], batch: bool = False, functions: Optional[Mapping[str, str]] = None) -> None:
         self.view_name = view_name
         self.batch = batch
+        self.functions = dict(functions or {})  # user functions Spark knows under another name (lower-case -> Spark's name)
         self.tvfs: list[WindowTvf] = []
         self.lookups: list[LookupJoin] = []
         self.lookup_hints: list[tuple[str, int]] = []  # (table named by a LOOKUP hint, line)
@@ -194,6 +195,8 @@ class _Rewriter:
         prev = previous_significant(tokens, i)
         if prev is not None and tokens[prev].is_symbol("."):
             return None  # a qualified name such as t.window or a struct field
+        if token.text.lower() in self.functions and self._call(tokens, i) is not None:
+            return self.functions[token.text.lower()], i + 1
         if word == "BETWEEN":
             symmetric = self._between_symmetric(tokens, i)
             if symmetric is not None:
@@ -881,13 +884,15 @@ def interval_text(tokens: list[Token]) -> Optional[str]:
     return f"{amount.strip()} {unit}"
 
 
-def translate_query(text: str, line: int, view_name: Callable[[], str], batch: bool = False) -> Translation:
+def translate_query(text: str, line: int, view_name: Callable[[], str], batch: bool = False,
+                    functions: Optional[Mapping[str, str]] = None) -> Translation:
     """Rewrite a Flink query (or expression) for Spark; ``line`` is the line its text starts on.
 
     ``batch``: the query runs in Flink's batch mode over bounded tables, where Spark runs what its streams cannot
-    (OVER windows over any ordering)."""
+    (OVER windows over any ordering). ``functions``: user functions registered in Spark under another name than
+    the one the query calls (a Spark built-in of that name would be called instead)."""
     tokens = tokenize(text, line)
-    rewriter = _Rewriter(view_name, batch)
+    rewriter = _Rewriter(view_name, batch, functions)
     rewritten = rewriter.rewrite(tokens)
     for table, hint_line in rewriter.lookup_hints:
         if not any(table in (join.alias, join.table) for join in rewriter.lookups):
@@ -896,12 +901,12 @@ def translate_query(text: str, line: int, view_name: Callable[[], str], batch: b
     return Translation(rewritten, rewriter.tvfs, rewriter.names, rewriter.lookups)
 
 
-def translate_expression(text: str, line: int) -> str:
+def translate_expression(text: str, line: int, functions: Optional[Mapping[str, str]] = None) -> str:
     """Rewrite a scalar expression (computed columns, watermark bounds)."""
     def no_views() -> str:
         raise SqlError("a window TVF cannot appear in an expression", line=line, construct="expression")
 
-    return translate_query(text, line, no_views).text
+    return translate_query(text, line, no_views, functions=functions).text
 
 
 def watermark_delay(expression: str, column: str, line: int) -> str:

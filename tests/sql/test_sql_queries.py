@@ -225,3 +225,19 @@ def test_interval_join_of_two_streams(sql_env):
     assert sorted((r.id, r.oid, r.shipped) for r in rows) == [
         (i, i, ts_of(i) + timedelta(seconds=30)) for i in range(51, ROWS + 1) if i <= 150
     ]
+
+
+def test_a_user_function_named_like_a_spark_builtin_is_the_one_called(env):
+    @udf(result_type="STRING")
+    def upper(s):
+        return f"<{s}>"
+
+    @udf(result_type="INT")
+    def explode(x):
+        return x * 100
+
+    env.create_temporary_function("upper", upper)
+    env.create_temporary_function("explode", explode)
+    env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
+    rows = env.execute_sql("SELECT upper(k) AS u, explode(v) AS e, LOWER('A') AS l FROM (VALUES ('a', 1)) AS t(k, v)").collect(timeout=300)
+    assert [tuple(r) for r in rows] == [("<a>", 100, "a")]

@@ -269,3 +269,9 @@ def test_cross_join_unnest_becomes_a_lateral_view():
     assert ordinality.value.construct == "UNNEST WITH ORDINALITY"
     with pytest.raises(SqlError, match="alias naming its columns"):
         translate("SELECT * FROM t CROSS JOIN UNNEST(t.xs)")
+
+
+def test_user_functions_spark_knows_under_another_name_are_called_by_it():
+    renamed = {"upper": "__kindling_fn_upper"}
+    out = translate_query("SELECT upper(name), UPPER(x), t.upper, upper FROM t", 1, lambda: "v", functions=renamed).text
+    assert out == "SELECT __kindling_fn_upper(name), __kindling_fn_upper(x), t.upper, upper FROM t"
