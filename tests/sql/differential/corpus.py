@@ -286,8 +286,8 @@ BATCH_QUERIES = [replace(e, id=B + e.id, mode="batch", upsert_key=()) for e in Q
     _batch("rank-dense", Q + "over-agg.md",
            "SELECT order_id, RANK() OVER (ORDER BY amount) AS r, DENSE_RANK() OVER (ORDER BY amount) AS d FROM orders"),
     _batch("lag-lead", Q + "over-agg.md",
-           "SELECT order_id, LAG(amount) OVER (PARTITION BY customer ORDER BY ts) AS prev, "
-           "LEAD(amount, 1, 0) OVER (PARTITION BY customer ORDER BY ts) AS next FROM orders"),
+           "SELECT order_id, LAG(amount) OVER (PARTITION BY customer ORDER BY ts) AS before_amount, "
+           "LEAD(amount, 1, 0) OVER (PARTITION BY customer ORDER BY ts) AS after_amount FROM orders"),
     _batch("first-last-value", Q + "over-agg.md",
            "SELECT order_id, FIRST_VALUE(amount) OVER (PARTITION BY customer ORDER BY ts) AS f, "
            "LAST_VALUE(amount) OVER (PARTITION BY customer ORDER BY ts) AS l FROM orders"),

@@ -75,8 +75,12 @@ def main() -> int:
 
     def record(entry: corpus.Entry, outcome) -> None:
         if isinstance(outcome, Exception):  # Flink rejects it: recorded, and the entry is left out of the comparison
-            message = str(outcome).strip().splitlines()
-            reference[entry.id] = {"sql": entry.sql, "source": entry.source, "flink_error": message[0] if message else type(outcome).__name__}
+            message = [line.strip(": \t") for line in str(outcome).strip().splitlines()]
+            # Py4J's first line only names the call ("An error occurred while calling o63.executeSql."): Flink's own
+            # exception is the first Java one after it
+            java = [line for line in message if line.startswith(("org.apache.flink", "java.")) and "Exception" in line]
+            error = java[0] if java else message[0] if message else type(outcome).__name__
+            reference[entry.id] = {"sql": entry.sql, "source": entry.source, "flink_error": error}
         else:
             columns, types, final = outcome
             reference[entry.id] = {"sql": entry.sql, "source": entry.source, "columns": columns, "types": types,
