@@ -52,6 +52,19 @@ class ChangelogCollector:
             return [change for batch_id in sorted(self._batches) for change in self._batches[batch_id]]
 
 
+class CollectedRows(list):
+    """A result's rows; also usable as PyFlink's ``CloseableIterator`` (``with result.collect() as rows: ...``)."""
+
+    def __enter__(self) -> "CollectedRows":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing to release: the rows are already here (PyFlink's iterator frees its job's result)."""
+
+
 class BatchCollector:
     """A batch job's result (Flink's batch mode): every row an insert, all known once the job has finished."""
 
@@ -130,11 +143,11 @@ class TableResult:
         self.wait(timeout)
         return self._collector.changes()
 
-    def collect(self, timeout: Optional[float] = None) -> list[Row]:
-        """The final rows: the changelog applied."""
+    def collect(self, timeout: Optional[float] = None) -> CollectedRows:
+        """The final rows: the changelog applied (in batch mode, the rows themselves)."""
         if self._collector is None:
-            return list(self._rows)
-        return apply_changelog(self.collect_changelog(timeout), self.upsert_key)
+            return CollectedRows(self._rows)
+        return CollectedRows(apply_changelog(self.collect_changelog(timeout), self.upsert_key))
 
     def print(self, out: Optional[TextIO] = None, max_rows: Optional[int] = None, client: bool = False) -> None:
         """Print as Flink's tableau mode: a static table, or a query's changes as they arrive.

@@ -157,3 +157,8 @@ def test_set_runtime_mode_switches_a_session_to_batch(env, tmp_path: Path):
     out = io.StringIO()
     env.execute_sql("SELECT COUNT(*) AS n FROM orders").print(out)
     assert "op" not in out.getvalue().splitlines()[1] and "100" in out.getvalue()
+
+
+def test_collect_works_as_pyflinks_closeable_iterator(batch_env):
+    with batch_env.execute_sql("SELECT COUNT(*) AS n FROM orders").collect() as rows:
+        assert [tuple(r) for r in rows] == [(100,)]
