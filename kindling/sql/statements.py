@@ -49,6 +49,8 @@ def split_statements(script: str, *, require_terminator: bool = False) -> list[S
                 in_set = True
     rest = significant(current)
     if rest:
+        if in_set and rest[-1].is_word("END") and not require_terminator:  # execute_sql("... END"), as Flink's accepts
+            in_set = False
         if in_set:
             raise SqlError(
                 "EXECUTE STATEMENT SET BEGIN ... has no matching END;",

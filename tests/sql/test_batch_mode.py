@@ -162,3 +162,15 @@ def test_set_runtime_mode_switches_a_session_to_batch(env, tmp_path: Path):
 def test_collect_works_as_pyflinks_closeable_iterator(batch_env):
     with batch_env.execute_sql("SELECT COUNT(*) AS n FROM orders").collect() as rows:
         assert [tuple(r) for r in rows] == [(100,)]
+
+
+def test_a_statement_set_writes_each_sink_in_one_batch_job(batch_env, tmp_path):
+    for name in ("small", "large"):
+        batch_env.execute_sql(f"CREATE TABLE {name} (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{tmp_path / name}', "
+                              "'format' = 'csv')")
+    result = batch_env.execute_sql("EXECUTE STATEMENT SET BEGIN INSERT INTO small SELECT id FROM orders WHERE id <= 10; "
+                                   "INSERT INTO large SELECT id FROM orders WHERE id > 90; END")
+    assert result.wait(300) == "FINISHED"
+    written = {name: sorted(int(line) for f in (tmp_path / name).glob("part-*") for line in f.read_text().split())
+               for name in ("small", "large")}
+    assert written == {"small": list(range(1, 11)), "large": list(range(91, 101))}

@@ -50,3 +50,10 @@ def test_is_complete_for_interactive_input():
     assert not is_complete("SELECT 'a;")
     assert not is_complete("EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1;")
     assert is_complete("EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1; END;")
+
+
+def test_a_statement_set_may_end_without_a_semicolon_as_the_last_statement():
+    (statement,) = split_statements("EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1; INSERT INTO b SELECT 2; END")
+    assert str(statement).endswith("END")
+    with pytest.raises(SqlError, match="no matching END"):  # the SQL client's scripts need the ';'
+        split_statements("EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1; END", require_terminator=True)
