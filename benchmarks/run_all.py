@@ -58,6 +58,8 @@ BENCHMARKS: List[Benchmark] = [
               "elasticsearch.helpers.streaming_bulk", ">= 0.7"),
     Benchmark("kinesis_source", "Kinesis source, 20k records / 4 shards (vs boto3 GetRecords loop)",
               "kinesis_source.py", [], ["--records", "2000"], "kindling kinesis source", "plain boto3 get_records", ">= 0.8"),
+    Benchmark("batch_mode", "SQL batch mode, GROUP BY over 2M bounded rows (vs hand-written PySpark)",
+              "batch_mode.py", [], ["--rows", "200000"], "kindling batch mode", "hand-written PySpark", ">= 0.95"),
     Benchmark("nexmark", "Nexmark, 1M events, geometric mean over the queries (vs PyFlink 2.3)",
               "nexmark/run.py", [], ["--events", "20000", "--queries", "q0,q1,q2"], "", "", ">= 2"),
 ]
