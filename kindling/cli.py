@@ -137,15 +137,31 @@ def _class_archive(args: argparse.Namespace) -> int:
 def _sql(args: argparse.Namespace) -> int:
     from kindling.sql.client import interactive, run_file
 
+    defines = _defines(args.define)
+    if args.file:
+        return run_file(args.file, defines)
+    return interactive(defines)
+
+
+def _reconcile(args: argparse.Namespace) -> int:
+    from kindling.reconciliation import reconcile
+    from kindling.reconciliation.report import dumps
+
+    report = reconcile(args.sql, args.target, _defines(args.define), batch_id=args.batch, examples=args.examples)
+    print(report)
+    if args.output:
+        dumps(report, args.output)
+    return report.exit_code
+
+
+def _defines(items: Optional[list[str]]) -> dict[str, str]:
     defines = {}
-    for item in args.define or []:
+    for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"-D takes key=value, got {item!r}")
         defines[key.strip()] = value.strip()
-    if args.file:
-        return run_file(args.file, defines)
-    return interactive(defines)
+    return defines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,6 +186,17 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("-f", "--file", help="SQL script to run; the command exits when its bounded jobs finish")
     sql.add_argument("-D", dest="define", action="append", metavar="key=value", help="a configuration option (repeatable)")
     sql.set_defaults(handler=_sql)
+
+    reconcile = commands.add_parser(
+        "reconcile", help="compare a streaming SQL job's committed output with a batch run of the same script (exit 0 on a match)")
+    reconcile.add_argument("target", nargs="?", default=None,
+                           help="the job's name or checkpoint directory (default: where the script puts each of its jobs)")
+    reconcile.add_argument("--sql", required=True, help="the job's SQL script, as it was run")
+    reconcile.add_argument("-D", dest="define", action="append", metavar="key=value", help="an option the job ran with (repeatable)")
+    reconcile.add_argument("--batch", type=int, default=None, help="the committed micro-batch to compare up to (default: the last)")
+    reconcile.add_argument("--examples", type=int, default=5, help="rows shown per category (default 5)")
+    reconcile.add_argument("--output", default=None, help="also write the report as JSON to this file")
+    reconcile.set_defaults(handler=_reconcile)
 
     archive = commands.add_parser("class-archive", help="train the driver JVM's class-sharing archive (drivers start faster)")
     archive.add_argument("--force", action="store_true", help="train it again even if it exists")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -14,7 +15,17 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, DateType, LongType, NumericType, StringType, TimestampNTZType, TimestampType
+from pyspark.sql.types import (
+    DataType,
+    DateType,
+    LongType,
+    NumericType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
 
 from kindling import config as cfg
 from kindling.config import Configuration
@@ -26,6 +37,7 @@ from kindling.connectors.base import (
     Source,
     spark_format,
 )
+from kindling.connectors.bounded_read import MICRO_BATCHES_OPTION
 from kindling.connectors.collection import collection_source
 from kindling.datastream import records
 from kindling.datastream.functions import ship_by_value
@@ -33,6 +45,7 @@ from kindling.datastream.operator_sinks import OperatorSinks, operator_sinks
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
+from kindling.row_layout import LATE_WATERMARK_COLUMN
 from kindling.runtime import control, interrupts, savepoints, state_layout
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
@@ -196,15 +209,23 @@ class StreamEnvironment:
         stream._replan = lambda new_strategy: self.from_source(source, new_strategy, source_name, type_info)
         return stream
 
-    def read_bounded(self, source: Source) -> DataFrame:
+    def read_bounded(self, source: Source, micro_batches: Optional[list[dict[str, Any]]] = None) -> DataFrame:
         """A bounded source's records as a Spark batch DataFrame (Flink's batch execution mode for SQL).
 
         The same reader as :meth:`from_source` reads the same records, in one batch; there is no
-        watermark: in batch mode, time attributes are ordinary timestamps and every result is final."""
-        if not source.bounded:
+        watermark: in batch mode, time attributes are ordinary timestamps and every result is final.
+
+        ``micro_batches`` (a reconciliation's input range: each micro-batch's end offset and late-row
+        watermark) reads an unbounded source over exactly the records a streaming run read, each row tagged
+        with its micro-batch's watermark in ``LATE_WATERMARK_COLUMN``."""
+        if not source.bounded and micro_batches is None:
             raise ValueError(f"source '{source.connector}' is unbounded: it cannot be read in batch mode")
         self._job_sources.append(source)
-        df = self.spark.read.format(spark_format(source.connector)).schema(source.read_schema()).options(**source.options).load()
+        schema, options = source.read_schema(), dict(source.options)
+        if micro_batches is not None:
+            schema = StructType(schema.fields + [StructField(LATE_WATERMARK_COLUMN, LongType(), True)])
+            options[MICRO_BATCHES_OPTION] = json.dumps(micro_batches)
+        df = self.spark.read.format(spark_format(source.connector)).schema(schema).options(**options).load()
         return df.where(F.col(EOS_COLUMN).isNull() | ~F.col(EOS_COLUMN)).drop(EOS_COLUMN)
 
     def from_collection(self, collection: Sequence[Any], type_info: Any = None, watermark_strategy: Optional[WatermarkStrategy] = None,

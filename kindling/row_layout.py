@@ -15,3 +15,8 @@ EOS_COLUMN = INTERNAL_PREFIX + "eos"
 # in this column: '+I' insert, '-U' update-before, '+U' update-after, '-D' delete. Sinks that
 # understand changelogs read it; when absent every row is an insert.
 ROWKIND_COLUMN = INTERNAL_PREFIX + "rowkind"
+# A reconciliation's batch re-run of a streaming job (kindling.reconciliation) tags every source row with the
+# watermark, in epoch milliseconds, below which the streaming job treated it as late: the watermark of the
+# micro-batch before the one that read it (Spark's threshold for late rows). Window TVFs drop and report
+# the rows whose window had closed by then, as the streaming job dropped them.
+LATE_WATERMARK_COLUMN = INTERNAL_PREFIX + "late_watermark"

@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -31,6 +31,7 @@ from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy
 from kindling.durations import parse_duration, spark_interval
 from kindling.options import OptionError, nearest
+from kindling.row_layout import LATE_WATERMARK_COLUMN
 from kindling.runtime.batch_job import BatchJob
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.sql import ddl
@@ -75,6 +76,8 @@ SESSION_OPTIONS = {
     "sql-client.verbose": "false",
 }
 _TVF_WINDOW = "__kindling_window"
+# Batch mode marks a window TVF's window_end column (Spark keeps column metadata through GROUP BY keys).
+WINDOW_END_METADATA = "kindling.windowEnd"
 _UPDATING_TOP_N = "__kindling_updating_top_n"  # marks a plan that contains an updating Top-N
 _VIEW_IDS = itertools.count(1)
 
@@ -118,6 +121,7 @@ class PlannedQuery:
     event_time: bool
     columns: list[str] = field(default_factory=list)
     changelog: bool = False  # rows carry ROWKIND_COLUMN although Spark runs the query in append mode (Top-N)
+    window_end: Optional[str] = None  # batch mode: the output column holding a window TVF's window_end, if any
 
     @property
     def updating(self) -> bool:
@@ -137,6 +141,10 @@ class SqlSession:
         self.jobs: list[Any] = []  # JobClient (streaming) or BatchJob
         self._spark_functions: dict[str, str] = {}  # user functions registered under another name than their own
         self._builtins: Optional[set[str]] = None
+        # A reconciliation's batch re-run of a streaming job (kindling.reconciliation): the micro-batches a table's
+        # source read in that run (None: read the table whole), and the rows its window TVFs dropped as late.
+        self.input_ranges: Optional[Callable[[CatalogTable], Optional[list[dict[str, Any]]]]] = None
+        self.late_rows: list[tuple[str, DataFrame]] = []
         _quiet_spark_error_logs()
 
     @property
@@ -487,8 +495,10 @@ class SqlSession:
                                "which this query produces (an unbounded GROUP BY, DISTINCT or Top-N)", line=insert.line, construct="INSERT",
                                hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
         df = planned.df.select(*projected)
+        window_end = next((target for target, column in source.items()
+                           if (planned.df.schema[column].metadata or {}).get(WINDOW_END_METADATA)), None)
         return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names,
-                            planned.changelog), table
+                            planned.changelog, window_end), table
 
     def _plan(self, text: str, line: int, construct: str) -> PlannedQuery:
         """Translate, register what the query reads, let Spark plan it, and decide its changelog."""
@@ -497,6 +507,8 @@ class SqlSession:
         registered: dict[str, tuple[bool, bool]] = {}
         df, (bounded, event_time) = self._frame(text, line, construct, registered, outermost=True)
         if self.batch:  # a batch job's result is final: insert-only, whatever the query
+            if LATE_WATERMARK_COLUMN in df.columns:  # a reconciliation's tag, carried by SELECT * up to here
+                df = df.drop(LATE_WATERMARK_COLUMN)
             columns = _unique_names(list(df.columns))
             return PlannedQuery(df.toDF(*columns), "append", None, True, event_time, columns)
         if _UPDATING_TOP_N in registered and ROWKIND_COLUMN not in df.columns:
@@ -866,7 +878,8 @@ class SqlSession:
     def _bounded_table_frame(self, table: CatalogTable, source: Source, computed: dict[str, str],
                              line: int) -> tuple[DataFrame, tuple[bool, bool]]:
         """A table read in batch mode: one Spark batch of its rows; its time attribute is an ordinary timestamp."""
-        if not source.bounded:
+        micro_batches = self.input_ranges(table) if self.input_ranges is not None else None
+        if not source.bounded and micro_batches is None:
             raise SqlError(f"Querying an unbounded table '{table.name}' in batch mode is not allowed. The table source is unbounded.",
                            line=line, construct="batch mode",
                            hint="SET 'execution.runtime-mode' = 'streaming'; or bound the source (datagen 'number-of-rows', "
@@ -876,9 +889,11 @@ class SqlSession:
                            f"for table '{table.name}' produces other changelog messages than just INSERT.", line=line,
                            construct="batch mode", hint="SET 'execution.runtime-mode' = 'streaming'")
         try:
-            df = self.env.read_bounded(source)
+            df = self.env.read_bounded(source, micro_batches)
             projection = [F.expr(computed[c.name]).alias(c.name) if c.kind == "computed"
                           else _with_precision(F.col(_quote(c.name)), c.type.flink).alias(c.name) for c in table.columns]
+            if micro_batches is not None and table.watermark is not None:
+                projection.append(F.col(LATE_WATERMARK_COLUMN))  # for the window TVFs over it (_register_tvf)
             return df.select(*projection), (True, False)
         except Exception as exc:
             raise _spark_error(exc, table.line, f"table '{table.name}'") from None
@@ -934,7 +949,20 @@ class SqlSession:
             w = F.col(_TVF_WINDOW)
             out = windowed.select(*columns, w.start.alias("window_start"), w.end.alias("window_end", metadata=marker),
                                   _window_time(w.end).alias("window_time", metadata=marker))
+        if self.batch:
+            out = self._batch_window_rows(out, tvf)
         out.createOrReplaceTempView(tvf.view)
+
+    def _batch_window_rows(self, out: DataFrame, tvf: WindowTvf) -> DataFrame:
+        """A batch window TVF's rows: window_end marked for the caller; in a reconciliation, the rows whose window
+        had closed when the streaming run read them are taken out (that run dropped them as late) and kept aside."""
+        end = F.col("window_end")
+        if LATE_WATERMARK_COLUMN in out.columns:
+            closed = end <= F.timestamp_millis(F.col(LATE_WATERMARK_COLUMN))
+            self.late_rows.append((f"window TVF {tvf.kind} over {tvf.source.strip()}", out.where(closed).drop(LATE_WATERMARK_COLUMN)))
+            out = out.where(~closed).drop(LATE_WATERMARK_COLUMN)
+        metadata = dict(out.schema["window_end"].metadata or {}, **{WINDOW_END_METADATA: True})
+        return out.withColumn("window_end", end.alias("window_end", metadata=metadata))
 
     # --- Python API helpers -------------------------------------------------------------------
     def create_temporary_view(self, name: str, obj: Any) -> None:

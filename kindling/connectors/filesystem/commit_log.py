@@ -104,13 +104,15 @@ class CommitLog:
                     found.append((int(batch), int(seq)))
         return sorted(found)
 
+    def read(self, batch: int, seq: int) -> Optional[dict[str, Any]]:
+        """The entry of ``batch`` and ``seq`` (None if the log no longer holds it)."""
+        data = self.storage.read_bytes(posixpath.join(self.directory, _entry_name(batch, seq)))
+        return None if data is None else json.loads(data)
+
     def latest(self) -> Optional[dict[str, Any]]:
         """The newest entry (listed every time: the end-of-input step may add one from another process)."""
         entries = self.entries()
-        if not entries:
-            return None
-        data = self.storage.read_bytes(posixpath.join(self.directory, _entry_name(*entries[-1])))
-        return None if data is None else json.loads(data)
+        return self.read(*entries[-1]) if entries else None
 
     # --- the commit ----------------------------------------------------------------------------
     def commit(self, staged: Sequence[dict[str, Any]], batch_id: int, now_ms: int, watermark_ms: Optional[int], checkpoint: str = "") -> bool:

@@ -73,7 +73,7 @@ def list_data_files(storage: Storage) -> list[str]:
     return sorted(found)
 
 
-def _absolute(storage: Storage, relative: str) -> str:
+def absolute_path(storage: Storage, relative: str) -> str:
     if "@" in relative:
         head, rest = relative.split("@", 1)
         before = storage.data_template.partition(storage.config.entropy_key or "")[0].rstrip("/")
@@ -126,7 +126,7 @@ class FileStreamReader(DataSourceStreamReader):
             yield end_of_input_batch(target)
             return
         storage = Storage(self.config)
-        table = read_table(storage, _absolute(storage, partition.path), self.data_schema, self.config)
+        table = read_table(storage, absolute_path(storage, partition.path), self.data_schema, self.config)
         values = parse_partition_path(posixpath.dirname(partition.path.split("@", 1)[-1]))
         columns = []
         for field in target:

@@ -1,0 +1,222 @@
+"""Reconciliation: prove a streaming job's output with a batch run of the same pipeline.
+
+A streaming SQL job's checkpoint knows exactly which input each micro-batch read (Spark's offset log) and
+which watermark it ran with; its sink knows what it committed. :func:`reconcile` runs the job's own SQL
+script again in batch mode over exactly the input up to a committed micro-batch, reads back the sink's
+committed output up to the same micro-batch, and compares the two as multisets:
+
+* a window aggregation's rows are compared for the windows the checkpoint's watermark had closed (later
+  windows are still open in the stream, so they are counted, not compared);
+* rows the streaming job dropped as late (their window had closed when they arrived) are taken out of the
+  batch run and reported as *dropped late*, not as a mismatch;
+* the rest is *matched*, *missing*, *extra* or *differing* (same key, other values).
+
+Example::
+
+    kindling sql -f clicks.sql                 # the streaming job, stopped or still running
+    kindling reconcile --sql clicks.sql        # MATCH and exit 0, or the differences and exit 1
+
+or from Python: ``print(reconcile("clicks.sql"))``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+from kindling.reconciliation.checkpoint import CheckpointError, QueryCheckpoint
+from kindling.reconciliation.compare import Row, compare
+from kindling.reconciliation.report import Report, SinkReport
+from kindling.reconciliation.sink_output import SinkNotReadable, committed_rows
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from kindling.sql import ddl
+    from kindling.sql.catalog import CatalogTable
+    from kindling.sql.session import SqlSession
+
+__all__ = ["CheckpointError", "ReconcileError", "Report", "SinkNotReadable", "reconcile"]
+
+
+class ReconcileError(ValueError):
+    """The job cannot be reconciled as asked; the message says what to change."""
+
+
+def reconcile(sql_file: str, target: Optional[str] = None, defines: Optional[Mapping[str, str]] = None,
+              batch_id: Optional[int] = None, examples: int = 5, spark: Optional["SparkSession"] = None) -> Report:
+    """Reconcile the streaming job(s) of a SQL script with a batch run of the same script.
+
+    ``target`` is the job's checkpoint directory (``<state.checkpoints.dir>/<job name>``), one query's
+    checkpoint inside it, or a job name; without it, each INSERT job of the script is found where the script
+    itself would put its checkpoint. ``batch_id`` picks a committed micro-batch (default: the last one).
+    ``defines`` are the ``-D`` options the job ran with.
+    """
+    from kindling.env import StreamEnvironment
+    from kindling.sql import ddl
+    from kindling.sql.statements import split_statements
+
+    started = time.monotonic()
+    path = Path(sql_file)
+    script = path.read_text()
+    sys.path.insert(0, str(path.resolve().parent))  # CREATE FUNCTION ... AS 'module.fn' next to the script
+    config = dict(defines or {})
+    config["execution.runtime-mode"] = "batch"
+    env = StreamEnvironment(config, spark=spark)
+    session = env.sql_session()
+    session.input_ranges = lambda table: []  # views planned while the script's DDL runs read nothing yet
+    jobs: list[tuple[str, list[ddl.Insert]]] = []
+    statement_set: Optional[list[ddl.Insert]] = None
+    for statement in split_statements(script):
+        parsed = ddl.parse_statement(statement)
+        if isinstance(parsed, ddl.SetOption) and (parsed.key or "").lower() == "execution.runtime-mode":
+            continue
+        if isinstance(parsed, ddl.BeginStatementSet):
+            statement_set = []
+        elif isinstance(parsed, ddl.EndStatementSet):
+            jobs.append(_job(session, statement_set or []))
+            statement_set = None
+        elif isinstance(parsed, ddl.Insert):
+            if statement_set is not None:
+                statement_set.append(parsed)
+            else:
+                jobs.append(_job(session, [parsed]))
+        elif isinstance(parsed, ddl.StatementSet):
+            jobs.append(_job(session, parsed.inserts))
+        elif isinstance(parsed, (ddl.Query, ddl.Explain)):
+            continue  # a SELECT's rows go to a client, not to a sink: nothing to reconcile
+        else:
+            session.execute_statement(statement)
+    if not jobs:
+        raise ReconcileError(f"{sql_file} has no INSERT INTO: there is no sink output to reconcile")
+    jobs = _chosen(jobs, target, session)
+    reports = []
+    name = ", ".join(job for job, _ in jobs)
+    for job_name, inserts in jobs:
+        root = _root(target, job_name, session)
+        for index, insert in enumerate(inserts):
+            uid = _safe_uid(f"{index}-{insert.table}" if len(inserts) > 1 else insert.table)
+            query = root if (root / "offsets").is_dir() else root / uid
+            if not query.is_dir():
+                raise ReconcileError(f"job '{job_name}' has no checkpoint for its sink '{insert.table}' in {query}: "
+                                     "has it run with this script and these options (state.checkpoints.dir, pipeline.name)?")
+            reports.append(_reconcile_insert(session, insert, QueryCheckpoint(query), batch_id, examples))
+    return Report(name, reports, time.monotonic() - started, examples)
+
+
+def _job(session: "SqlSession", inserts: list["ddl.Insert"]) -> tuple[str, list["ddl.Insert"]]:
+    """The job an INSERT (or a statement set) ran as, named as the streaming run named it."""
+    return session._job_name("insert-into_" + ",".join(i.table for i in inserts)), inserts
+
+
+def _chosen(jobs: list[tuple[str, list["ddl.Insert"]]], target: Optional[str], session: "SqlSession") -> list[tuple[str, list["ddl.Insert"]]]:
+    if target is None or Path(target).is_dir():
+        if target is not None and len(jobs) > 1:
+            raise ReconcileError(f"the script runs {len(jobs)} jobs ({', '.join(j for j, _ in jobs)}); a checkpoint path "
+                                 "names one: give the job's name instead, or no target to reconcile them all")
+        return jobs
+    named = [job for job in jobs if job[0] == target]
+    if not named:
+        raise ReconcileError(f"the script has no job named '{target}'; its jobs: {', '.join(j for j, _ in jobs)}")
+    return named
+
+
+def _root(target: Optional[str], job_name: str, session: "SqlSession") -> Path:
+    if target is not None and Path(target).is_dir():
+        return Path(target).resolve()
+    root = session.env.checkpoint_root(job_name)
+    if not root.is_dir():
+        raise ReconcileError(f"job '{job_name}' has no checkpoint in {root}: run it first, or give its checkpoint path")
+    return root
+
+
+def _safe_uid(uid: str) -> str:
+    from kindling.sql.session import _safe_uid as safe
+
+    return safe(uid)
+
+
+def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: QueryCheckpoint, batch_id: Optional[int],
+                      examples: int) -> SinkReport:
+    from pyspark.sql import functions as F
+
+    from kindling.sql.group_aggregate import find_group_aggregation
+
+    last = checkpoint.last_committed()
+    upto = last if batch_id is None else batch_id
+    if upto > last:
+        raise ReconcileError(f"micro-batch {upto} of {checkpoint.path} is not committed (the last committed one is {last})")
+    micro_batch = checkpoint.micro_batch(upto)
+    claimed: dict[int, str] = {}
+    input_range: dict[str, Any] = {}
+    notes: list[str] = []
+
+    def ranges(table: "CatalogTable") -> list[dict[str, Any]]:
+        index = _source_index(table, micro_batch.ends, claimed)
+        found, purged_before = checkpoint.input_range(index, upto)
+        end = found[-1]["end"] if found else None
+        input_range[table.name] = f"({table.connector}): {len(found)} micro-batches, up to offsets {json.dumps(end)}"
+        if purged_before is not None:
+            notes.append(f"Spark's offset log no longer holds the micro-batches before {purged_before}: rows they read are "
+                         "not checked for lateness")
+        return [{"end": r["end"], "late_watermark_ms": r["late_watermark_ms"]} for r in found]
+
+    session.input_ranges = ranges
+    session.late_rows = []
+    planned, table = session._plan_insert(insert)
+    if planned.window_end is not None:
+        open_at = F.col(f"`{planned.window_end}`") > F.timestamp_millis(F.lit(micro_batch.watermark_ms))
+        open_windows = planned.df.where(open_at).count()
+        batch_df = planned.df.where(~open_at)
+    else:
+        open_windows, batch_df = 0, planned.df
+    batch_rows = _arrow_rows(batch_df)
+    late_count, late_examples = 0, []
+    for _, late in session.late_rows:
+        late_count += late.count()
+        visible = [c for c in late.columns if not c.startswith("__kindling_") and c != "window_time"]
+        late_examples += [{c: row[c] for c in visible} for row in late.select(*[f"`{c}`" for c in visible]).limit(examples).collect()]
+    session.input_ranges = None  # reading the sink back reads it whole
+    try:
+        stream_rows, sink_notes = committed_rows(session, table, checkpoint.path, upto)
+    except SinkNotReadable as exc:
+        raise ReconcileError(str(exc)) from None
+    key = list(table.primary_key) or None
+    if key is None:
+        aggregation = find_group_aggregation(insert.query, insert.query_line, window=True)
+        if aggregation is not None:
+            key = aggregation.upsert_key(insert.columns or planned.columns)
+    comparison = compare(planned.columns, stream_rows, batch_rows, key)
+    return SinkReport(table.name, table.connector, str(checkpoint.path), upto, micro_batch.watermark_ms, input_range, comparison,
+                      open_windows, late_count, late_examples, notes + sink_notes)
+
+
+def _source_index(table: "CatalogTable", ends: tuple[Optional[dict[str, Any]], ...], claimed: dict[int, str]) -> int:
+    """Which of the query's sources (offset log lines) reads ``table``."""
+    if table.connector in ("kafka", "upsert-kafka"):
+        topics = [t.strip() for t in table.options.get("topic", "").split(";") if t.strip()]
+        pattern = table.options.get("topic-pattern")
+        for index, end in enumerate(ends):
+            partitions = (end or {}).get("partitions")
+            if not isinstance(partitions, dict) or not partitions:
+                continue
+            if all(t in topics or (pattern and re.fullmatch(pattern, t)) for t in partitions):
+                claimed[index] = table.name
+                return index
+    elif table.connector not in ("filesystem",):
+        raise ReconcileError(f"table '{table.name}': the input of connector '{table.connector}' cannot be read again over "
+                             "a streaming run's range; reconcilable sources: kafka, filesystem")
+    free = [i for i in range(len(ends)) if claimed.get(i, table.name) == table.name]
+    if len(ends) == 1 or (len(free) == 1 and table.connector != "kafka"):
+        claimed[free[0]] = table.name
+        return free[0]
+    raise ReconcileError(f"table '{table.name}' ({table.connector}): the checkpoint's {len(ends)} sources cannot be told apart")
+
+
+def _arrow_rows(df: Any) -> list[Row]:
+    table = df.toArrow()
+    return [tuple(row.values()) for row in table.to_pylist()]

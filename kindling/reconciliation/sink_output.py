@@ -1,0 +1,129 @@
+"""A sink's committed output up to a checkpoint's micro-batch, read back as rows in the table's column order.
+
+* ``filesystem``: the table's visible files, less those that commit-log entries after the micro-batch
+  published, plus the files the log still held pending at that micro-batch (committed to the checkpoint,
+  not yet rolled into view), read with the table's own format.
+* ``kafka``: the topic read with ``isolation.level = read_committed`` from its earliest offsets to its
+  current end, with the table's own format: records of aborted transactions are not output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kindling.reconciliation.checkpoint import CheckpointError
+from kindling.reconciliation.compare import Row
+
+if TYPE_CHECKING:
+    from kindling.sql.catalog import CatalogTable
+    from kindling.sql.session import SqlSession
+
+READABLE = ("filesystem", "kafka")
+
+
+class SinkNotReadable(ValueError):
+    """The sink's committed output cannot be read back; the message names the connector or option."""
+
+
+def committed_rows(session: "SqlSession", table: "CatalogTable", checkpoint: Path, batch_id: int) -> tuple[list[Row], list[str]]:
+    """The sink's rows committed up to micro-batch ``batch_id`` of the query whose checkpoint is given, and notes."""
+    connector = table.connector
+    if connector == "filesystem":
+        return _filesystem_rows(table, checkpoint, batch_id)
+    if connector == "kafka":
+        return _kafka_rows(session, table)
+    raise SinkNotReadable(f"reconcile: the output of connector '{connector}' (table '{table.name}') cannot be read back yet; "
+                          f"readable sinks: {', '.join(READABLE)}")
+
+
+def _filesystem_rows(table: "CatalogTable", checkpoint: Path, batch_id: int) -> tuple[list[Row], list[str]]:
+    from kindling.connectors.filesystem.commit_log import CommitLog
+    from kindling.connectors.filesystem.options import sink_config
+    from kindling.connectors.filesystem.storage import Storage
+
+    if table.partition_keys:
+        raise SinkNotReadable(f"reconcile: the partitioned filesystem table '{table.name}' (PARTITIONED BY "
+                              f"{', '.join(table.partition_keys)}) cannot be read back yet")
+    config = sink_config(table.connector_options())
+    storage = Storage(config)
+    for attempt in range(5):
+        try:
+            return _filesystem_snapshot(table, config, storage, CommitLog(storage, config, str(checkpoint)), batch_id)
+        except FileNotFoundError:  # a running job published (and removed) a staged file meanwhile: look again
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _filesystem_snapshot(table: "CatalogTable", config: Any, storage: Any, log: Any, batch_id: int) -> tuple[list[Row], list[str]]:
+    from kindling.connectors.filesystem.formats import read_table
+    from kindling.connectors.filesystem.source import absolute_path, list_data_files
+
+    # Listed before the log is read: a file visible here was published by an entry the log read below holds.
+    visible = [absolute_path(storage, r) for r in list_data_files(storage)]
+    entries = log.entries()
+    if not entries:
+        raise CheckpointError(f"the filesystem table '{table.name}' has no commit log in {storage.uri(log.directory)}: "
+                              "was it written by this job?")
+    later_finals: set[str] = set()
+    later_groups: dict[str, dict[str, Any]] = {}  # staged path -> the later publication that took it
+    at_batch = None
+    for batch, seq in entries:
+        entry = log.read(batch, seq) or {"publish": [], "pending": {}}
+        if batch > batch_id:
+            for item in entry["publish"]:
+                later_finals.add(item["final"])
+                for source in item["sources"]:
+                    later_groups[source] = item
+        else:
+            at_batch = entry
+    if at_batch is None:
+        raise CheckpointError(f"the commit log of '{table.name}' no longer holds micro-batch {batch_id} (it keeps the last "
+                              f"entries only, from batch {entries[0][0]}): reconcile a later checkpoint")
+    schema = table.source_schema()
+    tables = [read_table(storage, path, schema, config) for path in visible if path not in later_finals]
+    pending = {f["path"]: f for b in at_batch.get("pending", {}).values() for f in b["files"]}
+    taken: set[str] = set()
+    for path in pending:
+        if storage.exists(path):
+            data = read_table(storage, path, schema, config)
+            if data.num_rows == 0 and not storage.exists(path):
+                raise FileNotFoundError(path)  # published between the two looks
+            tables.append(data)
+            continue
+        item = later_groups.get(path)
+        if item is None:
+            raise CheckpointError(f"file {storage.uri(path)}, pending in '{table.name}' at micro-batch {batch_id}, is gone")
+        if item["final"] in taken:
+            continue
+        # Published later, merged with the files pending before it (a merge keeps its sources' order, and files
+        # pending at this batch come before any written after it): this batch's rows are the final file's first ones.
+        ours = [source for source in item["sources"] if source in pending]
+        if item["sources"][: len(ours)] != ours or any(pending[source].get("rows") is None for source in ours):
+            raise CheckpointError(f"file {storage.uri(path)}, pending in '{table.name}' at micro-batch {batch_id}, was merged "
+                                  "with other files by compaction: its rows cannot be told apart; reconcile a later checkpoint")
+        final = read_table(storage, item["final"], schema, config)
+        tables.append(final.slice(0, sum(int(pending[source]["rows"]) for source in ours)))
+        taken.add(item["final"])
+    notes = []
+    if pending:
+        notes.append(f"{len(pending)} file(s) of '{table.name}' were committed to the checkpoint but not yet rolled into view "
+                     "at its micro-batch; their rows are compared too")
+    rows = [tuple(r.values()) for data in tables for r in data.to_pylist()]
+    return rows, notes
+
+
+def _kafka_rows(session: "SqlSession", table: "CatalogTable") -> tuple[list[Row], list[str]]:
+    options = {k: v for k, v in table.options.items() if not k.startswith(("scan.", "sink."))}
+    options.update({"scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset",
+                    "properties.isolation.level": "read_committed"})
+    readback = dataclasses.replace(table, options=options, watermark=None)
+    df, _ = session._table_frame(readback, table.line)
+    names = [c.name for c in table.sink_columns()]
+    rows = [tuple(row.values()) for row in df.select(*[f"`{n}`" for n in names]).toArrow().to_pylist()]
+    notes = []
+    if table.options.get("sink.delivery-guarantee", "").lower() != "exactly-once":
+        notes.append(f"the kafka sink of '{table.name}' is not exactly-once: after a failure it may hold records twice")
+    return rows, notes

@@ -1,0 +1,239 @@
+"""Reconciliation of streaming SQL jobs (Kafka -> window TVF -> files) against a batch run of the same script."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+
+from kindling.env import StreamEnvironment
+from kindling.reconciliation import reconcile
+from kindling.reconciliation.checkpoint import QueryCheckpoint
+from kindling.reconciliation.report import dumps
+
+pytestmark = pytest.mark.integration
+
+SCRIPT = """\
+CREATE TABLE clicks (ts TIMESTAMP(3), page STRING, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (
+  'connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{servers}',
+  'scan.startup.mode' = 'earliest-offset', 'format' = 'json');
+{sink}
+INSERT INTO page_counts
+SELECT window_start, window_end, page, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+GROUP BY window_start, window_end, page;
+"""
+
+
+FILE_SINK = """\
+CREATE TABLE page_counts (window_start TIMESTAMP(3), window_end TIMESTAMP(3), page STRING, clicks BIGINT) WITH (
+  'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json', 'sink.rolling-policy.rollover-interval' = '1 ms');"""
+KAFKA_SINK = """\
+CREATE TABLE page_counts (window_start TIMESTAMP(3), window_end TIMESTAMP(3), page STRING, clicks BIGINT) WITH (
+  'connector' = 'kafka', 'topic' = '{out}', 'properties.bootstrap.servers' = '{servers}', 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'reconcile-{out}');"""
+
+
+def _clicks(seconds, page=None) -> list[tuple[str, str]]:
+    return [(f"2024-01-01 00:{s // 60:02d}:{s % 60:02d}", page or f"p{s % 3}") for s in seconds]
+
+
+EPOCH_MS = 1704067200000  # 2024-01-01 00:00:00 UTC
+
+
+class ClickJob:
+    """The script above, run as a streaming job on the test session, fed in phases."""
+
+    def __init__(self, spark, kafka, topic: str, tmp: Path, sink: str = FILE_SINK, out: str = "") -> None:
+        self.spark, self.kafka, self.topic = spark, kafka, topic
+        self.out = tmp / "out"
+        self.script = tmp / "clicks.sql"
+        servers = kafka.bootstrap_servers
+        sink_ddl = sink.format(out=out or self.out, servers=servers)
+        self.script.write_text(SCRIPT.format(topic=topic, servers=servers, sink=sink_ddl))
+        self.defines = {"execution.checkpointing.interval": "100 ms", "state.checkpoints.dir": str(tmp / "checkpoints")}
+        self.producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 5})
+        self.sent = 0
+        self.client = None
+
+    @property
+    def checkpoint(self) -> Path:
+        return Path(self.defines["state.checkpoints.dir"]) / "insert-into_page_counts" / "page_counts"
+
+    def send(self, clicks: list[tuple[str, str]]) -> None:
+        for i, (ts, page) in enumerate(clicks):
+            self.producer.produce(self.topic, json.dumps({"ts": ts, "page": page}).encode(), partition=(self.sent + i) % 4)
+        assert self.producer.flush(30) == 0
+        self.sent += len(clicks)
+
+    def start(self) -> None:
+        env = StreamEnvironment(dict(self.defines), spark=self.spark)
+        result = env.sql_session().execute_script(self.script.read_text())[-1]
+        self.client = result.get_job_client()
+
+    def wait_for_watermark(self, watermark_s: int, timeout: float = 240) -> int:
+        """Until a committed micro-batch ran with a watermark of at least 00:00:00 + ``watermark_s``; returns its id.
+
+        The Kafka source keeps its partitions aligned (no partition reads past the others' event time), so
+        the watermark, not a record count, says how far the job has come."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.checkpoint.is_dir() and (self.checkpoint / "commits").is_dir():
+                checkpoint = QueryCheckpoint(self.checkpoint)
+                committed = checkpoint.committed()
+                if committed:
+                    if checkpoint.micro_batch(committed[-1]).watermark_ms >= EPOCH_MS + watermark_s * 1000:
+                        return committed[-1]
+            assert self.client is None or self.client.get_job_status() == "RUNNING", self.client.get_job_status()
+            time.sleep(0.2)
+        raise AssertionError(f"the job's watermark did not reach 00:00:{watermark_s} within {timeout} s")
+
+    def stop(self) -> None:
+        if self.client is not None:
+            self.client.cancel()
+            self.client = None
+
+    def reconcile(self, **kwargs):
+        return reconcile(str(self.script), defines=self.defines, spark=self.spark, **kwargs)
+
+
+@pytest.fixture
+def job(spark, kafka, topic, tmp_path):
+    job = ClickJob(spark, kafka, topic, tmp_path)
+    yield job
+    job.stop()
+
+
+def test_a_clean_run_matches_and_a_tampered_sink_is_reported_by_category(job, tmp_path):
+    job.send(_clicks(range(0, 45)))
+    job.start()
+    job.wait_for_watermark(40)  # partition 1 holds 00:00:41 (the others wait for it)
+    job.send(_clicks(range(45, 60)))  # partition 0 ends at 56 s: the watermark reaches 55 s, windows up to 50 s close
+    job.wait_for_watermark(watermark_s=55)
+    job.stop()
+
+    report = job.reconcile()
+    sink = report.sinks[0]
+    assert report.full_match, str(report)
+    assert report.exit_code == 0
+    assert sink.comparison.key == ["window_start", "window_end", "page"]
+    assert sink.comparison.matched == 15  # 5 closed windows x 3 pages
+    assert sink.open_windows == 3  # [50 s, 60 s) is still open at the checkpoint's watermark
+    assert sink.late_rows == 0
+
+    files = sorted(f for f in job.out.rglob("*") if f.is_file() and not any(p.startswith(".") for p in f.relative_to(job.out).parts))
+    rows = [json.loads(line) for f in files for line in f.read_text().splitlines() if line.strip()]
+    assert len(rows) >= 3  # the rest is in a file committed to the checkpoint but not yet rolled into view
+    assert any("not yet rolled into view" in note for note in sink.notes) == (len(rows) < 15)
+    deleted, changed, duplicated = rows[0], rows[1], rows[2]
+    for f in files:
+        f.unlink()
+    tampered = [dict(changed, clicks=changed["clicks"] + 100)] + [r for r in rows[2:]] + [duplicated]
+    (job.out / "part-tampered.json").write_text("".join(json.dumps(r) + "\n" for r in tampered))
+
+    report = job.reconcile()
+    comparison = report.sinks[0].comparison
+    assert report.exit_code == 1
+    text = str(report)
+    assert "MISMATCH" in text
+    assert comparison.matched == 13
+    assert [(r[0].strftime("%H:%M:%S"), r[2]) for r in comparison.missing] == [(deleted["window_start"][-8:], deleted["page"])]
+    assert len(comparison.extra) == 1 and comparison.extra[0][2] == duplicated["page"]
+    (stream_row, batch_row), = comparison.differing
+    assert stream_row[3] == batch_row[3] + 100 and stream_row[2] == changed["page"]
+    assert f"clicks: stream {changed['clicks'] + 100} / batch {changed['clicks']}" in text
+    assert report.exit_code == 1
+    machine = json.loads(dumps(report, str(tmp_path / "report.json")))
+    assert machine["result"] == "MISMATCH"
+    assert len(machine["sinks"][0]["missing"]) == 1 and machine["sinks"][0]["missing"][0]["page"] == deleted["page"]
+    assert json.loads((tmp_path / "report.json").read_text()) == machine
+
+
+def test_rows_dropped_as_late_are_reported_apart_from_mismatches(job):
+    job.send(_clicks(range(0, 35)))
+    job.start()
+    job.wait_for_watermark(watermark_s=30)
+    # Late for windows that had closed ([0, 10) and [10, 20)): the streaming job drops them. 00:00:31 is out
+    # of order but its window [30, 40) is still open, so it counts.
+    job.send(_clicks([1, 2, 15], page="late") + _clicks([31], page="p0") + _clicks(range(35, 50)))
+    job.wait_for_watermark(watermark_s=45)
+    job.send(_clicks(range(50, 55)))
+    job.wait_for_watermark(watermark_s=50)
+    job.stop()
+
+    report = job.reconcile()
+    sink = report.sinks[0]
+    assert report.full_match, str(report)
+    assert sink.late_rows == 3
+    assert sorted(e["ts"].second for e in sink.late_examples) == [1, 2, 15]
+    assert {e["page"] for e in sink.late_examples} == {"late"}
+    assert "dropped late:   3" in str(report)
+
+
+def test_the_command_line_prints_the_report_writes_json_and_exits_0_on_a_match(job, tmp_path, capsys):
+    from kindling.cli import main
+
+    job.send(_clicks(range(0, 30)))
+    job.start()
+    job.wait_for_watermark(25)
+    job.stop()
+    defines = [arg for key, value in job.defines.items() for arg in ("-D", f"{key}={value}")]
+    output = tmp_path / "report.json"
+    code = main(["reconcile", "--sql", str(job.script), *defines, "--output", str(output)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "Reconciliation of job 'insert-into_page_counts': MATCH" in printed
+    assert "Sink page_counts (connector 'filesystem')" in printed
+    assert "matched rows:   6" in printed  # windows [0, 10) and [10, 20), 3 pages each
+    assert json.loads(output.read_text())["sinks"][0]["matched"] == 6
+    assert main(["reconcile", "--sql", str(job.script), *defines, "no-such-job"]) == 2
+    assert "the script has no job named 'no-such-job'" in capsys.readouterr().err
+
+
+def test_a_running_job_is_reconciled_at_its_last_checkpoint(job):
+    job.send(_clicks(range(0, 40)))
+    job.start()
+    first = job.wait_for_watermark(35)
+    job.send(_clicks(range(40, 80)))
+    report = job.reconcile()  # the job keeps reading and committing meanwhile
+    assert report.full_match, str(report)
+    assert report.sinks[0].batch_id >= first
+    job.wait_for_watermark(watermark_s=75)
+    report = job.reconcile()
+    assert report.full_match, str(report)
+    assert report.sinks[0].comparison.matched == 21  # windows [0, 70) closed: 7 x 3 pages
+
+
+def test_a_job_stopped_and_resumed_three_times_matches_kafka_to_kafka(spark, kafka, topic, tmp_path):
+    out = f"{topic}-out"
+    kafka.create_topic(out, partitions=1)
+    job = ClickJob(spark, kafka, topic, tmp_path, sink=KAFKA_SINK, out=out)
+    try:
+        for phase in range(4):  # started, then stopped mid-stream and resumed from its checkpoint three times
+            job.send(_clicks(range(20 * phase, 20 * phase + 20)))
+            job.start()
+            job.wait_for_watermark(20 * phase + 15)
+            job.stop()
+        report = job.reconcile()
+    finally:
+        job.stop()
+        kafka.delete_topic(out)
+    sink = report.sinks[0]
+    assert report.full_match, str(report)
+    assert sink.connector == "kafka"
+    assert sink.comparison.matched == 21  # windows [0, 70) closed: 7 x 3 pages, each written once
+
+
+def test_reconcile_names_what_it_cannot_do(spark, tmp_path):
+    from kindling.reconciliation import ReconcileError
+
+    script = tmp_path / "select.sql"
+    script.write_text("CREATE TABLE t (x INT) WITH ('connector' = 'datagen', 'number-of-rows' = '5');\nSELECT * FROM t;\n")
+    with pytest.raises(ReconcileError, match="no INSERT INTO"):
+        reconcile(str(script), spark=spark)
+    script.write_text("CREATE TABLE t (x INT) WITH ('connector' = 'datagen', 'number-of-rows' = '5');\n"
+                      "CREATE TABLE s (x INT) WITH ('connector' = 'blackhole');\nINSERT INTO s SELECT x FROM t;\n")
+    with pytest.raises(ReconcileError, match="job 'insert-into_s' has no checkpoint"):
+        reconcile(str(script), defines={"state.checkpoints.dir": str(tmp_path / "none")}, spark=spark)
