@@ -60,6 +60,8 @@ BENCHMARKS: List[Benchmark] = [
               "kinesis_source.py", [], ["--records", "2000"], "kindling kinesis source", "plain boto3 get_records", ">= 0.8"),
     Benchmark("batch_mode", "SQL batch mode, GROUP BY over 2M bounded rows (vs hand-written PySpark)",
               "batch_mode.py", [], ["--rows", "200000"], "kindling batch mode", "hand-written PySpark", ">= 0.95"),
+    Benchmark("reconcile", "Reconciliation of a click-count job over 1M Kafka records (vs the streaming run)",
+              "reconcile.py", [], ["--records", "20000"], "reconcile", "streaming run", "<= 1"),
     Benchmark("nexmark", "Nexmark, 1M events, geometric mean over the queries (vs PyFlink 2.3)",
               "nexmark/run.py", [], ["--events", "20000", "--queries", "q0,q1,q2"], "", "", ">= 2"),
 ]

@@ -147,11 +147,38 @@ def _reconcile(args: argparse.Namespace) -> int:
     from kindling.reconciliation import reconcile
     from kindling.reconciliation.report import dumps
 
-    report = reconcile(args.sql, args.target, _defines(args.define), batch_id=args.batch, examples=args.examples)
+    sql, defines, target = args.sql, _defines(args.define), args.target
+    if args.job:
+        sql, submitted = _submitted_sql_job(args.job, Path(args.home))
+        defines = {**submitted, **defines}
+    elif not sql:
+        raise ValueError("reconcile needs the job's SQL script (--sql FILE) or a job manager's job id (--job JID)")
+    report = reconcile(sql, target, defines, batch_id=args.batch, examples=args.examples)
     print(report)
     if args.output:
         dumps(report, args.output)
     return report.exit_code
+
+
+def _submitted_sql_job(jid: str, home: Path) -> tuple[str, dict[str, str]]:
+    """A job manager's SQL job as it was submitted: its script and the options its driver ran with."""
+    from kindling.server.store import JobStore
+
+    record = JobStore(home).get(jid)
+    if record is None:
+        raise ValueError(f"the job manager in {home} has no job {jid}")
+    if record.kind != "sql":
+        raise ValueError(f"job {jid} ({record.name}) is a Python pipeline; reconcile takes SQL jobs")
+    defines = dict(record.configuration)
+    arguments = list(record.args)
+    for flag, value in zip(arguments, arguments[1:]):
+        if flag == "-D":
+            defines.update(_defines([value]))
+    defines["state.checkpoints.dir"] = record.checkpoint_dir
+    if record.parallelism:
+        defines["parallelism.default"] = str(record.parallelism)
+    file = Path(record.file)
+    return str(file if file.is_absolute() else Path(record.cwd) / file), defines
 
 
 def _defines(items: Optional[list[str]]) -> dict[str, str]:
@@ -191,7 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
         "reconcile", help="compare a streaming SQL job's committed output with a batch run of the same script (exit 0 on a match)")
     reconcile.add_argument("target", nargs="?", default=None,
                            help="the job's name or checkpoint directory (default: where the script puts each of its jobs)")
-    reconcile.add_argument("--sql", required=True, help="the job's SQL script, as it was run")
+    reconcile.add_argument("--sql", help="the job's SQL script, as it was run")
+    reconcile.add_argument("--job", metavar="JID", help="a SQL job of the job manager (its script, options and checkpoints)")
+    reconcile.add_argument("--home", default=".kindling/jobmanager", help="the job manager's home, for --job (default .kindling/jobmanager)")
     reconcile.add_argument("-D", dest="define", action="append", metavar="key=value", help="an option the job ran with (repeatable)")
     reconcile.add_argument("--batch", type=int, default=None, help="the committed micro-batch to compare up to (default: the last)")
     reconcile.add_argument("--examples", type=int, default=5, help="rows shown per category (default 5)")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from kindling.reconciliation.checkpoint import CheckpointError, QueryCheckpoint
-from kindling.reconciliation.compare import Row, compare
+from kindling.reconciliation.compare import compare
 from kindling.reconciliation.report import Report, SinkReport
 from kindling.reconciliation.sink_output import SinkNotReadable, committed_rows
 
@@ -62,6 +62,8 @@ def reconcile(sql_file: str, target: Optional[str] = None, defines: Optional[Map
 
     started = time.monotonic()
     path = Path(sql_file)
+    if not path.is_file():
+        raise ReconcileError(f"the SQL script {path} does not exist")
     script = path.read_text()
     sys.path.insert(0, str(path.resolve().parent))  # CREATE FUNCTION ... AS 'module.fn' next to the script
     config = dict(defines or {})
@@ -142,7 +144,7 @@ def _safe_uid(uid: str) -> str:
 
 def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: QueryCheckpoint, batch_id: Optional[int],
                       examples: int) -> SinkReport:
-    from pyspark.sql import functions as F
+    import pyarrow as pa
 
     from kindling.sql.group_aggregate import find_group_aggregation
 
@@ -168,18 +170,20 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
     session.input_ranges = ranges
     session.late_rows = []
     planned, table = session._plan_insert(insert)
-    if planned.window_end is not None:
-        open_at = F.col(f"`{planned.window_end}`") > F.timestamp_millis(F.lit(micro_batch.watermark_ms))
-        open_windows = planned.df.where(open_at).count()
-        batch_df = planned.df.where(~open_at)
-    else:
-        open_windows, batch_df = 0, planned.df
-    batch_rows = _arrow_rows(batch_df)
+    batch = planned.df.toArrow()
+    open_windows = 0
+    if planned.window_end is not None:  # windows the checkpoint's watermark had not closed are not in the stream yet
+        ends = batch.column(planned.window_end).cast(pa.int64()).to_pylist()  # microseconds since the epoch
+        closed = [end is not None and end <= micro_batch.watermark_ms * 1000 for end in ends]
+        open_windows = closed.count(False)
+        batch = batch.filter(pa.array(closed))
+    batch_rows = [tuple(row.values()) for row in batch.to_pylist()]
     late_count, late_examples = 0, []
-    for _, late in session.late_rows:
+    for _, late, cached in session.late_rows:
         late_count += late.count()
         visible = [c for c in late.columns if not c.startswith("__kindling_") and c != "window_time"]
         late_examples += [{c: row[c] for c in visible} for row in late.select(*[f"`{c}`" for c in visible]).limit(examples).collect()]
+        cached.unpersist()
     session.input_ranges = None  # reading the sink back reads it whole
     try:
         stream_rows, sink_notes = committed_rows(session, table, checkpoint.path, upto)
@@ -215,8 +219,3 @@ def _source_index(table: "CatalogTable", ends: tuple[Optional[dict[str, Any]], .
         claimed[free[0]] = table.name
         return free[0]
     raise ReconcileError(f"table '{table.name}' ({table.connector}): the checkpoint's {len(ends)} sources cannot be told apart")
-
-
-def _arrow_rows(df: Any) -> list[Row]:
-    table = df.toArrow()
-    return [tuple(row.values()) for row in table.to_pylist()]

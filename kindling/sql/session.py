@@ -144,7 +144,7 @@ class SqlSession:
         # A reconciliation's batch re-run of a streaming job (kindling.reconciliation): the micro-batches a table's
         # source read in that run (None: read the table whole), and the rows its window TVFs dropped as late.
         self.input_ranges: Optional[Callable[[CatalogTable], Optional[list[dict[str, Any]]]]] = None
-        self.late_rows: list[tuple[str, DataFrame]] = []
+        self.late_rows: list[tuple[str, DataFrame, DataFrame]] = []  # (operator, late rows, cached input)
         _quiet_spark_error_logs()
 
     @property
@@ -958,8 +958,9 @@ class SqlSession:
         had closed when the streaming run read them are taken out (that run dropped them as late) and kept aside."""
         end = F.col("window_end")
         if LATE_WATERMARK_COLUMN in out.columns:
+            out = out.cache()  # read once for the result and once for the late rows; the reconciliation unpersists it
             closed = end <= F.timestamp_millis(F.col(LATE_WATERMARK_COLUMN))
-            self.late_rows.append((f"window TVF {tvf.kind} over {tvf.source.strip()}", out.where(closed).drop(LATE_WATERMARK_COLUMN)))
+            self.late_rows.append((f"window TVF {tvf.kind} over {tvf.source.strip()}", out.where(closed).drop(LATE_WATERMARK_COLUMN), out))
             out = out.where(~closed).drop(LATE_WATERMARK_COLUMN)
         metadata = dict(out.schema["window_end"].metadata or {}, **{WINDOW_END_METADATA: True})
         return out.withColumn("window_end", end.alias("window_end", metadata=metadata))

@@ -174,7 +174,11 @@ def test_rows_dropped_as_late_are_reported_apart_from_mismatches(job):
 
 def test_the_command_line_prints_the_report_writes_json_and_exits_0_on_a_match(job, tmp_path, capsys):
     from kindling.cli import main
+    from kindling.server.store import JobRecord, JobStore
 
+    jid = "0123456789abcdef0123456789abcdef"
+    directory = tmp_path / "jobmanager" / "jobs" / jid  # where a job manager's job keeps its checkpoints
+    job.defines["state.checkpoints.dir"] = str(directory / "checkpoints")
     job.send(_clicks(range(0, 30)))
     job.start()
     job.wait_for_watermark(25)
@@ -190,6 +194,12 @@ def test_the_command_line_prints_the_report_writes_json_and_exits_0_on_a_match(j
     assert json.loads(output.read_text())["sinks"][0]["matched"] == 6
     assert main(["reconcile", "--sql", str(job.script), *defines, "no-such-job"]) == 2
     assert "the script has no job named 'no-such-job'" in capsys.readouterr().err
+
+    JobStore(tmp_path / "jobmanager").add(JobRecord(jid=jid, name="clicks", kind="sql", file="clicks.sql",
+                                                    args=["-D", "execution.checkpointing.interval=100 ms"], cwd=str(tmp_path),
+                                                    directory=str(directory)))
+    assert main(["reconcile", "--job", jid, "--home", str(tmp_path / "jobmanager")]) == 0
+    assert "matched rows:   6" in capsys.readouterr().out
 
 
 def test_a_running_job_is_reconciled_at_its_last_checkpoint(job):
