@@ -34,6 +34,7 @@ DEFAULT_HOME = ".kindling/jobmanager"
 INFO_FILE = "jobmanager.json"
 # Written by ``cluster stop --keep-jobs`` before it signals the job manager: leave the drivers running.
 KEEP_JOBS_FILE = "keep-jobs"
+RECONCILIATION_FILE = "reconciliation.json"  # the last reconciliation of a job: its state and report
 JOB_END_TIMEOUT_S = 120.0
 SAVEPOINT_TIMEOUT_S = 600.0
 
@@ -68,6 +69,7 @@ class JobManager:
         self.store = JobStore(self.home)
         self.supervisors: dict[str, JobSupervisor] = {}
         self.operations: dict[str, Operation] = {}
+        self._reconciling_lock = threading.Lock()
         self.start_time = now_ms()
         self._lock = threading.Lock()
 
@@ -167,6 +169,49 @@ class JobManager:
         """The job's user metrics (``get_metric_group()`` in user functions), by identifier."""
         self.job(jid)
         return dict(self.status(jid).get("userMetrics") or {})
+
+    # --- reconciliation -------------------------------------------------------------------------
+    def reconcile(self, jid: str) -> dict[str, Any]:
+        """Start ``kindling reconcile --job <jid>`` for a SQL job (it runs beside the job, even while it runs).
+
+        The reconciliation runs in a process of its own (a Spark driver); its state and report are kept in the
+        job's directory, where :meth:`reconciliation` reads them.
+        """
+        record = self.job(jid)
+        if record.kind != "sql":
+            raise ValueError(f"job {jid} ({record.name}) is a Python pipeline; reconciliation takes SQL jobs")
+        directory = Path(record.directory)
+        with self._reconciling_lock:
+            current = read_json(directory / RECONCILIATION_FILE) or {}
+            if current.get("status") == "RUNNING" and process_alive(int(current.get("pid") or 0)):
+                return current
+            report_file = directory / "reconciliation-report.json"
+            report_file.unlink(missing_ok=True)
+            log = (directory / "reconciliation.log").open("wb")
+            process = subprocess.Popen([sys.executable, "-m", "kindling", "reconcile", "--job", jid, "--home", str(self.home),
+                                        "--output", str(report_file)], cwd=record.cwd, stdin=subprocess.DEVNULL, stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+            log.close()
+            state = {"status": "RUNNING", "pid": process.pid, "start-time": now_ms()}
+            write_json(directory / RECONCILIATION_FILE, state)
+        threading.Thread(target=self._await_reconciliation, args=(directory, process, state), daemon=True).start()
+        return state
+
+    def _await_reconciliation(self, directory: Path, process: subprocess.Popen, state: dict[str, Any]) -> None:
+        code = process.wait()
+        report = read_json(directory / "reconciliation-report.json")
+        ended = dict(state, **{"end-time": now_ms(), "exit-code": code})
+        if report is not None:
+            ended.update(status="COMPLETED", report=report)
+        else:
+            lines = (directory / "reconciliation.log").read_text(errors="replace").strip().splitlines()
+            reason = next((line for line in reversed(lines) if line.startswith("kindling: ")), lines[-1] if lines else "no output")
+            ended.update(status="FAILED", error=reason)
+        write_json(directory / RECONCILIATION_FILE, ended)
+
+    def reconciliation(self, jid: str) -> dict[str, Any]:
+        """The job's last reconciliation: ``status`` NONE, RUNNING, COMPLETED (with ``report``) or FAILED (with ``error``)."""
+        return read_json(Path(self.job(jid).directory) / RECONCILIATION_FILE) or {"status": "NONE"}
 
     # --- savepoints ------------------------------------------------------------------------------
     def trigger(self, jid: str, kind: str, target: Optional[str], drain: bool = False, trigger_id: Optional[str] = None) -> Operation:

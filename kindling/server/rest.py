@@ -600,6 +600,15 @@ def create_app(manager: JobManager) -> FastAPI:
             "queries": {uid: {"name": q.get("name", uid), "points": q.get("points") or []} for uid, q in queries.items()},
         }
 
+    @app.post("/kindling/jobs/{jid}/reconciliation", status_code=202,
+              summary="Reconcile a SQL job: its output against a batch run of its script over its checkpoint's input")
+    def post_reconciliation(jid: str) -> dict[str, Any]:
+        return manager.reconcile(job(jid).jid)
+
+    @app.get("/kindling/jobs/{jid}/reconciliation", summary="The job's last reconciliation: its state and report")
+    def get_reconciliation(jid: str) -> dict[str, Any]:
+        return manager.reconciliation(job(jid).jid)
+
     # --- Prometheus and the dashboard -------------------------------------------------------
     @app.get("/metrics", response_class=PlainTextResponse, summary="Metrics in Prometheus' text format")
     def get_prometheus() -> Response:

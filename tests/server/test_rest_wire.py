@@ -11,6 +11,7 @@ import base64
 import shutil
 import subprocess
 import sys
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -129,6 +130,21 @@ def test_every_route_answers_in_flink_wire_format(served):
     config = client.get(f"/jobs/{RUNNING}/checkpoints/config").json()
     assert config["interval"] == 1000 and config["mode"] == "exactly_once"
     assert {e["key"] for e in client.get("/jobmanager/config").json()} >= {"rest.port", "rest.address"}
+
+
+def test_a_reconciliation_runs_beside_the_job_and_keeps_its_outcome(served):
+    client, _ = served
+    assert client.get(f"/kindling/jobs/{FINISHED}/reconciliation").json() == {"status": "NONE"}
+    started = client.post(f"/kindling/jobs/{FINISHED}/reconciliation")
+    assert started.status_code == 202 and started.json()["status"] == "RUNNING"
+    deadline = time.monotonic() + 120
+    while (state := client.get(f"/kindling/jobs/{FINISHED}/reconciliation").json())["status"] == "RUNNING":
+        assert time.monotonic() < deadline, "the reconciliation did not end"
+        time.sleep(0.2)
+    # The record's script (/jobs/job.sql) is not on this machine: the reconciliation ends FAILED, saying so.
+    assert state["status"] == "FAILED" and state["exit-code"] == 2
+    assert state["error"] == "kindling: the SQL script /jobs/job.sql does not exist"
+    assert client.post("/kindling/jobs/" + "c" * 32 + "/reconciliation").status_code == 404
 
 
 def test_vertices_are_source_operators_sink_with_time_metrics(served):

@@ -119,16 +119,29 @@ function seriesOf(timeline, value) {
   }));
 }
 
+function reconciliationHtml(r) {
+  if (r.status === "NONE") return '<p class="muted">Not reconciled yet.</p>';
+  if (r.status === "RUNNING") return `<p class="muted">Running since ${time(r["start-time"])}…</p>`;
+  if (r.status === "FAILED") return `<p><b>FAILED</b> ${time(r["end-time"])}: ${escapeHtml(r.error || "")}</p>`;
+  const report = r.report;
+  const rows = report.sinks.map(s => `<tr><td>${escapeHtml(s.sink)}</td><td>${s.result}</td><td>${s.batch_id}</td><td>${number(s.matched)}</td>
+    <td>${number(s.missing.length)}</td><td>${number(s.extra.length)}</td><td>${number(s.differing.length)}</td><td>${number(s.dropped_late.count)}</td>
+    <td>${number(s.open_windows)}</td></tr>`).join("");
+  return `<p><b>${report.result}</b> · ${time(r["end-time"])} · ${report.seconds} s</p>
+    <table><thead><tr><th>Sink</th><th>Result</th><th>Micro-batch</th><th>Matched</th><th>Missing</th><th>Extra</th><th>Differing</th>
+    <th>Dropped late</th><th>Open windows</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 async function showJob(view, jid) {
-  const [job, timeline, checkpoints, exceptions, checkpointConfig] = await Promise.all([
+  const [job, timeline, checkpoints, exceptions, checkpointConfig, reconciliation] = await Promise.all([
     api(`/jobs/${jid}`), api(`/kindling/jobs/${jid}/timeline`), api(`/jobs/${jid}/checkpoints`), api(`/jobs/${jid}/exceptions`),
-    api(`/jobs/${jid}/checkpoints/config`),
+    api(`/jobs/${jid}/checkpoints/config`), api(`/kindling/jobs/${jid}/reconciliation`),
   ]);
   if (!document.getElementById("job-page") || document.getElementById("job-page").dataset.jid !== jid) {
     view.innerHTML = `<div id="job-page" data-jid="${jid}">
       <h1><span id="job-name"></span> <span id="job-state" class="state"></span></h1>
       <div class="muted" id="job-meta"></div>
-      <p><button id="btn-savepoint">Trigger savepoint</button><button id="btn-stop">Stop with savepoint</button><button id="btn-cancel" class="danger">Cancel</button></p>
+      <p><button id="btn-savepoint">Trigger savepoint</button><button id="btn-stop">Stop with savepoint</button><button id="btn-cancel" class="danger">Cancel</button><button id="btn-reconcile">Reconcile</button></p>
       <div id="message" class="muted"></div>
       <div class="plots">
         <div class="plot-box"><h3>Records per second (in, out)</h3><svg class="plot" id="plot-throughput"></svg></div>
@@ -138,11 +151,21 @@ async function showJob(view, jid) {
       </div>
       <h2>Vertices (as Spark plans each query)</h2><div id="vertices"></div>
       <h2>Checkpoints (micro-batches)</h2><div id="checkpoint-config" class="muted"></div><div id="checkpoints"></div>
+      <h2>Reconciliation (the output against a batch run of the job's SQL over its checkpoint's input)</h2><div id="reconciliation"></div>
       <h2>Exceptions</h2><div id="exceptions"></div></div>`;
     document.getElementById("btn-savepoint").onclick = () => act(jid, "savepoint");
     document.getElementById("btn-stop").onclick = () => act(jid, "stop");
     document.getElementById("btn-cancel").onclick = () => act(jid, "cancel");
+    document.getElementById("btn-reconcile").onclick = async () => {
+      try {
+        await api(`/kindling/jobs/${jid}/reconciliation`, {method: "POST"});
+        document.getElementById("message").textContent = "Reconciliation started.";
+      } catch (error) {
+        document.getElementById("message").textContent = `Failed: ${error.message}`;
+      }
+    };
   }
+  document.getElementById("reconciliation").innerHTML = reconciliationHtml(reconciliation);
   document.getElementById("job-name").textContent = job.name;
   const state = document.getElementById("job-state");
   state.textContent = job.state;
