@@ -5,13 +5,19 @@
   not yet rolled into view), read with the table's own format.
 * ``kafka``: the topic read with ``isolation.level = read_committed`` from its earliest offsets to its
   current end, with the table's own format: records of aborted transactions are not output.
+* ``upsert-kafka``: the same read, reduced to the last record per key (a tombstone deletes the key): the
+  final value per key, which is what an updating result is compared by.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
+
+import pyarrow as pa
+from confluent_kafka import OFFSET_BEGINNING
+from confluent_kafka import KafkaError as _KafkaError
 
 from kindling.reconciliation.checkpoint import CheckpointError
 from kindling.reconciliation.compare import Row
@@ -20,7 +26,8 @@ if TYPE_CHECKING:
     from kindling.sql.catalog import CatalogTable
     from kindling.sql.session import SqlSession
 
-READABLE = ("filesystem", "kafka")
+READABLE = ("filesystem", "kafka", "upsert-kafka")
+KAFKA_PARTITION_EOF = _KafkaError._PARTITION_EOF
 
 
 class SinkNotReadable(ValueError):
@@ -34,6 +41,8 @@ def committed_rows(session: "SqlSession", table: "CatalogTable", checkpoint: Pat
         return _filesystem_rows(table, checkpoint, batch_id)
     if connector == "kafka":
         return _kafka_rows(session, table)
+    if connector == "upsert-kafka":
+        return _upsert_kafka_rows(table)
     raise SinkNotReadable(f"reconcile: the output of connector '{connector}' (table '{table.name}') cannot be read back yet; "
                           f"readable sinks: {', '.join(READABLE)}")
 
@@ -127,3 +136,46 @@ def _kafka_rows(session: "SqlSession", table: "CatalogTable") -> tuple[list[Row]
     if table.options.get("sink.delivery-guarantee", "").lower() != "exactly-once":
         notes.append(f"the kafka sink of '{table.name}' is not exactly-once: after a failure it may hold records twice")
     return rows, notes
+
+
+def _upsert_kafka_rows(table: "CatalogTable") -> tuple[list[Row], list[str]]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    from kindling.connectors.kafka.upsert import upsert_sink_config
+    from kindling.formats import ValueDecoder
+
+    config = upsert_sink_config(table.connector_options())
+    if config.value_fields_include != "ALL":
+        raise SinkNotReadable(f"reconcile: the upsert-kafka table '{table.name}' writes its values without the key columns "
+                              "('value.fields-include' = 'EXCEPT_KEY'); only 'ALL' can be read back yet")
+    consumer = Consumer({**config.client_properties, "bootstrap.servers": config.bootstrap_servers, "enable.auto.commit": False,
+                         "group.id": "kindling-reconcile", "isolation.level": "read_committed", "enable.partition.eof": True})
+    latest: dict[bytes, Optional[bytes]] = {}
+    try:
+        metadata = consumer.list_topics(config.topic, timeout=30).topics[config.topic]
+        ends = {}
+        for partition in metadata.partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(config.topic, partition), timeout=30)
+            if high > low:
+                ends[partition] = high
+        consumer.assign([TopicPartition(config.topic, p, OFFSET_BEGINNING) for p in ends])
+        done: set[int] = set()
+        while len(done) < len(ends):
+            message = consumer.poll(10)
+            if message is None:
+                raise TimeoutError(f"reconcile: reading topic '{config.topic}' back stalled")
+            if message.error():
+                if message.error().code() == KAFKA_PARTITION_EOF:
+                    done.add(message.partition())
+                    continue
+                raise RuntimeError(f"reconcile: reading topic '{config.topic}' back: {message.error()}")
+            latest[message.key() or b""] = message.value()
+    finally:
+        consumer.close()
+    values = [v for v in latest.values() if v is not None]
+    schema = table.source_schema()
+    decoded = ValueDecoder(schema, config.value_format).decode(values)
+    if decoded.errors:
+        raise SinkNotReadable(f"reconcile: a record of topic '{config.topic}' is not valid {config.value_format.name}: {decoded.errors[0][1]}")
+    columns = pa.Table.from_arrays(decoded.arrays, names=schema.fieldNames())
+    return [tuple(r.values()) for r in columns.to_pylist()], []

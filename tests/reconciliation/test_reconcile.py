@@ -21,19 +21,25 @@ CREATE TABLE clicks (ts TIMESTAMP(3), page STRING, WATERMARK FOR ts AS ts - INTE
   'connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{servers}',
   'scan.startup.mode' = 'earliest-offset', 'format' = 'json');
 {sink}
+"""
+WINDOW_COUNTS = """
 INSERT INTO page_counts
 SELECT window_start, window_end, page, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))
-GROUP BY window_start, window_end, page;
-"""
+GROUP BY window_start, window_end, page;"""
 
 
 FILE_SINK = """\
 CREATE TABLE page_counts (window_start TIMESTAMP(3), window_end TIMESTAMP(3), page STRING, clicks BIGINT) WITH (
-  'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json', 'sink.rolling-policy.rollover-interval' = '1 ms');"""
+  'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json', 'sink.rolling-policy.rollover-interval' = '1 ms');""" + WINDOW_COUNTS
 KAFKA_SINK = """\
 CREATE TABLE page_counts (window_start TIMESTAMP(3), window_end TIMESTAMP(3), page STRING, clicks BIGINT) WITH (
   'connector' = 'kafka', 'topic' = '{out}', 'properties.bootstrap.servers' = '{servers}', 'format' = 'json',
-  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'reconcile-{out}');"""
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'reconcile-{out}');""" + WINDOW_COUNTS
+UPSERT_TOTALS = """\
+CREATE TABLE page_totals (page STRING, clicks BIGINT, last_click TIMESTAMP(3), PRIMARY KEY (page) NOT ENFORCED) WITH (
+  'connector' = 'upsert-kafka', 'topic' = '{out}', 'properties.bootstrap.servers' = '{servers}', 'key.format' = 'json',
+  'value.format' = 'json');
+INSERT INTO page_totals SELECT page, COUNT(*), MAX(ts) FROM clicks GROUP BY page;"""
 
 
 def _clicks(seconds, page=None) -> list[tuple[str, str]]:
@@ -46,8 +52,8 @@ EPOCH_MS = 1704067200000  # 2024-01-01 00:00:00 UTC
 class ClickJob:
     """The script above, run as a streaming job on the test session, fed in phases."""
 
-    def __init__(self, spark, kafka, topic: str, tmp: Path, sink: str = FILE_SINK, out: str = "") -> None:
-        self.spark, self.kafka, self.topic = spark, kafka, topic
+    def __init__(self, spark, kafka, topic: str, tmp: Path, sink: str = FILE_SINK, out: str = "", table: str = "page_counts") -> None:
+        self.spark, self.kafka, self.topic, self.table = spark, kafka, topic, table
         self.out = tmp / "out"
         self.script = tmp / "clicks.sql"
         servers = kafka.bootstrap_servers
@@ -60,7 +66,7 @@ class ClickJob:
 
     @property
     def checkpoint(self) -> Path:
-        return Path(self.defines["state.checkpoints.dir"]) / "insert-into_page_counts" / "page_counts"
+        return Path(self.defines["state.checkpoints.dir"]) / f"insert-into_{self.table}" / self.table
 
     def send(self, clicks: list[tuple[str, str]]) -> None:
         for i, (ts, page) in enumerate(clicks):
@@ -234,6 +240,50 @@ def test_a_job_stopped_and_resumed_three_times_matches_kafka_to_kafka(spark, kaf
     assert report.full_match, str(report)
     assert sink.connector == "kafka"
     assert sink.comparison.matched == 21  # windows [0, 70) closed: 7 x 3 pages, each written once
+
+
+def test_an_updating_result_is_compared_by_its_final_value_per_key(spark, kafka, topic, tmp_path):
+    out = f"{topic}-totals"
+    kafka.create_topic(out, partitions=2)
+    job = ClickJob(spark, kafka, topic, tmp_path, sink=UPSERT_TOTALS, out=out, table="page_totals")
+    try:
+        job.send(_clicks(range(0, 30)))
+        job.start()
+        job.wait_for_watermark(25)
+        job.send(_clicks(range(30, 60)))  # every page's total is updated: the topic holds several records per key
+        job.wait_for_watermark(55)
+        job.stop()
+        report = job.reconcile()
+        assert report.full_match, str(report)
+        sink = report.sinks[0]
+        assert sink.connector == "upsert-kafka" and sink.comparison.key == ["page"]
+        assert sink.comparison.matched == 3
+        key = _first_key(kafka, out)
+        producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+        producer.produce(out, key=key, value=None)  # the key deleted outside kindling
+        assert producer.flush(30) == 0
+        report = job.reconcile()
+        assert not report.full_match
+        assert [row[0] for row in report.sinks[0].comparison.missing] == [json.loads(key)["page"]]
+    finally:
+        job.stop()
+        kafka.delete_topic(out)
+
+
+def _first_key(kafka, topic: str) -> bytes:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "reconcile-test", "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            message = consumer.poll(1)
+            if message is not None and not message.error():
+                return message.key()
+        raise AssertionError(f"no record in {topic}")
+    finally:
+        consumer.close()
 
 
 def test_reconcile_names_what_it_cannot_do(spark, tmp_path):
