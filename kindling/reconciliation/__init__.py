@@ -168,7 +168,7 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
         return [{"end": r["end"], "late_watermark_ms": r["late_watermark_ms"]} for r in found]
 
     session.input_ranges = ranges
-    session.late_rows = []
+    session.late_rows, session.behind_watermark = [], []
     planned, table = session._plan_insert(insert)
     batch = planned.df.toArrow()
     open_windows = 0
@@ -184,6 +184,13 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
         visible = [c for c in late.columns if not c.startswith("__kindling_") and c != "window_time"]
         late_examples += [{c: row[c] for c in visible} for row in late.select(*[f"`{c}`" for c in visible]).limit(examples).collect()]
         cached.unpersist()
+    if not session.late_rows:  # no window TVF classified late rows: say whether there were rows it could have concerned
+        for name, behind in dict(session.behind_watermark).items():
+            count = behind.count()
+            if count:
+                notes.append(f"{count} rows of '{name}' arrived behind the watermark; the query has no window TVF, so they "
+                             "were not checked for lateness: if a group window or a join dropped them in the stream, their "
+                             "results differ here")
     session.input_ranges = None  # reading the sink back reads it whole
     try:
         stream_rows, sink_notes = committed_rows(session, table, checkpoint.path, upto)

@@ -145,6 +145,7 @@ class SqlSession:
         # source read in that run (None: read the table whole), and the rows its window TVFs dropped as late.
         self.input_ranges: Optional[Callable[[CatalogTable], Optional[list[dict[str, Any]]]]] = None
         self.late_rows: list[tuple[str, DataFrame, DataFrame]] = []  # (operator, late rows, cached input)
+        self.behind_watermark: list[tuple[str, DataFrame]] = []  # (table, its rows read behind the late-row watermark)
         _quiet_spark_error_logs()
 
     @property
@@ -894,6 +895,10 @@ class SqlSession:
                           else _with_precision(F.col(_quote(c.name)), c.type.flink).alias(c.name) for c in table.columns]
             if micro_batches is not None and table.watermark is not None:
                 projection.append(F.col(LATE_WATERMARK_COLUMN))  # for the window TVFs over it (_register_tvf)
+                tagged = df.select(*projection)
+                self.behind_watermark.append((table.name, tagged.where(
+                    F.col(_quote(table.watermark.column)) <= F.timestamp_millis(F.col(LATE_WATERMARK_COLUMN)))))
+                return tagged, (True, False)
             return df.select(*projection), (True, False)
         except Exception as exc:
             raise _spark_error(exc, table.line, f"table '{table.name}'") from None

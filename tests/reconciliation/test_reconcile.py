@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -240,6 +244,30 @@ def test_a_job_stopped_and_resumed_three_times_matches_kafka_to_kafka(spark, kaf
     assert report.full_match, str(report)
     assert sink.connector == "kafka"
     assert sink.comparison.matched == 21  # windows [0, 70) closed: 7 x 3 pages, each written once
+
+
+def test_a_driver_killed_three_times_mid_stream_and_restarted_matches(spark, kafka, topic, tmp_path):
+    """The job runs as `kindling sql -f` in a driver process of its own; SIGKILL takes the driver and its JVM down
+    while records keep arriving, and the next driver resumes from the checkpoint."""
+    job = ClickJob(spark, kafka, topic, tmp_path)
+    log = tmp_path / "driver.log"
+    defines = [arg for key, value in job.defines.items() for arg in ("-D", f"{key}={value}")]
+    command = [sys.executable, "-m", "kindling", "sql", "-f", str(job.script), *defines,
+               "-D", "restart-strategy.type=fixed-delay", "-D", "restart-strategy.fixed-delay.attempts=20"]
+    job.send(_clicks(range(0, 20)))
+    for phase in range(1, 5):
+        driver = subprocess.Popen(command, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            job.wait_for_watermark(20 * phase - 5, timeout=300)
+            job.send(_clicks(range(20 * phase, 20 * phase + 20)))  # the next records arrive; the driver dies among them
+        finally:
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait(timeout=60)
+    report = job.reconcile()
+    assert report.full_match, str(report) + "\n" + log.read_text()[-3000:]
+    sink = report.sinks[0]
+    assert sink.comparison.matched >= 18  # at least windows [0, 60): 6 x 3 pages, each written once
+    assert log.read_text().count("resumes from its earlier checkpoint") == 3
 
 
 def test_an_updating_result_is_compared_by_its_final_value_per_key(spark, kafka, topic, tmp_path):
