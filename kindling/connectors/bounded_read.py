@@ -15,6 +15,7 @@ the ones each micro-batch read, and every row carries its micro-batch's watermar
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import Any, Iterator, Optional, Sequence
@@ -66,16 +67,26 @@ class BoundedBatchReader(DataSourceReader):
     def _stream_reader(self) -> Any:
         return self.source(self.options).streamReader(self.schema)
 
+    @contextlib.contextmanager
+    def _planning_reader(self) -> Iterator[Any]:
+        """A stream reader for the driver's planning, stopped afterwards (it may hold clients)."""
+        reader = self._stream_reader()
+        try:
+            yield reader
+        finally:
+            stop = getattr(reader, "stop", None)
+            if stop is not None:
+                stop()
+
     def partitions(self) -> Sequence[InputPartition]:
         if self.micro_batches is not None:
             return self._micro_batch_partitions(self.micro_batches)
-        reader = self._stream_reader()
-        prepare = getattr(reader, "prepareForBatch", None) or getattr(reader, "prepareForTriggerAvailableNow", None)
-        if prepare is not None:
-            prepare()
         splits: list[InputPartition] = []
-        start = reader.initialOffset()
-        try:
+        with self._planning_reader() as reader:
+            prepare = getattr(reader, "prepareForBatch", None) or getattr(reader, "prepareForTriggerAvailableNow", None)
+            if prepare is not None:
+                prepare()
+            start = reader.initialOffset()
             while not start.get(EOS_OFFSET_KEY):
                 end = reader.latestOffset(start, ReadAllAvailable())
                 if end == start:
@@ -83,27 +94,18 @@ class BoundedBatchReader(DataSourceReader):
                     continue
                 splits.extend(reader.partitions(start, end))
                 start = end
-        finally:
-            stop = getattr(reader, "stop", None)
-            if stop is not None:
-                stop()
         return splits
 
     def _micro_batch_partitions(self, micro_batches: list[dict[str, Any]]) -> Sequence[InputPartition]:
         """The splits a streaming run read, micro-batch by micro-batch, from the source's initial offset."""
-        reader = self._stream_reader()
         splits: list[InputPartition] = []
-        try:
+        with self._planning_reader() as reader:
             start = reader.initialOffset()
             for batch in micro_batches:
                 end = batch["end"]
                 if end != start:
                     splits.extend(_MicroBatchSplit(split, int(batch["late_watermark_ms"])) for split in reader.partitions(start, end))
                 start = end
-        finally:
-            stop = getattr(reader, "stop", None)
-            if stop is not None:
-                stop()
         return splits
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
