@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -147,9 +148,11 @@ def _reconcile(args: argparse.Namespace) -> int:
     from kindling.reconciliation import reconcile
     from kindling.reconciliation.report import dumps
 
-    sql, defines, target = args.sql, _defines(args.define), args.target
-    if args.job:
-        sql, submitted = _submitted_sql_job(args.job, Path(args.home))
+    sql, defines, target, jid = args.sql, _defines(args.define), args.target, args.job
+    if jid is None and target and re.fullmatch(r"[0-9a-f]{32}", target) and not Path(target).exists():
+        jid, target = target, None  # a job manager's job id (Flink's 32 hex digits)
+    if jid:
+        sql, submitted = _submitted_sql_job(jid, Path(args.home))
         defines = {**submitted, **defines}
     elif not sql:
         raise ValueError("reconcile needs the job's SQL script (--sql FILE) or a job manager's job id (--job JID)")
@@ -217,7 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     reconcile = commands.add_parser(
         "reconcile", help="compare a streaming SQL job's committed output with a batch run of the same script (exit 0 on a match)")
     reconcile.add_argument("target", nargs="?", default=None,
-                           help="the job's name or checkpoint directory (default: where the script puts each of its jobs)")
+                           help="a job manager's job id, or the job's name or checkpoint directory with --sql "
+                                "(default: where the script puts each of its jobs)")
     reconcile.add_argument("--sql", help="the job's SQL script, as it was run")
     reconcile.add_argument("--job", metavar="JID", help="a SQL job of the job manager (its script, options and checkpoints)")
     reconcile.add_argument("--home", default=".kindling/jobmanager", help="the job manager's home, for --job (default .kindling/jobmanager)")

@@ -162,9 +162,10 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
         found, purged_before = checkpoint.input_range(index, upto)
         end = found[-1]["end"] if found else None
         input_range[table.name] = f"({table.connector}): {len(found)} micro-batches, up to offsets {json.dumps(end)}"
-        if purged_before is not None:
-            notes.append(f"Spark's offset log no longer holds the micro-batches before {purged_before}: rows they read are "
-                         "not checked for lateness")
+        purged = (f"Spark's offset log no longer holds the micro-batches before {purged_before}: rows they read are "
+                  "not checked for lateness")
+        if purged_before is not None and purged not in notes:
+            notes.append(purged)
         return [{"end": r["end"], "late_watermark_ms": r["late_watermark_ms"]} for r in found]
 
     session.input_ranges = ranges
@@ -192,6 +193,9 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
                              "were not checked for lateness: if a group window or a join dropped them in the stream, their "
                              "results differ here")
     session.input_ranges = None  # reading the sink back reads it whole
+    if table.connector != "filesystem" and upto < last:
+        notes.append(f"the '{table.connector}' sink is read as it stands, with what micro-batches after {upto} wrote: "
+                     f"compare at the last committed micro-batch ({last}) for an exact cut")
     try:
         stream_rows, sink_notes = committed_rows(session, table, checkpoint.path, upto)
     except SinkNotReadable as exc:

@@ -5,6 +5,7 @@
   not yet rolled into view), read with the table's own format.
 * ``kafka``: the topic read with ``isolation.level = read_committed`` from its earliest offsets to its
   current end, with the table's own format: records of aborted transactions are not output.
+* ``jdbc``: the table scanned as it stands (an upsert sink's rows are the final value per key).
 * ``upsert-kafka``: the same read, reduced to the last record per key (a tombstone deletes the key): the
   final value per key, which is what an updating result is compared by.
 """
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from kindling.sql.catalog import CatalogTable
     from kindling.sql.session import SqlSession
 
-READABLE = ("filesystem", "kafka", "upsert-kafka")
+READABLE = ("filesystem", "kafka", "upsert-kafka", "jdbc")
 KAFKA_PARTITION_EOF = _KafkaError._PARTITION_EOF
 
 
@@ -43,6 +44,11 @@ def committed_rows(session: "SqlSession", table: "CatalogTable", checkpoint: Pat
         return _kafka_rows(session, table)
     if connector == "upsert-kafka":
         return _upsert_kafka_rows(table)
+    if connector == "jdbc":
+        rows = _scanned_rows(session, table, table.options)
+        note = (f"the jdbc table '{table.name}' is read as it stands: a job still running may have written "
+                "micro-batches after the one compared")
+        return rows, [note]
     raise SinkNotReadable(f"reconcile: the output of connector '{connector}' (table '{table.name}') cannot be read back yet; "
                           f"readable sinks: {', '.join(READABLE)}")
 
@@ -128,14 +134,18 @@ def _kafka_rows(session: "SqlSession", table: "CatalogTable") -> tuple[list[Row]
     options = {k: v for k, v in table.options.items() if not k.startswith(("scan.", "sink."))}
     options.update({"scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset",
                     "properties.isolation.level": "read_committed"})
-    readback = dataclasses.replace(table, options=options, watermark=None)
-    df, _ = session._table_frame(readback, table.line)
-    names = [c.name for c in table.sink_columns()]
-    rows = [tuple(row.values()) for row in df.select(*[f"`{n}`" for n in names]).toArrow().to_pylist()]
     notes = []
     if table.options.get("sink.delivery-guarantee", "").lower() != "exactly-once":
         notes.append(f"the kafka sink of '{table.name}' is not exactly-once: after a failure it may hold records twice")
-    return rows, notes
+    return _scanned_rows(session, table, options), notes
+
+
+def _scanned_rows(session: "SqlSession", table: "CatalogTable", options: dict[str, str]) -> list[Row]:
+    """The table read through its own connector in batch mode, with ``options``."""
+    readback = dataclasses.replace(table, options=options, watermark=None)
+    df, _ = session._table_frame(readback, table.line)
+    names = [c.name for c in table.sink_columns()]
+    return [tuple(row.values()) for row in df.select(*[f"`{n}`" for n in names]).toArrow().to_pylist()]
 
 
 def _upsert_kafka_rows(table: "CatalogTable") -> tuple[list[Row], list[str]]:

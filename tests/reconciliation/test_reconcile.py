@@ -51,18 +51,20 @@ def _clicks(seconds, page=None) -> list[tuple[str, str]]:
 
 
 EPOCH_MS = 1704067200000  # 2024-01-01 00:00:00 UTC
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 class ClickJob:
     """The script above, run as a streaming job on the test session, fed in phases."""
 
-    def __init__(self, spark, kafka, topic: str, tmp: Path, sink: str = FILE_SINK, out: str = "", table: str = "page_counts") -> None:
+    def __init__(self, spark, kafka, topic: str, tmp: Path, sink: str = FILE_SINK, out: str = "", table: str = "page_counts",
+                 script: str = "") -> None:
         self.spark, self.kafka, self.topic, self.table = spark, kafka, topic, table
         self.out = tmp / "out"
         self.script = tmp / "clicks.sql"
         servers = kafka.bootstrap_servers
         sink_ddl = sink.format(out=out or self.out, servers=servers)
-        self.script.write_text(SCRIPT.format(topic=topic, servers=servers, sink=sink_ddl))
+        self.script.write_text(script or SCRIPT.format(topic=topic, servers=servers, sink=sink_ddl))
         self.defines = {"execution.checkpointing.interval": "100 ms", "state.checkpoints.dir": str(tmp / "checkpoints")}
         self.producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 5})
         self.sent = 0
@@ -73,10 +75,13 @@ class ClickJob:
         return Path(self.defines["state.checkpoints.dir"]) / f"insert-into_{self.table}" / self.table
 
     def send(self, clicks: list[tuple[str, str]]) -> None:
-        for i, (ts, page) in enumerate(clicks):
-            self.producer.produce(self.topic, json.dumps({"ts": ts, "page": page}).encode(), partition=(self.sent + i) % 4)
+        self.send_values([json.dumps({"ts": ts, "page": page}).encode() for ts, page in clicks])
+
+    def send_values(self, values: list[bytes]) -> None:
+        for i, value in enumerate(values):
+            self.producer.produce(self.topic, value, partition=(self.sent + i) % 4)
         assert self.producer.flush(30) == 0
-        self.sent += len(clicks)
+        self.sent += len(values)
 
     def start(self) -> None:
         env = StreamEnvironment(dict(self.defines), spark=self.spark)
@@ -208,7 +213,7 @@ def test_the_command_line_prints_the_report_writes_json_and_exits_0_on_a_match(j
     JobStore(tmp_path / "jobmanager").add(JobRecord(jid=jid, name="clicks", kind="sql", file="clicks.sql",
                                                     args=["-D", "execution.checkpointing.interval=100 ms"], cwd=str(tmp_path),
                                                     directory=str(directory)))
-    assert main(["reconcile", "--job", jid, "--home", str(tmp_path / "jobmanager")]) == 0
+    assert main(["reconcile", jid, "--home", str(tmp_path / "jobmanager")]) == 0
     assert "matched rows:   6" in capsys.readouterr().out
 
 
@@ -312,6 +317,56 @@ def _first_key(kafka, topic: str) -> bytes:
         raise AssertionError(f"no record in {topic}")
     finally:
         consumer.close()
+
+
+def test_the_spend_report_playground_kafka_to_mysql_is_reconciled_by_key(spark, kafka, topic, mysql, tmp_path):
+    """examples/spend_report/spend_report.sql as it ships: transactions (CSV) -> hourly spend per account, upserted
+    into MariaDB through the jdbc connector."""
+    table = f"spend_{topic.replace('-', '_')}"
+    connection = mysql.connect()
+    try:
+        connection.cursor().execute(f"CREATE TABLE {table} (account_id BIGINT, log_ts DATETIME(3), amount BIGINT, "
+                                    "PRIMARY KEY (account_id, log_ts))")
+        connection.commit()
+    finally:
+        connection.close()
+    options = mysql.options()
+    script = (EXAMPLES / "spend_report" / "spend_report.sql").read_text()
+    for placeholder, value in (("${KAFKA_BOOTSTRAP_SERVERS}", kafka.bootstrap_servers), ("${MYSQL_URL}", options["url"]),
+                               ("${MYSQL_USER}", options["username"]), ("${MYSQL_PASSWORD}", options["password"]),
+                               ("'topic' = 'transactions'", f"'topic' = '{topic}'"),
+                               ("'table-name' = 'spend_report'", f"'table-name' = '{table}'")):
+        assert placeholder in script
+        script = script.replace(placeholder, value)
+    job = ClickJob(spark, kafka, topic, tmp_path, table="spend_report", script=script)
+
+    def transactions(seconds: range) -> list[bytes]:  # 5 accounts, one transaction every 10 s, amounts 1..99
+        return [f"{s // 10 % 5 + 1},{s * 7 % 99 + 1},2024-01-01 {s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}.000".encode()
+                for s in seconds]
+
+    try:
+        job.send_values(transactions(range(0, 4000, 10)))
+        job.start()
+        job.wait_for_watermark(3900)
+        job.send_values(transactions(range(4000, 7200, 10)))  # the second hour's totals are updated row by row
+        job.wait_for_watermark(7100)
+        job.stop()
+        report = job.reconcile()
+        sink = report.sinks[0]
+        assert report.full_match, str(report)
+        assert sink.connector == "jdbc" and sink.comparison.key == ["account_id", "log_ts"]
+        assert sink.comparison.matched == 10  # 5 accounts x 2 hours
+        connection = mysql.connect()
+        try:
+            connection.cursor().execute(f"UPDATE {table} SET amount = amount + 1 WHERE account_id = 3 AND log_ts = '2024-01-01 01:00:00'")
+            connection.commit()
+        finally:
+            connection.close()
+        report = job.reconcile()
+        (stream_row, batch_row), = report.sinks[0].comparison.differing
+        assert stream_row[0] == 3 and stream_row[2] == batch_row[2] + 1
+    finally:
+        job.stop()
 
 
 def test_reconcile_names_what_it_cannot_do(spark, tmp_path):
