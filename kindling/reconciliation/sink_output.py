@@ -6,6 +6,7 @@
 * ``kafka``: the topic read with ``isolation.level = read_committed`` from its earliest offsets to its
   current end, with the table's own format: records of aborted transactions are not output.
 * ``jdbc``: the table scanned as it stands (an upsert sink's rows are the final value per key).
+* ``elasticsearch-*``, ``opensearch``: every document of the (static) index after a refresh, as it stands.
 * ``upsert-kafka``: the same read, reduced to the last record per key (a tombstone deletes the key): the
   final value per key, which is what an updating result is compared by.
 """
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
     from kindling.sql.catalog import CatalogTable
     from kindling.sql.session import SqlSession
 
-READABLE = ("filesystem", "kafka", "upsert-kafka", "jdbc")
+READABLE = ("filesystem", "kafka", "upsert-kafka", "jdbc", "elasticsearch-6", "elasticsearch-7", "elasticsearch-8", "opensearch")
+MAX_DOCUMENTS = 10_000  # one search reads an index back (Elasticsearch's default max_result_window)
 KAFKA_PARTITION_EOF = _KafkaError._PARTITION_EOF
 
 
@@ -44,6 +46,9 @@ def committed_rows(session: "SqlSession", table: "CatalogTable", checkpoint: Pat
         return _kafka_rows(session, table)
     if connector == "upsert-kafka":
         return _upsert_kafka_rows(table)
+    if connector.startswith("elasticsearch-") or connector == "opensearch":
+        return _index_rows(table), [f"the index of '{table.name}' is read as it stands: a job still running may have written "
+                                    "micro-batches after the one compared"]
     if connector == "jdbc":
         rows = _scanned_rows(session, table, table.options)
         note = (f"the jdbc table '{table.name}' is read as it stands: a job still running may have written "
@@ -189,3 +194,31 @@ def _upsert_kafka_rows(table: "CatalogTable") -> tuple[list[Row], list[str]]:
         raise SinkNotReadable(f"reconcile: a record of topic '{config.topic}' is not valid {config.value_format.name}: {decoded.errors[0][1]}")
     columns = pa.Table.from_arrays(decoded.arrays, names=schema.fieldNames())
     return [tuple(r.values()) for r in columns.to_pylist()], []
+
+
+def _index_rows(table: "CatalogTable") -> list[Row]:
+    from kindling.arrow import arrow_schema
+    from kindling.connectors.elasticsearch.client import make_client
+    from kindling.connectors.elasticsearch.index import IndexPattern
+    from kindling.connectors.elasticsearch.lookup import documents_to_arrow
+    from kindling.connectors.elasticsearch.options import FLAVORS, sink_config
+
+    config = sink_config(FLAVORS[table.connector], table.connector_options())
+    if IndexPattern.parse(config.index).dynamic:
+        raise SinkNotReadable(f"reconcile: the dynamic index '{config.index}' of table '{table.name}' cannot be read back yet; "
+                              "a static 'index' can")
+    client = make_client(config)
+    try:
+        client.indices.refresh(index=config.index)
+        response = client.search(index=config.index, body={"query": {"match_all": {}}, "size": MAX_DOCUMENTS})
+    finally:
+        client.close()
+    hits = getattr(response, "body", response)["hits"]
+    total = hits.get("total", {})
+    if (total.get("value", 0) if isinstance(total, dict) else int(total or 0)) > MAX_DOCUMENTS:
+        raise SinkNotReadable(f"reconcile: index '{config.index}' holds more than {MAX_DOCUMENTS} documents, more than one "
+                              "search reads back")
+    names = [c.name for c in table.sink_columns()]
+    schema = arrow_schema(table.source_schema())
+    documents = [tuple((hit.get("_source") or {}).get(n) for n in names) for hit in hits["hits"]]
+    return [tuple(r.values()) for r in documents_to_arrow(documents, schema).to_pylist()]

@@ -105,6 +105,20 @@ class ClickJob:
             time.sleep(0.2)
         raise AssertionError(f"the job's watermark did not reach 00:00:{watermark_s} within {timeout} s")
 
+    def wait_for_records(self, timeout: float = 240) -> int:
+        """Until a committed micro-batch has read every record sent (a source without event time); returns its id."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if (self.checkpoint / "commits").is_dir():
+                checkpoint = QueryCheckpoint(self.checkpoint)
+                committed = checkpoint.committed()
+                ends = checkpoint.micro_batch(committed[-1]).ends if committed else ()
+                if sum(sum(parts.values()) for end in ends if end for parts in end["partitions"].values()) >= self.sent:
+                    return committed[-1]
+            assert self.client is None or self.client.get_job_status() == "RUNNING", self.client.get_job_status()
+            time.sleep(0.2)
+        raise AssertionError(f"the job did not read the {self.sent} records sent within {timeout} s")
+
     def stop(self) -> None:
         if self.client is not None:
             self.client.cancel()
@@ -365,6 +379,45 @@ def test_the_spend_report_playground_kafka_to_mysql_is_reconciled_by_key(spark, 
         report = job.reconcile()
         (stream_row, batch_row), = report.sinks[0].comparison.differing
         assert stream_row[0] == 3 and stream_row[2] == batch_row[2] + 1
+    finally:
+        job.stop()
+
+
+def test_the_payments_playground_kafka_to_elasticsearch_is_reconciled(spark, kafka, topic, elasticsearch, tmp_path, monkeypatch):
+    """examples/payments/payments.sql as it ships (a Python UDF, an updating GROUP BY, an elasticsearch-7 upsert sink)."""
+    import shutil
+
+    from elasticsearch import Elasticsearch
+
+    index = f"pay-{topic}"
+    script = (EXAMPLES / "payments" / "payments.sql").read_text()
+    for placeholder, value in (("'topic' = 'payment_msg'", f"'topic' = '{topic}'"),
+                               ("'127.0.0.1:9092'", f"'{kafka.bootstrap_servers}'"),
+                               ("'http://127.0.0.1:9200'", f"'{elasticsearch.url}'"),
+                               ("'index' = 'platform_pay_amount_1'", f"'index' = '{index}'")):
+        assert placeholder in script
+        script = script.replace(placeholder, value)
+    shutil.copy(EXAMPLES / "payments" / "payment_udfs.py", tmp_path)  # beside the script, as the playground has it
+    monkeypatch.syspath_prepend(str(tmp_path))
+    job = ClickJob(spark, kafka, topic, tmp_path, table="es_sink", script=script)
+    payments = [json.dumps({"createTime": f"2024-01-01 00:00:{i % 60:02d}", "orderId": i, "payAmount": round(i * 1.37 % 500, 2),
+                            "payPlatform": i % 2, "provinceId": i % 7}).encode() for i in range(200)]
+    try:
+        job.send_values(payments[:120])
+        job.start()
+        job.wait_for_records()
+        job.send_values(payments[120:])
+        job.wait_for_records()
+        job.stop()
+        report = job.reconcile()
+        sink = report.sinks[0]
+        assert report.full_match, str(report)
+        assert sink.connector == "elasticsearch-7" and sink.comparison.key == ["province"]
+        assert sink.comparison.matched == 7
+        client = Elasticsearch(elasticsearch.url)
+        client.delete(index=index, id="xizang", refresh=True)  # a document deleted outside kindling
+        report = job.reconcile()
+        assert [row[0] for row in report.sinks[0].comparison.missing] == ["xizang"]
     finally:
         job.stop()
 

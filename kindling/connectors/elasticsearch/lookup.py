@@ -88,10 +88,7 @@ class ElasticsearchLookup:
         return with_retries(search, self.max_retries, self.sleep, self.close, failed, final=(OptionError,))
 
     def to_arrow(self, rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
-        """JSON values as Arrow columns of ``schema`` (times from Flink's SQL or ISO-8601 text, or epoch millis)."""
-        columns = list(zip(*rows)) if rows else [()] * len(schema)
-        arrays = [pa.array([_arrow_value(v, field.type) for v in values], field.type) for field, values in zip(schema, columns)]
-        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+        return documents_to_arrow(rows, schema)
 
     def close(self) -> None:
         client, self._client = self._client, None
@@ -100,6 +97,13 @@ class ElasticsearchLookup:
                 client.close()
             except Exception:  # a broken client is gone either way
                 pass
+
+
+def documents_to_arrow(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
+    """Documents' JSON values as Arrow columns of ``schema`` (times from Flink's SQL or ISO-8601 text, or epoch millis)."""
+    columns = list(zip(*rows)) if rows else [()] * len(schema)
+    arrays = [pa.array([_arrow_value(v, field.type) for v in values], field.type) for field, values in zip(schema, columns)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _json_value(value: Any) -> Any:
