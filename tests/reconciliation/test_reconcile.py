@@ -422,6 +422,33 @@ def test_the_payments_playground_kafka_to_elasticsearch_is_reconciled(spark, kaf
         job.stop()
 
 
+def test_a_job_reading_files_as_they_arrive_matches(spark, kafka, topic, tmp_path):
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    script = SCRIPT.replace("""'connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{servers}',
+  'scan.startup.mode' = 'earliest-offset', 'format' = 'json'""", f"""'connector' = 'filesystem', 'path' = '{incoming}', 'format' = 'json',
+  'source.monitor-interval' = '100 ms'""")
+    assert "'connector' = 'filesystem', 'path'" in script
+    job = ClickJob(spark, kafka, topic, tmp_path, script=script.format(sink=FILE_SINK.format(out=tmp_path / "out")))
+
+    def drop_file(name: str, seconds: range) -> None:  # written aside, then renamed in: the source sees whole files
+        lines = "".join(json.dumps({"ts": ts, "page": page}) + "\n" for ts, page in _clicks(seconds))
+        (tmp_path / name).write_text(lines)
+        (tmp_path / name).rename(incoming / name)
+
+    drop_file("a.json", range(0, 25))
+    job.start()
+    job.wait_for_watermark(23)
+    drop_file("b.json", range(25, 50))
+    job.wait_for_watermark(48)
+    job.stop()
+    report = job.reconcile()
+    sink = report.sinks[0]
+    assert report.full_match, str(report)
+    assert sink.comparison.matched == 12  # windows [0, 40): 4 x 3 pages
+    assert "(filesystem): " in sink.input_range["clicks"]
+
+
 def test_reconcile_names_what_it_cannot_do(spark, tmp_path):
     from kindling.reconciliation import ReconcileError
 
