@@ -243,6 +243,10 @@ def test_dashboard_shows_the_running_job_and_plots_throughput(playground, jobman
             assert page.locator("#vertices tr.vertex-row[data-kind='source']").count() == 1
             assert page.locator("#vertices tr.vertex-row[data-kind='sink']").count() == 1
             assert "interval 1000 ms" in page.locator("#checkpoint-config").inner_text()
+            assert page.locator("#reconciliation").inner_text() == "Not reconciled yet."
+            page.locator("#btn-reconcile").click()  # a Python pipeline: the job manager says what reconciliation takes
+            page.wait_for_function("document.getElementById('message').textContent.startsWith('Failed')", timeout=30_000)
+            assert "reconciliation takes SQL jobs" in page.locator("#message").inner_text()
             page.screenshot(path=str(ARTIFACTS / "dashboard-job.png"), full_page=True)
         finally:
             browser.close()
