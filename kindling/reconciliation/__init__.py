@@ -166,7 +166,7 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
                   "not checked for lateness")
         if purged_before is not None and purged not in notes:
             notes.append(purged)
-        return [{"end": r["end"], "late_watermark_ms": r["late_watermark_ms"]} for r in found]
+        return found
 
     session.input_ranges = ranges
     session.late_rows, session.behind_watermark = [], []

@@ -66,9 +66,6 @@ class QueryCheckpoint:
         ends = tuple(None if line.strip() in ("", "-") else json.loads(line) for line in lines[2:])
         return MicroBatch(batch_id, int(metadata.get("batchWatermarkMs", 0)), ends)
 
-    def sources(self, upto: int) -> int:
-        return len(self.micro_batch(upto).ends)
-
     def input_range(self, source_index: int, upto: int) -> tuple[list[dict[str, Any]], Optional[int]]:
         """Source ``source_index``'s micro-batches 0..``upto`` as the bounded reader takes them (end offset and
         late-row watermark each), and the first batch id whose late rows cannot be told (the offset log lost the
@@ -84,6 +81,6 @@ class QueryCheckpoint:
             end = batch.ends[source_index] if source_index < len(batch.ends) else None
             if end is not None:
                 late = previous_watermark if previous_watermark is not None else 0
-                ranges.append({"end": end, "late_watermark_ms": late, "batch": batch.batch_id})
+                ranges.append({"end": end, "late_watermark_ms": late})
             previous_watermark = batch.watermark_ms
         return ranges, purged_before

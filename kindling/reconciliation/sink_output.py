@@ -68,13 +68,12 @@ def _filesystem_rows(table: "CatalogTable", checkpoint: Path, batch_id: int) -> 
                               f"{', '.join(table.partition_keys)}) cannot be read back yet")
     config = sink_config(table.connector_options())
     storage = Storage(config)
-    for attempt in range(5):
+    for _ in range(4):
         try:
             return _filesystem_snapshot(table, config, storage, CommitLog(storage, config, str(checkpoint)), batch_id)
         except FileNotFoundError:  # a running job published (and removed) a staged file meanwhile: look again
-            if attempt == 4:
-                raise
-    raise AssertionError("unreachable")
+            pass
+    return _filesystem_snapshot(table, config, storage, CommitLog(storage, config, str(checkpoint)), batch_id)
 
 
 def _filesystem_snapshot(table: "CatalogTable", config: Any, storage: Any, log: Any, batch_id: int) -> tuple[list[Row], list[str]]:
