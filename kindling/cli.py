@@ -120,7 +120,7 @@ def _demo(args: argparse.Namespace) -> int:
     if args.name == "payments":
         from kindling.playground.payments import run_payments_demo
 
-        return run_payments_demo(duration=args.duration, rate=args.rate if args.rate is not None else 20.0)
+        return run_payments_demo(duration=args.duration, rate=args.rate if args.rate is not None else 20.0, table_api=args.table_api)
     from kindling.playground.demo import run_click_count_demo
 
     return run_click_count_demo(
@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--processing-time", dest="event_time", action="store_false")
     demo.add_argument("--backpressure", action="store_true", help="slow records down in even minutes")
     demo.add_argument("--table-api", dest="table_api", action="store_true",
-                      help="spend-report: run the job as the Table API program (examples/spend_report/spend_report.py)")
+                      help="spend-report, payments: run the job as the Table API program (examples/spend_report/spend_report.py, "
+                           "examples/payments/payment_msg_processing.py) instead of the SQL file")
     demo.set_defaults(handler=_demo)
 
     sql = commands.add_parser("sql", help="run a Flink SQL script (-f) or the interactive SQL client")

@@ -123,7 +123,26 @@ OPTIONS: tuple[ConfigOption[Any], ...] = (
     WATERMARK_INTERVAL,
 )
 
-_OPTION_SET = OptionSet("configuration", OPTIONS, prefixes=("spark.",), ignored=())
+# PyFlink's Python-worker tuning options: programs set them (the PyFlink walkthrough sets the first), and they
+# change how fast Flink's Python workers run, never what a job computes. Spark runs its own Python workers,
+# so kindling accepts them with no effect. Options that change what runs (python.files, python.executable,
+# python.requirements, ...) are not here: they are refused as unknown rather than silently ignored.
+PYTHON_WORKER_OPTIONS = (
+    "python.fn-execution.memory.managed",
+    "python.fn-execution.bundle.size",
+    "python.fn-execution.bundle.time",
+    "python.fn-execution.arrow.batch.size",
+    "python.state.cache-size",
+    "python.map-state.read-cache-size",
+    "python.map-state.write-cache-size",
+    "python.map-state.iterate-response-batch-size",
+    "python.metric.enabled",
+    "python.profile.enabled",
+    "python.operator-chaining.enabled",
+    "python.execution-mode",
+)
+
+_OPTION_SET = OptionSet("configuration", OPTIONS, prefixes=("spark.",), ignored=PYTHON_WORKER_OPTIONS)
 
 
 class Configuration:

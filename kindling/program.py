@@ -7,10 +7,12 @@ Python traceback through kindling's internals.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import runpy
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Sequence
 
 
@@ -35,3 +37,19 @@ def run_program(file: str, args: Sequence[str] = ()) -> int:
         print(f"kindling: {exc}", file=sys.stderr, flush=True)
         return 1
     return 0
+
+
+def load_program(file: str | Path, module_name: str) -> ModuleType:
+    """A PyFlink program file as a module (not run as ``__main__``), its ``pyflink`` imports resolved to kindling.
+
+    The playgrounds use it to call a shipped program's functions with their own servers, e.g.
+    ``load_program("examples/payments/payment_msg_processing.py", "payments").log_processing(env, ...)``.
+    """
+    import kindling.pyflink_compat  # noqa: F401 - installs the pyflink -> kindling import finder
+
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"not a Python program file: {file}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -2,7 +2,8 @@
 
 A local Kafka broker and a local Elasticsearch API start on free loopback ports; a generator writes
 ``payment_msg`` JSON records (``createTime``, ``orderId``, ``payAmount``, ``payPlatform``, ``provinceId``) as
-the walkthrough's generator does; ``examples/payments/payments.sql`` runs with its ``province_id_to_name``
+the walkthrough's generator does; ``examples/payments/payments.sql`` (or, with ``--table-api``, the
+walkthrough's PyFlink Table API program ``payment_msg_processing.py``) runs with its ``province_id_to_name``
 Python UDF and keeps the per-province totals in an ``elasticsearch-7`` index. The totals are read back from
 the index while they change; at the end the index is checked against the generated payments and the run
 prints ``provinces=<n> wrong=<n>`` (exit status 0 only if every province is right).
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "payments"
+TABLE_API_FILE = EXAMPLE_DIR / "payment_msg_processing.py"
 INDEX = "platform_pay_amount_1"
 TOPIC = "payment_msg"
 
@@ -95,8 +97,10 @@ def script_for(bootstrap_servers: str, url: str) -> str:
     return text.replace("'127.0.0.1:9092'", f"'{bootstrap_servers}'").replace("'http://127.0.0.1:9200'", f"'{url}'")
 
 
-def run_payments_demo(duration: float = 60.0, rate: float = 20.0, out: TextIO = sys.stdout) -> int:
-    """Run the walkthrough end to end for ``duration`` seconds of input; 0 if the index is right at the end."""
+def run_payments_demo(duration: float = 60.0, rate: float = 20.0, out: TextIO = sys.stdout, table_api: bool = False) -> int:
+    """Run the walkthrough end to end for ``duration`` seconds of input; 0 if the index is right at the end.
+
+    With ``table_api`` the job is the walkthrough's Table API program instead of the SQL file."""
     from kindling.env import StreamEnvironment
     from kindling.local.elasticsearch import LocalElasticsearch
     from kindling.local.kafka import LocalKafka
@@ -115,14 +119,21 @@ def run_payments_demo(duration: float = 60.0, rate: float = 20.0, out: TextIO = 
         broker.start()
         search.start()
         broker.create_topic(TOPIC, partitions=1)
-        print(f"kindling demo: payments (PyFlink walkthrough) — Kafka on {broker.bootstrap_servers}, "
+        job_form = "Table API program" if table_api else "SQL file"
+        print(f"kindling demo: payments (PyFlink walkthrough, the {job_form}) — Kafka on {broker.bootstrap_servers}, "
               f"Elasticsearch on {search.url}, index '{INDEX}'", file=out, flush=True)
         generator = PaymentGenerator(broker.bootstrap_servers, rate)
         generator.start()
         env = StreamEnvironment({"execution.checkpointing.interval": "1 s", "parallelism.default": 2,
                                  "state.checkpoints.dir": str(workdir / "checkpoints"), "kindling.log.level": "ERROR",
                                  "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 3})
-        job = env.sql_session().execute_script(script_for(broker.bootstrap_servers, search.url))[-1]
+        if table_api:
+            from kindling.program import load_program
+
+            program = load_program(TABLE_API_FILE, "kindling_payments_program")
+            job = program.log_processing(env, broker.bootstrap_servers, search.url)
+        else:
+            job = env.sql_session().execute_script(script_for(broker.bootstrap_servers, search.url))[-1]
         end = time.monotonic() + duration
         while time.monotonic() < end:
             time.sleep(min(3.0, max(0.0, end - time.monotonic())))  # a progress line every few seconds

@@ -102,15 +102,9 @@ def job_sql(bootstrap_servers: str, mysql) -> str:
 
 def table_api_program() -> Any:
     """The shipped Table API program (``spend_report.py``) as a module, its ``pyflink`` imports resolved to kindling."""
-    import importlib.util
+    from kindling.program import load_program
 
-    import kindling.pyflink_compat  # noqa: F401 - installs the pyflink -> kindling import finder
-
-    spec = importlib.util.spec_from_file_location("kindling_spend_report_program", TABLE_API_FILE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_program(TABLE_API_FILE, "kindling_spend_report_program")
 
 
 def run_spend_report_demo(duration: float = 60.0, rate: float = 50.0, out: TextIO = sys.stdout,
