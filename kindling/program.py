@@ -16,21 +16,40 @@ from types import ModuleType
 from typing import Sequence
 
 
-def run_program(file: str, args: Sequence[str] = ()) -> int:
-    """Run ``file`` as ``__main__``; returns the exit status."""
+def execute_program(file: str, args: Sequence[str] = ()) -> None:
+    """Run ``file`` as ``__main__`` with ``args``, then wait for the jobs it started and left running.
+
+    A PyFlink program submitted with ``flink run`` may return as soon as its job is submitted (the
+    walkthroughs call ``execute_insert`` without ``wait()``): the job runs on in the cluster. Here the
+    job runs in this process, so the process stays until those jobs end; Ctrl-C (or the job manager's
+    cancel) ends them. Raises what the program raised, or ``JobFailedError`` if a job failed.
+    """
     import kindling.pyflink_compat  # noqa: F401  (installs the pyflink aliases)
+    from kindling.runtime.job import STARTED, TERMINAL_STATES
+
+    sys.argv = [file, *args]
+    sys.path.insert(0, str(Path(file).resolve().parent))
+    earlier = len(STARTED)
+    runpy.run_path(file, run_name="__main__")
+    for job in STARTED[earlier:]:
+        if job.get_job_status() in TERMINAL_STATES:
+            continue
+        print(f"kindling: {Path(file).name} returned; its job '{job.job_name}' ({job.get_job_id()}) runs on until it ends "
+              "or is cancelled, as a submitted job runs on in a Flink cluster", file=sys.stderr, flush=True)
+        job.wait()
+
+
+def run_program(file: str, args: Sequence[str] = ()) -> int:
+    """Run ``file`` as ``__main__`` (see :func:`execute_program`); returns the exit status."""
     from kindling.runtime.job import JobFailedError
 
     # A program that logs INFO to stdout (PyFlink's examples do) would print py4j's connection chatter among its records.
     logging.getLogger("py4j").setLevel(logging.WARNING)
-    path = Path(file)
-    if not path.is_file():
+    if not Path(file).is_file():
         print(f"kindling: no program file {file!r}", file=sys.stderr)
         return 2
-    sys.argv = [str(path), *args]
-    sys.path.insert(0, str(path.resolve().parent))
     try:
-        runpy.run_path(str(path), run_name="__main__")
+        execute_program(file, args)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except JobFailedError as exc:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 from pyspark.sql import SparkSession
 
 from kindling.runtime import interrupts
-from kindling.runtime.job import TERMINAL_STATES, JobException, JobFailedError, describe_failure
+from kindling.runtime.job import STARTED, TERMINAL_STATES, JobException, JobFailedError, describe_failure
 
 _CANCEL_WAIT_S = 30.0
 
@@ -44,6 +44,7 @@ class BatchJob:
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._main, args=(run,), name=f"kindling-batch-{job_name}", daemon=True)
         self._thread.start()
+        STARTED.append(self)
 
     def _main(self, run: Callable[["BatchJob"], Any]) -> None:
         context = self._spark.sparkContext

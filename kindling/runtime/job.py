@@ -29,6 +29,11 @@ class JobFailedError(RuntimeError):
     """A job ended FAILED; the message is the root cause, without the JVM stack trace."""
 
 
+# Every job this process started (streaming and batch), oldest first. A program that submits a job and
+# returns without waiting leaves it running on a Flink cluster; kindling's program runner waits for these.
+STARTED: list[Any] = []
+
+
 @dataclass
 class QueryPlan:
     """How to (re)start one sink's streaming query from its checkpoint."""
@@ -91,6 +96,7 @@ class JobClient:
         for plan in self.plans:
             self._queries[plan.uid] = self._start(plan)
         self._status = "RUNNING"
+        STARTED.append(self)
 
     def _start(self, plan: QueryPlan) -> StreamingQuery:
         """Start (or restart) a query from its checkpoint, first planning the no-data batch that fires

@@ -8,10 +8,8 @@ A driver that dies without writing it (killed, crashed) is restarted by the job 
 from __future__ import annotations
 
 import os
-import runpy
 import sys
 import traceback
-from pathlib import Path
 
 from kindling.runtime import control
 from kindling.runtime.job import JobFailedError
@@ -21,7 +19,8 @@ RESULT_FILE = "result.json"
 
 
 def run_program(kind: str, file: str, args: list[str]) -> None:
-    """Run a Python pipeline file as ``__main__`` with its arguments, or a SQL file with ``kindling sql -f``."""
+    """Run a Python pipeline file as ``__main__`` with its arguments (and the jobs it leaves running to their end),
+    or a SQL file with ``kindling sql -f``."""
     if kind == "sql":
         from kindling.cli import main as cli_main
 
@@ -29,12 +28,10 @@ def run_program(kind: str, file: str, args: list[str]) -> None:
         if code:
             raise RuntimeError(f"'kindling sql -f {file}' ended with exit status {code}")
         return
-    import kindling.pyflink_compat  # noqa: F401  (a PyFlink program's imports resolve to kindling)
+    from kindling.program import execute_program
 
-    sys.argv = [file, *args]
-    sys.path.insert(0, str(Path(file).resolve().parent))
     try:
-        runpy.run_path(file, run_name="__main__")
+        execute_program(file, args)
     except SystemExit as exc:
         if exc.code not in (None, 0):
             raise RuntimeError(f"{file} exited with status {exc.code}") from None
