@@ -421,7 +421,7 @@ class StreamEnvironment:
             )
 
         return QueryPlan(bound.get_uid(), bound.get_name(), str(checkpoint), separate_exchanges(start, out.sparkSession), stream.is_bounded,
-                         stream._event_time, on_finished=_finish_hook(sink, checkpoint), frame=out)
+                         stream._event_time, on_finished=_finish_hook(sink, checkpoint), frame=out, contents=_contents_reader(sink, out))
 
     def _collect(self, stream: DataStream, job_name: Optional[str], limit: Optional[int], timeout: float) -> list[Row]:
         if not stream.is_bounded:
@@ -506,6 +506,15 @@ def _finish_hook(sink: Sink, checkpoint: Path):
     if finish is None:
         return None
     return lambda: finish(sink.options, str(checkpoint))
+
+
+def _contents_reader(sink: Sink, out: DataFrame) -> Callable[[int], Any]:
+    """Reads what the sink's external system holds now (``Connector.sink_contents``), for the dashboard."""
+    from kindling.connectors import get_connector
+
+    connector = get_connector(sink.connector)
+    columns = [c for c in out.columns if not c.startswith(INTERNAL_PREFIX)]
+    return lambda limit: connector.sink_contents(sink.options, columns, limit)
 
 
 def _sink_columns(df: DataFrame) -> DataFrame:

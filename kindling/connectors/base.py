@@ -207,9 +207,30 @@ class Connector:
         raise ValueError(f"connector '{cls.name}' cannot be looked up")
 
     @classmethod
+    def sink_contents(cls, options: Mapping[str, str], columns: Sequence[str], limit: int) -> Optional["SinkContents"]:
+        """What the sink holds now, up to ``limit`` rows of ``columns``, read from the external system; None when the
+        connector cannot be read back that way. The job manager's dashboard charts it, as Kibana charts the index
+        in Flink's PyFlink walkthrough."""
+        return None
+
+    @classmethod
     def default_schema(cls, options: ParsedOptions) -> Optional[StructType]:
         """A source's schema when the user gives none (for example Kafka's ``raw`` format)."""
         return None
+
+
+@dataclass
+class SinkContents:
+    """A sink's rows as the external system holds them (JSON values), where they were read, and how many there are."""
+
+    location: str
+    columns: list[str]
+    key: list[str]
+    rows: list[list[Any]]
+    total: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"location": self.location, "columns": self.columns, "key": self.key, "rows": self.rows, "total": self.total}
 
 
 @dataclass

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from kindling.sql.session import SqlSession
 
 READABLE = ("filesystem", "kafka", "upsert-kafka", "jdbc", "elasticsearch-6", "elasticsearch-7", "elasticsearch-8", "opensearch")
-MAX_DOCUMENTS = 10_000  # one search reads an index back (Elasticsearch's default max_result_window)
 KAFKA_PARTITION_EOF = _KafkaError._PARTITION_EOF
 
 
@@ -197,27 +196,18 @@ def _upsert_kafka_rows(table: "CatalogTable") -> tuple[list[Row], list[str]]:
 
 def _index_rows(table: "CatalogTable") -> list[Row]:
     from kindling.arrow import arrow_schema
-    from kindling.connectors.elasticsearch.client import make_client
-    from kindling.connectors.elasticsearch.index import IndexPattern
+    from kindling.connectors.elasticsearch.contents import MAX_DOCUMENTS, index_documents
     from kindling.connectors.elasticsearch.lookup import documents_to_arrow
     from kindling.connectors.elasticsearch.options import FLAVORS, sink_config
 
     config = sink_config(FLAVORS[table.connector], table.connector_options())
-    if IndexPattern.parse(config.index).dynamic:
-        raise SinkNotReadable(f"reconcile: the dynamic index '{config.index}' of table '{table.name}' cannot be read back yet; "
-                              "a static 'index' can")
-    client = make_client(config)
+    names = [c.name for c in table.sink_columns()]
     try:
-        client.indices.refresh(index=config.index)
-        response = client.search(index=config.index, body={"query": {"match_all": {}}, "size": MAX_DOCUMENTS})
-    finally:
-        client.close()
-    hits = getattr(response, "body", response)["hits"]
-    total = hits.get("total", {})
-    if (total.get("value", 0) if isinstance(total, dict) else int(total or 0)) > MAX_DOCUMENTS:
+        documents, total = index_documents(config, names)
+    except ValueError as exc:
+        raise SinkNotReadable(f"reconcile: table '{table.name}': {exc}") from None
+    if total > MAX_DOCUMENTS:
         raise SinkNotReadable(f"reconcile: index '{config.index}' holds more than {MAX_DOCUMENTS} documents, more than one "
                               "search reads back")
-    names = [c.name for c in table.sink_columns()]
     schema = arrow_schema(table.source_schema())
-    documents = [tuple((hit.get("_source") or {}).get(n) for n in names) for hit in hits["hits"]]
     return [tuple(r.values()) for r in documents_to_arrow(documents, schema).to_pylist()]

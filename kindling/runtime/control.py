@@ -116,6 +116,9 @@ class DriverChannel(threading.Thread):
                 continue
             if not request:
                 continue
+            if request.get("kind") == "contents":
+                write_json(self.directory / "responses" / f"{request['id']}.json", self.sink_contents(int(request.get("limit") or 100)))
+                continue
             response: dict[str, Any]
             before = self.client.queries
             try:
@@ -129,6 +132,21 @@ class DriverChannel(threading.Thread):
             self._collect_points(before)  # the batches of the queries the savepoint stopped
             write_json(self.directory / "responses" / f"{request['id']}.json", response)
             self.publish()
+
+    def sink_contents(self, limit: int) -> dict[str, Any]:
+        """What each sink that can be read back holds now (``Connector.sink_contents``), up to ``limit`` rows each."""
+        sinks = []
+        for plan in self.client.plans:
+            if plan.contents is None:
+                continue
+            try:
+                contents = plan.contents(limit)
+            except Exception as exc:  # shown on the dashboard; the job goes on
+                sinks.append({"uid": plan.uid, "name": plan.name, "error": f"{type(exc).__name__}: {exc}"})
+                continue
+            if contents is not None:
+                sinks.append({"uid": plan.uid, "name": plan.name, **contents.to_json()})
+        return {"status": "COMPLETED", "timestamp": int(time.time() * 1000), "sinks": sinks}
 
     # --- status -------------------------------------------------------------------------------
     def _collect_points(self, queries: Optional[Mapping[str, Any]] = None) -> None:

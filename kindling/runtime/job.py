@@ -48,6 +48,9 @@ class QueryPlan:
     on_finished: Optional[Callable[[], None]] = None
     # The query's input (what start() writes): its plan tells the sources whether it keeps event-time state.
     frame: Optional[DataFrame] = None
+    # What the sink holds now, up to a number of rows (a kindling.connectors.base.SinkContents, or None when the
+    # sink cannot be read back): for the dashboard.
+    contents: Optional[Callable[[int], Any]] = None
 
 
 @dataclass

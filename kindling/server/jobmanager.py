@@ -35,6 +35,8 @@ INFO_FILE = "jobmanager.json"
 # Written by ``cluster stop --keep-jobs`` before it signals the job manager: leave the drivers running.
 KEEP_JOBS_FILE = "keep-jobs"
 RECONCILIATION_FILE = "reconciliation.json"  # the last reconciliation of a job: its state and report
+SINK_CONTENTS_FILE = "sink-contents.json"  # what the job's sinks held when last read (shown after the job ends)
+SINK_CONTENTS_TIMEOUT_S = 15.0
 JOB_END_TIMEOUT_S = 120.0
 SAVEPOINT_TIMEOUT_S = 600.0
 
@@ -212,6 +214,30 @@ class JobManager:
     def reconciliation(self, jid: str) -> dict[str, Any]:
         """The job's last reconciliation: ``status`` NONE, RUNNING, COMPLETED (with ``report``) or FAILED (with ``error``)."""
         return read_json(Path(self.job(jid).directory) / RECONCILIATION_FILE) or {"status": "NONE"}
+
+    # --- sink contents --------------------------------------------------------------------------
+    def sink_contents(self, jid: str, limit: int = 100) -> dict[str, Any]:
+        """What the job's sinks hold now (up to ``limit`` rows each), read by the job's driver, which has the sinks'
+        options and credentials; the last answer is kept and returned once the job has ended (``stale``).
+
+        ``status`` is NONE (never read), or COMPLETED with ``timestamp`` and ``sinks`` (each with ``location``,
+        ``columns``, ``key``, ``rows`` and ``total``, or ``error``).
+        """
+        record = self.job(jid)
+        stored = Path(record.directory) / SINK_CONTENTS_FILE
+        supervisor = self.supervisors.get(jid)
+        if not record.terminal and supervisor is not None:
+            request_id = uuid.uuid4().hex
+            supervisor.request_contents(request_id, limit)
+            deadline = time.monotonic() + SINK_CONTENTS_TIMEOUT_S
+            while time.monotonic() < deadline and not supervisor.record.terminal:
+                response = supervisor.response(request_id, consume=True)
+                if response is not None:
+                    write_json(stored, response)
+                    return dict(response, stale=False)
+                time.sleep(0.1)  # polling for the driver's answer
+        last = read_json(stored)
+        return dict(last, stale=True) if last else {"status": "NONE", "sinks": []}
 
     # --- savepoints ------------------------------------------------------------------------------
     def trigger(self, jid: str, kind: str, target: Optional[str], drain: bool = False, trigger_id: Optional[str] = None) -> Operation:

@@ -609,6 +609,10 @@ def create_app(manager: JobManager) -> FastAPI:
     def get_reconciliation(jid: str) -> dict[str, Any]:
         return manager.reconciliation(job(jid).jid)
 
+    @app.get("/kindling/jobs/{jid}/sink-contents", summary="What the job's sinks hold now (an index's documents), for charts")
+    def get_sink_contents(jid: str, limit: int = Query(100, ge=1, le=10_000)) -> dict[str, Any]:
+        return manager.sink_contents(job(jid).jid, limit)
+
     # --- Prometheus and the dashboard -------------------------------------------------------
     @app.get("/metrics", response_class=PlainTextResponse, summary="Metrics in Prometheus' text format")
     def get_prometheus() -> Response:

@@ -226,5 +226,14 @@ class JobSupervisor(threading.Thread):
         control.write_json(self.directory / "requests" / f"{request_id}.json",
                            {"id": request_id, "kind": kind, "targetDirectory": target, "drain": drain})
 
-    def response(self, request_id: str) -> Optional[dict]:
-        return control.read_json(self.directory / "responses" / f"{request_id}.json")
+    def request_contents(self, request_id: str, limit: int) -> None:
+        """Ask the driver what its sinks hold now, up to ``limit`` rows each."""
+        control.write_json(self.directory / "requests" / f"{request_id}.json", {"id": request_id, "kind": "contents", "limit": limit})
+
+    def response(self, request_id: str, consume: bool = False) -> Optional[dict]:
+        """The driver's answer to a request, None until it has answered; ``consume`` removes the answer once read."""
+        path = self.directory / "responses" / f"{request_id}.json"
+        answer = control.read_json(path)
+        if answer is not None and consume:
+            path.unlink(missing_ok=True)
+        return answer

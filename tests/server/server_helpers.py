@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -14,6 +16,23 @@ def kindling(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     result = subprocess.run([sys.executable, "-m", "kindling.cli", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     assert result.returncode == 0, f"kindling {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
     return result
+
+
+@contextlib.contextmanager
+def dashboard_page(url: str) -> Iterator[Any]:
+    """A headless Chromium page (Debian's chromium, driven by Playwright) opened at ``url``."""
+    from playwright.sync_api import sync_playwright
+
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=args)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.goto(url)
+            yield page
+        finally:
+            browser.close()
 
 
 def produce_clicks(bootstrap: str, topic: str, start_ms: int, begin: int, end: int) -> None:

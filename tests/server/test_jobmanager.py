@@ -27,7 +27,7 @@ from kindling.playground.click_generator import aligned_start
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "playground"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from click_helpers import OutputReader, events_for, expected_windows, normalise_start  # noqa: E402
-from server_helpers import ROOT, kindling, produce_clicks  # noqa: E402
+from server_helpers import ROOT, dashboard_page, kindling, produce_clicks  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -222,34 +222,25 @@ def test_prometheus_metrics_parse_and_carry_job_metrics(playground):
 
 
 def test_dashboard_shows_the_running_job_and_plots_throughput(playground, jobmanager):
-    from playwright.sync_api import sync_playwright
-
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=args)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.goto(jobmanager["url"] + "/")
-            row = page.locator(f"tr.job-row[data-jid='{playground.a}']")
-            row.wait_for(timeout=30_000)
-            assert "RUNNING" in row.inner_text() and "Click Event Count" in row.inner_text()
-            row.locator("a.job-link").click()
-            page.wait_for_function("document.querySelectorAll('#plot-throughput circle.point').length > 1", timeout=60_000)
-            assert page.locator("#job-state").inner_text() == "RUNNING"
-            heights = page.eval_on_selector_all("#plot-throughput circle.point", "points => points.map(p => Number(p.getAttribute('cy')))")
-            assert min(heights) < max(heights)  # records were read: the throughput is not flat at zero
-            assert page.locator("#checkpoints tbody tr").count() >= 1
-            assert page.locator("#vertices tr.vertex-row[data-kind='source']").count() == 1
-            assert page.locator("#vertices tr.vertex-row[data-kind='sink']").count() == 1
-            assert "interval 1000 ms" in page.locator("#checkpoint-config").inner_text()
-            assert page.locator("#reconciliation").inner_text() == "Not reconciled yet."
-            page.locator("#btn-reconcile").click()  # a Python pipeline: the job manager says what reconciliation takes
-            page.wait_for_function("document.getElementById('message').textContent.startsWith('Failed')", timeout=30_000)
-            assert "reconciliation takes SQL jobs" in page.locator("#message").inner_text()
-            page.screenshot(path=str(ARTIFACTS / "dashboard-job.png"), full_page=True)
-        finally:
-            browser.close()
+    with dashboard_page(jobmanager["url"] + "/") as page:
+        row = page.locator(f"tr.job-row[data-jid='{playground.a}']")
+        row.wait_for(timeout=30_000)
+        assert "RUNNING" in row.inner_text() and "Click Event Count" in row.inner_text()
+        row.locator("a.job-link").click()
+        page.wait_for_function("document.querySelectorAll('#plot-throughput circle.point').length > 1", timeout=60_000)
+        assert page.locator("#job-state").inner_text() == "RUNNING"
+        heights = page.eval_on_selector_all("#plot-throughput circle.point", "points => points.map(p => Number(p.getAttribute('cy')))")
+        assert min(heights) < max(heights)  # records were read: the throughput is not flat at zero
+        assert page.locator("#checkpoints tbody tr").count() >= 1
+        assert page.locator("#vertices tr.vertex-row[data-kind='source']").count() == 1
+        assert page.locator("#vertices tr.vertex-row[data-kind='sink']").count() == 1
+        assert "interval 1000 ms" in page.locator("#checkpoint-config").inner_text()
+        assert page.locator("#reconciliation").inner_text() == "Not reconciled yet."
+        page.wait_for_function("document.getElementById('sink-contents').textContent.startsWith('No sink')", timeout=30_000)
+        page.locator("#btn-reconcile").click()  # a Python pipeline: the job manager says what reconciliation takes
+        page.wait_for_function("document.getElementById('message').textContent.startsWith('Failed')", timeout=30_000)
+        assert "reconciliation takes SQL jobs" in page.locator("#message").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "dashboard-job.png"), full_page=True)
     assert (ARTIFACTS / "dashboard-job.png").stat().st_size > 10_000
 
 

@@ -7,18 +7,19 @@
 * ``bulk``: the bulk processor (size/interval triggers, backoff on rejected items, failure handler);
 * ``client``: the elasticsearch 8.x / opensearch-py client and the start-up connection check;
 * ``sink``: the Spark Arrow stream writer;
-* ``lookup``: the documents of a batch of keys, for lookup joins.
+* ``lookup``: the documents of a batch of keys, for lookup joins;
+* ``contents``: the index read back as it stands (reconciliation, the dashboard).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Optional, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
-from kindling.connectors.base import Connector, spark_format
+from kindling.connectors.base import Connector, SinkContents, spark_format
 from kindling.connectors.elasticsearch.options import FLAVORS, option_set, sink_config
 from kindling.options import OptionError, ParsedOptions
 
@@ -90,6 +91,17 @@ class ElasticsearchConnector(Connector):
         config = sink_config(FLAVORS[cls.flavor], options)
         check_input(config, schema, updating)
         check_connection(config)
+
+
+    @classmethod
+    def sink_contents(cls, options: Mapping[str, str], columns: Sequence[str], limit: int) -> Optional[SinkContents]:
+        from kindling.connectors.elasticsearch.contents import index_documents
+
+        config = sink_config(FLAVORS[cls.flavor], options)
+        rows, total = index_documents(config, columns, limit)
+        hosts = ",".join(h.url for h in config.hosts)
+        return SinkContents(f"{cls.name} {hosts} index '{config.index}'", list(columns), list(config.key_fields),
+                            [list(r) for r in rows], total)
 
 
 def _connector(flavor: str, source: type) -> type:

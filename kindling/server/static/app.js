@@ -59,6 +59,79 @@ function plot(svg, series, unit) {
   svg.innerHTML = html;
 }
 
+// A horizontal bar chart of [{label, value}] into an <svg class="bars">: a sink's totals per key, as Kibana charts an index.
+function bars(svg, items, unit) {
+  const width = 420, row = 20, left = 120, right = 70, top = 4;
+  const height = top * 2 + row * Math.max(items.length, 1);
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  if (!items.length) {
+    svg.innerHTML = `<text class="label" x="${left}" y="${top + 14}">no documents yet</text>`;
+    return;
+  }
+  const max = Math.max(...items.map(i => Math.abs(i.value)), 1e-9);
+  svg.innerHTML = items.map((item, n) => {
+    const y = top + n * row, w = Math.abs(item.value) / max * (width - left - right);
+    return `<text class="label" x="2" y="${y + 14}">${escapeHtml(item.label).slice(0, 18)}</text>
+      <rect class="bar" data-label="${escapeHtml(item.label)}" data-value="${item.value}" x="${left}" y="${y + 3}" width="${w.toFixed(1)}" height="${row - 6}"
+        fill="${COLORS[0]}"><title>${escapeHtml(item.label)}: ${item.value}${unit}</title></rect>
+      <text class="label" x="${(left + w + 4).toFixed(1)}" y="${y + 14}">${number(item.value)}${unit}</text>`;
+  }).join("");
+}
+
+// What a sink's rows chart as: the key columns (or the first text column) as labels, the first numeric other column as values.
+function chartOf(sink) {
+  const columns = sink.columns, rows = sink.rows;
+  let keys = sink.key.filter(k => columns.includes(k));
+  if (!keys.length) keys = columns.filter((c, i) => rows.some(r => typeof r[i] === "string")).slice(0, 1);
+  const valueIndex = columns.findIndex((c, i) => !keys.includes(c) && rows.length && rows.every(r => r[i] === null || typeof r[i] === "number"));
+  if (valueIndex < 0) return null;
+  const keyIndexes = keys.map(k => columns.indexOf(k));
+  const items = rows.filter(r => r[valueIndex] !== null)
+    .map(r => ({label: keyIndexes.map(i => String(r[i])).join(", "), value: r[valueIndex]}))
+    .sort((a, b) => a.label < b.label ? -1 : a.label > b.label ? 1 : 0);
+  return {column: columns[valueIndex], keys, items};
+}
+
+function sinkContentsHtml(contents) {
+  if (!contents.sinks.length) {
+    return '<p class="muted">No sink of this job can be read back here (Elasticsearch and OpenSearch indices can).</p>';
+  }
+  const when = `read ${time(contents.timestamp)}` + (contents.stale ? " (the job is not running: as last read)" : "");
+  return contents.sinks.map((sink, n) => {
+    if (sink.error) return `<div class="sink"><h3>${escapeHtml(sink.name)}</h3><p>Cannot read the sink: ${escapeHtml(sink.error)}</p></div>`;
+    const chart = chartOf(sink);
+    const head = sink.columns.map(c => `<th>${escapeHtml(c)}</th>`).join("");
+    const body = sink.rows.slice(0, 20).map(r => `<tr>${r.map(v => `<td>${escapeHtml(v === null ? "NULL" : v)}</td>`).join("")}</tr>`).join("");
+    return `<div class="sink" data-uid="${escapeHtml(sink.uid)}"><h3>${escapeHtml(sink.name)} · ${escapeHtml(sink.location)}</h3>
+      <p class="muted">${number(sink.total)} documents${sink.rows.length < sink.total ? ` (first ${sink.rows.length} shown)` : ""} · ${when}</p>
+      ${chart ? `<div class="plot-box"><h3>${escapeHtml(chart.column)} by ${escapeHtml(chart.keys.join(", ") || "document")}</h3><svg class="bars" id="sink-chart-${n}"></svg></div>` : ""}
+      <table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
+  }).join("");
+}
+
+let contentsInFlight = false;
+
+// Sink contents come from the job's driver (a search of the index), so they load beside the page, one request at a time.
+async function showSinkContents(jid) {
+  if (contentsInFlight) return;
+  contentsInFlight = true;
+  try {
+    const contents = await api(`/kindling/jobs/${jid}/sink-contents?limit=50`);
+    const page = document.getElementById("job-page");
+    if (!page || page.dataset.jid !== jid) return;
+    document.getElementById("sink-contents").innerHTML = sinkContentsHtml(contents);
+    contents.sinks.forEach((sink, n) => {
+      const svg = document.getElementById(`sink-chart-${n}`);
+      if (svg) bars(svg, chartOf(sink).items, "");
+    });
+  } catch (error) {
+    const box = document.getElementById("sink-contents");
+    if (box) box.innerHTML = `<p class="muted">Cannot read the sinks: ${escapeHtml(error.message)}</p>`;
+  } finally {
+    contentsInFlight = false;
+  }
+}
+
 async function showCluster() {
   const o = await api("/overview");
   document.getElementById("cluster").textContent =
@@ -149,6 +222,7 @@ async function showJob(view, jid) {
         <div class="plot-box"><h3>Watermark delay</h3><svg class="plot" id="plot-watermark"></svg></div>
         <div class="plot-box"><h3>Batch duration</h3><svg class="plot" id="plot-duration"></svg></div>
       </div>
+      <h2>Sink contents (what the job's sinks hold now)</h2><div id="sink-contents"><p class="muted">Reading the sinks…</p></div>
       <h2>Vertices (as Spark plans each query)</h2><div id="vertices"></div>
       <h2>Checkpoints (micro-batches)</h2><div id="checkpoint-config" class="muted"></div><div id="checkpoints"></div>
       <h2>Reconciliation (the output against a batch run of the job's SQL over its checkpoint's input)</h2><div id="reconciliation"></div>
@@ -165,6 +239,7 @@ async function showJob(view, jid) {
       }
     };
   }
+  showSinkContents(jid);
   document.getElementById("reconciliation").innerHTML = reconciliationHtml(reconciliation);
   document.getElementById("job-name").textContent = job.name;
   const state = document.getElementById("job-state");
