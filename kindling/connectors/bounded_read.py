@@ -18,10 +18,10 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 from pyspark.sql.types import StructType
 
@@ -63,6 +63,15 @@ class BoundedBatchReader(DataSourceReader):
         if self.micro_batches is not None:  # the tag column is the reader's, not the connector's
             schema = StructType([f for f in schema.fields if f.name != LATE_WATERMARK_COLUMN])
         self.schema = schema
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        """Hand Spark's filters to a source that can apply them first (a ``push_filters(options, schema, filters)``
+        classmethod on its Data Source, returning the options that say so). Every filter is returned: Spark
+        evaluates them all after the scan, so a source's prefilter only has to keep at least Spark's rows."""
+        push = getattr(self.source, "push_filters", None)
+        if push is not None and filters:
+            self.options = push(self.options, self.schema, filters)
+        return filters
 
     def _stream_reader(self) -> Any:
         return self.source(self.options).streamReader(self.schema)

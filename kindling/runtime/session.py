@@ -101,6 +101,8 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
         for key, value in conf.spark_conf().items():
             if key.startswith("spark.sql."):
                 spark.conf.set(key, value)
+    # Batch reads hand their filters to the sources that can apply them first (the jdbc scan's WHERE).
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     if not spark.sparkContext.master.startswith("local"):
         _ship_package(spark)
     register_all(spark)

@@ -3,7 +3,8 @@
 * ``options``: Flink's option names, defaults and cross-option rules (``JdbcDynamicTableFactory``);
 * ``dialects``: connecting (PyMySQL, psycopg 3), quoting, type checks, upsert/delete/insert statements;
 * ``sink``: exactly-once micro-batches: rows and batch id committed in one database transaction;
-* ``source``: the bounded scan, in parallel splits by ``scan.partition.*``, streamed from the server.
+* ``source``: the bounded scan, in parallel splits by ``scan.partition.*``, streamed from the server;
+* ``filters``: the filters a batch read pushes into the scan's ``WHERE``.
 
 When the table is used (a Source or Sink is made, an INSERT planned) the driver logs in and finds the
 table; when the query starts it checks the columns: the login works (``username``/``password``),
@@ -45,6 +46,14 @@ class JdbcDataSource(BoundedReads, DataSource):
         from kindling.connectors.jdbc.sink import JdbcStreamWriter
 
         return JdbcStreamWriter(dict(self.options), schema)
+
+    @classmethod
+    def push_filters(cls, options: dict[str, str], schema: StructType, filters: Sequence[Any]) -> dict[str, str]:
+        """A batch read's options with the filters the database applies first (``kindling.connectors.jdbc.filters``)."""
+        from kindling.connectors.jdbc.filters import PUSHED_FILTERS_OPTION, encode_conditions, pushed_conditions
+
+        conditions = pushed_conditions(schema, filters)
+        return {**options, PUSHED_FILTERS_OPTION: encode_conditions(conditions)} if conditions else options
 
 
 class JdbcConnector(Connector):

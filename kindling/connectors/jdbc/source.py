@@ -5,7 +5,8 @@ first micro-batch holds the whole scan: with ``scan.partition.column/num/lower-b
 it is split into Flink's ranges (``JdbcNumericBetweenParametersProvider``), each one Spark
 partition running ``SELECT … FROM t WHERE col BETWEEN lo AND hi`` (rows outside the bounds are
 never read, as in Flink); without them one partition reads ``SELECT … FROM t``. The last partition
-also emits the end-of-input marker.
+also emits the end-of-input marker. A batch read adds the filters Spark pushed down
+(:mod:`kindling.connectors.jdbc.filters`) to every split's ``WHERE``.
 
 Rows stream from the server: PostgreSQL through a named (server-side) cursor fetching
 ``scan.fetch-size`` rows per round trip (10,000 when the option is 0), MySQL through PyMySQL's
@@ -24,6 +25,7 @@ from pyspark.sql.types import StructType
 from kindling.arrow import arrow_schema
 from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, end_of_input_batch
 from kindling.connectors.jdbc.dialects import JdbcError, dialect_for, to_arrow
+from kindling.connectors.jdbc.filters import PUSHED_FILTERS_OPTION, where_clause
 from kindling.connectors.jdbc.options import jdbc_config, partition_ranges
 
 
@@ -35,11 +37,13 @@ class ScanSplit(InputPartition):
         self.index, self.low, self.high, self.emit_eos = index, low, high, emit_eos
 
 
-def scan_query(dialect, columns: Sequence[str], partition_column: str | None) -> str:
-    """``SELECT <columns> FROM <table> [WHERE <column> BETWEEN ? AND ?]``."""
+def scan_query(dialect, columns: Sequence[str], partition_column: str | None, pushed: Sequence[str] = ()) -> str:
+    """``SELECT <columns> FROM <table> [WHERE <column> BETWEEN ? AND ? [AND <pushed filter> ...]]``."""
     query = f"SELECT {', '.join(dialect.quote(c) for c in columns)} FROM {dialect.table}"
-    if partition_column is not None:
-        query += f" WHERE {dialect.quote(partition_column)} BETWEEN %s AND %s"
+    conditions = [f"{dialect.quote(partition_column)} BETWEEN %s AND %s"] if partition_column is not None else []
+    conditions += pushed
+    if conditions:
+        query += " WHERE " + " AND ".join(conditions)
     return query
 
 
@@ -57,6 +61,7 @@ class JdbcStreamReader(DataSourceStreamReader):
         from kindling.connectors.jdbc.sink import check_table
 
         self.config = jdbc_config(options)
+        self.pushed_filters = options.get(PUSHED_FILTERS_OPTION)  # set by a batch read's filter pushdown
         self.schema = schema
         self.columns = [f.name for f in schema.fields if f.name != EOS_COLUMN]
         if self.config.partitioned and self.config.partition_column not in self.columns:
@@ -84,8 +89,9 @@ class JdbcStreamReader(DataSourceStreamReader):
         target = arrow_schema(self.schema)
         data_schema = pa.schema([f for f in target if f.name != EOS_COLUMN])
         dialect = dialect_for(self.config)
-        query = scan_query(dialect, self.columns, self.config.partition_column if low is not None else None)
-        params = [low, high] if low is not None else []
+        pushed, pushed_params = where_clause(dialect.quote, self.pushed_filters)
+        query = scan_query(dialect, self.columns, self.config.partition_column if low is not None else None, pushed)
+        params = ([low, high] if low is not None else []) + pushed_params
         connection = dialect.connect_checked(autocommit=self.config.auto_commit and self.config.dialect != "postgresql")
         try:
             for rows in dialect.scan(connection, query, params):
