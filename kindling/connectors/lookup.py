@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Iterable, Mapping, Optional, Protocol, Sequence
 
@@ -55,6 +56,9 @@ class LookupSpec:
     key_columns: tuple[str, ...]
     columns: tuple[str, ...]
     schema_json: str  # the Spark schema of ``columns`` (StructType JSON)
+    # The LOOKUP hint's retry: keys that found no row are looked up again after the delay, up to this many more times.
+    retry_delay_s: float = 0.0
+    retry_attempts: int = 0
 
 
 _TABLES: dict[str, "LookupTable"] = {}
@@ -107,13 +111,14 @@ class LookupTable:
         else:
             probes = [None if None in row else tuple(row) for row in zip(*values)]
         wanted = [k for k in dict.fromkeys(probes) if k is not None]
-        found: Mapping[Hashable, list[tuple]]
-        if not wanted:
-            found = {}
-        elif self.cache is not None:
-            found = self.cache.get_all(wanted)
-        else:
-            found = self.source.lookup(wanted)
+        found = dict(self._lookup(wanted)) if wanted else {}
+        missing = [k for k in wanted if not found.get(k)]
+        for _ in range(self.spec.retry_attempts):  # 'retry-predicate' = 'lookup_miss', 'retry-strategy' = 'fixed_delay'
+            if not missing:
+                break
+            time.sleep(self.spec.retry_delay_s)
+            found.update(self._lookup(missing))
+            missing = [k for k in missing if not found.get(k)]
         offsets = [0]
         matched: list[tuple] = []
         for probe in probes:
@@ -124,6 +129,9 @@ class LookupTable:
         batch = self.source.to_arrow(matched, self.schema)
         struct = pa.StructArray.from_arrays(batch.columns, fields=list(self.schema))
         return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct)
+
+    def _lookup(self, keys: list[Hashable]) -> Mapping[Hashable, list[tuple]]:
+        return self.cache.get_all(keys) if self.cache is not None else self.source.lookup(keys)
 
     def _report(self) -> None:
         """The cache's counts since the last report, added to the job's metrics."""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 import pyarrow as pa
 
+from kindling.durations import parse_duration
 from kindling.options import OptionError, nearest
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import QUOTED, WORD, Token, matching_paren, next_significant, significant
@@ -53,6 +54,16 @@ class LookupJoin:
     left: Optional[str]  # Spark SQL text of the FROM clause before the lookup joins (to check the time attribute)
     line: int = 1
     key_texts: list[str] = field(default_factory=list)
+    retry: Optional["LookupRetry"] = None  # the LOOKUP hint's retry of keys that found nothing
+
+
+@dataclass(frozen=True)
+class LookupRetry:
+    """The LOOKUP hint's ``'retry-predicate'='lookup_miss'``, ``'retry-strategy'='fixed_delay'``: a key whose lookup found
+    no row is looked up again after ``delay_s``, up to ``max_attempts`` more times (Flink's ``canRetry(n)``: n <= max)."""
+
+    delay_s: float
+    max_attempts: int
 
 
 def _join_kind(tokens: list[Token], i: int) -> Optional[tuple[str, int]]:
@@ -175,17 +186,17 @@ _LOOKUP_HINT_OPTIONS = {
 _RETRY_OPTIONS = ("retry-predicate", "retry-strategy", "fixed-delay", "max-attempts")
 
 
-def lookup_hints(comment: str, line: int) -> Optional[tuple[str, list[str]]]:
+def lookup_hints(comment: str, line: int) -> Optional[tuple[str, list[tuple[str, Optional[LookupRetry]]]]]:
     """For a ``/*+ ... */`` hint comment holding LOOKUP hints: the comment without them (``''`` when nothing else is
-    left) and the tables they name; None for other comments.
+    left) and, per hint, the table it names with its retry (None without retry options); None for other comments.
 
     kindling's lookups are batched per Arrow batch and synchronous, which gives the rows Flink's async lookups give:
     ``async``, ``output-mode``, ``capacity`` and ``timeout`` are checked and have no further effect. The retry
-    options (a lookup retried later when it found nothing) would change which rows join, and are refused."""
+    options, all four or none, retry the keys of a batch whose lookup found nothing (:class:`LookupRetry`)."""
     if not comment.startswith("/*+") or "LOOKUP" not in comment.upper():
         return None
     body = comment[3:-2]
-    tables: list[str] = []
+    hints: list[tuple[str, Optional[LookupRetry]]] = []
     kept: list[str] = []
     for hint in _HINT.finditer(body):
         if hint.group(1).upper() != "LOOKUP":
@@ -201,19 +212,43 @@ def lookup_hints(comment: str, line: int) -> Optional[tuple[str, list[str]]]:
                 raise SqlError(f"unknown LOOKUP hint option '{key}'", line=line, construct="LOOKUP hint",
                                hint="'table', 'async', 'output-mode', 'capacity', 'timeout' and the retry options")
             allowed = _LOOKUP_HINT_OPTIONS[key]
+            if key == "retry-predicate" and value.lower() not in ("lookup_miss",):
+                raise SqlError(f"Invalid LOOKUP hint option: unsupported retry-predicate '{value}', only 'lookup_miss' is "
+                               "supported currently", line=line, construct="LOOKUP hint")
             if allowed is not None and value.lower() not in allowed:
-                raise SqlError(f"LOOKUP hint option '{key}' is '{value}'; allowed: {', '.join(allowed)}", line=line,
-                               construct="LOOKUP hint")
+                raise SqlError(f"Invalid LOOKUP hint options: Could not parse value '{value}' for key '{key}'", line=line,
+                               construct="LOOKUP hint", hint=f"'{key}' is one of: {', '.join(allowed)}")
             options[key] = value
         if "table" not in options:
             raise SqlError("a LOOKUP hint needs 'table' (the lookup table's name or alias)", line=line, construct="LOOKUP hint")
-        if any(k in options for k in _RETRY_OPTIONS):
-            raise SqlError("the LOOKUP hint's retry options (retry-predicate, retry-strategy, fixed-delay, max-attempts) are not "
-                           "supported: kindling looks a key up once per Arrow batch", line=line, construct="LOOKUP hint",
-                           hint="the LOOKUP hint without retry options, or 'lookup.max-retries' for failed queries")
-        tables.append(options["table"])
+        hints.append((options["table"], _retry(options, line)))
     rest = ", ".join(kept)
-    return (f"/*+ {rest} */" if rest else ""), tables
+    return (f"/*+ {rest} */" if rest else ""), hints
+
+
+def _retry(options: dict[str, str], line: int) -> Optional[LookupRetry]:
+    """The hint's retry, with Flink's checks and messages."""
+    given = [k for k in _RETRY_OPTIONS if k in options]
+    if not given:
+        return None
+    if len(given) != len(_RETRY_OPTIONS):
+        raise SqlError("Invalid LOOKUP hint: retry options can be both null or all not null", line=line, construct="LOOKUP hint",
+                       hint="all of 'retry-predicate', 'retry-strategy', 'fixed-delay' and 'max-attempts', or none")
+    try:
+        delay = parse_duration(options["fixed-delay"], name="fixed-delay")
+    except ValueError:
+        delay = None
+    if delay is None or delay.total_seconds() < 0:
+        raise SqlError(f"Invalid LOOKUP hint options: Could not parse value '{options['fixed-delay']}' for key 'fixed-delay'",
+                       line=line, construct="LOOKUP hint")
+    text = options["max-attempts"].strip()
+    if not text.lstrip("-").isdigit():
+        raise SqlError(f"Invalid LOOKUP hint options: Could not parse value '{text}' for key 'max-attempts'", line=line,
+                       construct="LOOKUP hint")
+    if int(text) <= 0:
+        raise SqlError(f"Invalid LOOKUP hint option: max-attempts value should be positive integer but was {text}", line=line,
+                       construct="LOOKUP hint")
+    return LookupRetry(delay.total_seconds(), int(text))
 
 
 def _quote(name: str) -> str:
@@ -359,7 +394,8 @@ def register_lookup_join(spark: "SparkSession", catalog: "Catalog", join: Lookup
         raise SqlError(f"table '{join.table}': {exc}", line=dim.line, construct="WITH options of the lookup table") from None
     schema = StructType([c.type.field(c.name) for c in dim.columns])  # type: ignore[union-attr]
     spec = LookupSpec(uuid.uuid4().hex, dim.connector, join.table, dict(dim.connector_options()), tuple(join.key_columns),
-                      tuple(columns), json.dumps(schema.jsonValue()))
+                      tuple(columns), json.dumps(schema.jsonValue()),
+                      retry_delay_s=join.retry.delay_s if join.retry else 0.0, retry_attempts=join.retry.max_attempts if join.retry else 0)
 
     def matching_rows(*keys: pa.Array) -> pa.Array:
         return lookup_table(spec).rows(keys)

@@ -46,7 +46,7 @@ from typing import Callable, Mapping, Optional
 
 from kindling.sql.errors import SqlError
 from kindling.sql.functions import OUTER_PREFIX
-from kindling.sql.lookup_join import LookupJoin, lookup_hints, parse_lookup_join
+from kindling.sql.lookup_join import LookupJoin, LookupRetry, lookup_hints, parse_lookup_join
 from kindling.sql.tokens import (
     COMMENT,
     NUMBER,
@@ -118,7 +118,7 @@ class _Rewriter:
         self.functions = dict(functions or {})  # user functions Spark knows under another name (lower-case -> Spark's name)
         self.tvfs: list[WindowTvf] = []
         self.lookups: list[LookupJoin] = []
-        self.lookup_hints: list[tuple[str, int]] = []  # (table named by a LOOKUP hint, line)
+        self.lookup_hints: list[tuple[str, int, Optional[LookupRetry]]] = []  # (table named by a LOOKUP hint, line, retry)
         self.names: set[str] = set()
         self.session_window = False
 
@@ -138,7 +138,7 @@ class _Rewriter:
                 hints = lookup_hints(token.text, token.line)
                 if hints is not None:
                     out.append(hints[0])
-                    self.lookup_hints.extend((table, token.line) for table in hints[1])
+                    self.lookup_hints.extend((table, token.line, retry) for table, retry in hints[1])
                     i += 1
                     continue
             if token.kind in (WORD, QUOTED):
@@ -894,10 +894,16 @@ def translate_query(text: str, line: int, view_name: Callable[[], str], batch: b
     tokens = tokenize(text, line)
     rewriter = _Rewriter(view_name, batch, functions)
     rewritten = rewriter.rewrite(tokens)
-    for table, hint_line in rewriter.lookup_hints:
-        if not any(table in (join.alias, join.table) for join in rewriter.lookups):
+    hinted: set[int] = set()
+    for table, hint_line, retry in rewriter.lookup_hints:
+        joins = [join for join in rewriter.lookups if table in (join.alias, join.table)]
+        if not joins:
             raise SqlError(f"the LOOKUP hint names '{table}', which is no lookup table of the query", line=hint_line,
                            construct="LOOKUP hint", hint="'table' = the alias of a JOIN ... FOR SYSTEM_TIME AS OF table")
+        for join in joins:
+            if id(join) not in hinted:  # as in Flink, the first hint for a table takes effect
+                hinted.add(id(join))
+                join.retry = retry
     return Translation(rewritten, rewriter.tvfs, rewriter.names, rewriter.lookups)
 
 

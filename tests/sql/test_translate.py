@@ -235,19 +235,35 @@ def test_lookup_joins_become_a_lateral_view_of_the_matching_rows():
     assert two.text == f"SELECT * FROM o LATERAL VIEW inline({first.function}(o.k)) a LATERAL VIEW inline({second.function}(a.v)) b"
 
 
-def test_lookup_hints_are_checked_and_their_retry_options_refused():
+def test_lookup_hints_are_checked_and_their_retry_options_taken_with_flinks_messages():
+    from kindling.sql.lookup_join import LookupRetry
+
     text = ("SELECT /*+ LOOKUP('table'='c', 'async'='true', 'output-mode'='allow_unordered', 'capacity'='100', 'timeout'='180s') */ "
             "o.id FROM o JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.k = c.id")
     assert "LOOKUP" not in translate(text).text and "/*+" not in translate(text).text
+    assert translate(text).lookups[0].retry is None
     kept = translate(text.replace("/*+ LOOKUP(", "/*+ BROADCAST(o), LOOKUP("))
     assert "/*+ BROADCAST(o) */" in kept.text
-    with pytest.raises(SqlError, match="retry options") as error:
-        translate(text.replace("'async'='true'", "'retry-predicate'='lookup_miss', 'retry-strategy'='fixed_delay', "
-                                                 "'fixed-delay'='10s', 'max-attempts'='3'"))
-    assert error.value.construct == "LOOKUP hint"
+    retry = "'retry-predicate'='lookup_miss', 'retry-strategy'='fixed_delay', 'fixed-delay'='10s', 'max-attempts'='3'"
+    assert translate(text.replace("'async'='true'", retry)).lookups[0].retry == LookupRetry(10.0, 3)
+    # as in Flink, the first of two hints for one table takes effect
+    two = text.replace("/*+ LOOKUP(", f"/*+ LOOKUP('table'='customers', {retry}), LOOKUP(")
+    assert translate(two).lookups[0].retry == LookupRetry(10.0, 3)
+    for wrong, message in (
+            ("'max-attempts'='3'", "Invalid LOOKUP hint: retry options can be both null or all not null"),
+            (retry.replace("lookup_miss", "exception"),
+             "Invalid LOOKUP hint option: unsupported retry-predicate 'exception', only 'lookup_miss' is supported currently"),
+            (retry.replace("'3'", "'-3'"), "Invalid LOOKUP hint option: max-attempts value should be positive integer but was -3"),
+            (retry.replace("'3'", "'100.0'"), "Invalid LOOKUP hint options: Could not parse value '100.0' for key 'max-attempts'"),
+            (retry.replace("'10s'", "'-10s'"), "Invalid LOOKUP hint options: Could not parse value '-10s' for key 'fixed-delay'"),
+            (retry.replace("fixed_delay", "fixed-delay"),
+             "Invalid LOOKUP hint options: Could not parse value 'fixed-delay' for key 'retry-strategy'")):
+        with pytest.raises(SqlError) as error:
+            translate(text.replace("'async'='true'", wrong))
+        assert message in str(error.value) and error.value.construct == "LOOKUP hint"
     with pytest.raises(SqlError, match="names 'x', which is no lookup table"):
         translate(text.replace("'table'='c'", "'table'='x'"))
-    with pytest.raises(SqlError, match="'output-mode' is 'sorted'"):
+    with pytest.raises(SqlError, match="Could not parse value 'sorted' for key 'output-mode'"):
         translate(text.replace("allow_unordered", "sorted"))
 
 

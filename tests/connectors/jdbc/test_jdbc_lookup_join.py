@@ -91,6 +91,38 @@ def test_cached_lookups_give_the_same_rows(env, db, customers, cache):
                           key=lambda r: (r[0], r[1] or ""))
 
 
+def test_the_lookup_hints_retry_looks_a_missed_key_up_again(env, postgres):
+    """'retry-predicate'='lookup_miss': a key that found nothing is looked up again, max-attempts more times. Customer 99
+    is visible from the third query that reaches its row on (a volatile function counts them in a sequence)."""
+    base, view, counter = table_name("customers"), table_name("late"), table_name("queries")
+    execute(postgres, f"CREATE TABLE {base} (id BIGINT, name VARCHAR(20), country VARCHAR(2), tier INT)",
+            f"INSERT INTO {base} VALUES (10, 'ann', 'US', 1), (20, 'bob', 'DE', 2), (99, 'late', 'FR', 1)",
+            f"CREATE SEQUENCE {counter}",
+            f"CREATE FUNCTION {counter}_next() RETURNS BIGINT LANGUAGE sql VOLATILE AS $$ SELECT nextval('{counter}') $$",
+            f"CREATE VIEW {view} AS SELECT id, name, country, tier FROM {base} WHERE id <> 99 OR {counter}_next() >= 3")
+    _tables(env, postgres, view)
+
+    def joined(max_attempts: int) -> list:
+        return _rows(env, f"SELECT /*+ LOOKUP('table'='c', 'retry-predicate'='lookup_miss', 'retry-strategy'='fixed_delay', "
+                          f"'fixed-delay'='100 ms', 'max-attempts'='{max_attempts}') */ o.order_id, c.name FROM orders AS o "
+                          "LEFT JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer = c.id WHERE o.order_id IN (1, 4)")
+
+    def queries_for_99() -> int:
+        connection = postgres.connect()
+        try:
+            cursor = connection.cursor()
+            cursor.execute(f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {counter}")
+            return int(cursor.fetchone()[0])
+        finally:
+            connection.close()
+
+    assert joined(1) == [(1, "ann"), (4, None)]  # max-attempts 1: two lookups, both before 99 is visible
+    assert queries_for_99() == 2
+    execute(postgres, f"ALTER SEQUENCE {counter} RESTART")
+    assert joined(3) == [(1, "ann"), (4, "late")]  # the third lookup finds it, and no fourth is made
+    assert queries_for_99() == 3
+
+
 def test_lookup_joins_that_flink_refuses_or_kindling_cannot_run_are_refused_by_name(env, db, customers):
     _tables(env, db, customers)
     env.execute_sql("CREATE TABLE timed (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
