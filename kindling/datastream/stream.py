@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
 from kindling import config as cfg
+from kindling.common.closeable_iterator import CollectedRows
 from kindling.connectors.base import INTERNAL_PREFIX, Sink
 from kindling.datastream import records
 from kindling.datastream.functions import AggregateFunction, as_callable, ship_by_value
@@ -365,9 +366,10 @@ class DataStream:
         parallelism = self._env.get_parallelism()
         return lines.sink_to(Sink("print", {**options, "kindling.print.plain": "true", "kindling.print.parallelism": str(parallelism)}))
 
-    def execute_and_collect(self, job_name: Optional[str] = None, limit: Optional[int] = None, timeout: float = 600) -> list[Row]:
-        """Run a bounded pipeline to its end and return its records (PyFlink's execute_and_collect)."""
-        return self._env._collect(self, job_name=job_name, limit=limit, timeout=timeout)
+    def execute_and_collect(self, job_name: Optional[str] = None, limit: Optional[int] = None, timeout: float = 600) -> CollectedRows:
+        """Run a bounded pipeline to its end and return its records (PyFlink's execute_and_collect), a list that is
+        also PyFlink's ``CloseableIterator``: ``with ds.execute_and_collect() as rows: ...``."""
+        return CollectedRows(self._env._collect(self, job_name=job_name, limit=limit, timeout=timeout))
 
 
 class SingleOutputStreamOperator(DataStream):

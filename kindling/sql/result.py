@@ -15,6 +15,7 @@ from typing import Any, Optional, Sequence, TextIO, Union
 
 from pyspark.sql import DataFrame, Row
 
+from kindling.common.closeable_iterator import CollectedRows
 from kindling.connectors.base import ROWKIND_COLUMN
 from kindling.runtime import interrupts
 from kindling.runtime.job import TERMINAL_STATES
@@ -50,19 +51,6 @@ class ChangelogCollector:
     def changes(self) -> list[tuple[str, Row]]:
         with self._lock:
             return [change for batch_id in sorted(self._batches) for change in self._batches[batch_id]]
-
-
-class CollectedRows(list):
-    """A result's rows; also usable as PyFlink's ``CloseableIterator`` (``with result.collect() as rows: ...``)."""
-
-    def __enter__(self) -> "CollectedRows":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Nothing to release: the rows are already here (PyFlink's iterator frees its job's result)."""
 
 
 class BatchCollector:

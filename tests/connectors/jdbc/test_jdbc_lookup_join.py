@@ -123,6 +123,28 @@ def test_the_lookup_hints_retry_looks_a_missed_key_up_again(env, postgres):
     assert queries_for_99() == 3
 
 
+def test_a_datastream_enriched_through_a_lookup_join_as_pyflink_does_it(env, db, customers):
+    """The DataStream form of a lookup join, as PyFlink writes it (Flink's DataStream API has no lookup join of its
+    own): the stream becomes a table with a processing-time column, the join runs in SQL, the result is a stream."""
+    from kindling.common import Row, Types
+    from kindling.table import Schema, StreamTableEnvironment
+
+    t_env = StreamTableEnvironment.create(env)
+    t_env.execute_sql(f"CREATE TABLE customers (id BIGINT, name STRING, country STRING, tier INT) "
+                      f"WITH ({with_options(db, customers)})")
+    orders = env.from_collection([Row(order_id=i, customer=c) for i, c, _ in ORDERS if c is not None],
+                                 type_info=Types.ROW_NAMED(["order_id", "customer"], [Types.INT(), Types.LONG()]))
+    table = t_env.from_data_stream(orders, Schema.new_builder().column("order_id", "INT").column("customer", "BIGINT")
+                                   .column_by_expression("proc_time", "PROCTIME()").build())
+    t_env.create_temporary_view("orders_view", table)
+    joined = t_env.sql_query("SELECT o.order_id, c.name FROM orders_view AS o LEFT JOIN customers "
+                             "FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer = c.id")
+    with t_env.to_data_stream(joined).map(lambda r: (r[0], r[1] or "-"),
+                                          output_type=Types.TUPLE([Types.INT(), Types.STRING()])).execute_and_collect() as rows:
+        got = sorted(tuple(r) for r in rows)
+    assert got == [(1, "ann"), (2, "bob"), (3, "ann"), (4, "-"), (6, "cid"), (6, "cy")]
+
+
 def test_lookup_joins_that_flink_refuses_or_kindling_cannot_run_are_refused_by_name(env, db, customers):
     _tables(env, db, customers)
     env.execute_sql("CREATE TABLE timed (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
