@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
@@ -83,13 +84,14 @@ def reduce_changes(table: pa.Table, keys: tuple[str, ...]) -> tuple[pa.Table, pa
 
     Rows arrive in the order the tasks produced them, tasks in partition order (Spark sends every
     change of one key to one partition, in order)."""
-    if ROWKIND_COLUMN not in table.column_names:
-        table = table.append_column(ROWKIND_COLUMN, pa.array(["+I"] * table.num_rows, pa.string()))
-    table = table.append_column(_ORDER, pa.array(range(table.num_rows), pa.int64()))
-    last = table.group_by(list(keys), use_threads=False).aggregate([(_ORDER, "max")]).column(_ORDER + "_max")
-    order = pc.sort_indices(last)
-    order = pc.take(last, order)
-    table = table.take(order).drop_columns([_ORDER])
+    positions = pa.array(np.arange(table.num_rows, dtype=np.int64))
+    # The last change's position per key (grouping the key columns only; the groups' order does not matter, so
+    # threads may share the work), then those rows in the order they came.
+    grouped = table.select(list(keys)).append_column(_ORDER, positions).group_by(list(keys), use_threads=True)
+    last = grouped.aggregate([(_ORDER, "max")]).column(_ORDER + "_max")
+    table = table.take(pc.take(last, pc.sort_indices(last)))
+    if ROWKIND_COLUMN not in table.column_names:  # inserts only
+        return table, table.select(list(keys)).slice(0, 0)
     deleted = pc.fill_null(pc.is_in(table.column(ROWKIND_COLUMN), value_set=_RETRACTIONS), False)
     upserts = table.filter(pc.invert(deleted)).drop_columns([ROWKIND_COLUMN])
     deletes = non_null_keys(table.filter(deleted).select(list(keys)))
