@@ -156,7 +156,8 @@ ROUTES: dict[tuple[str, str], dict[str, Any]] = {
 
 # Routes of kindling's own (no Flink counterpart): not checked against Flink's spec.
 KINDLING_ROUTES = {("POST", "/kindling/run"), ("GET", "/kindling/jobs/{jid}/timeline"), ("GET", "/kindling/jobs/{jid}/reconciliation"),
-                   ("POST", "/kindling/jobs/{jid}/reconciliation"), ("GET", "/metrics"), ("GET", "/"), ("PATCH", "/jobs/{jid}")}
+                   ("POST", "/kindling/jobs/{jid}/reconciliation"), ("GET", "/kindling/jobs/{jid}/sink-contents"), ("GET", "/metrics"),
+                   ("GET", "/"), ("PATCH", "/jobs/{jid}")}
 
 _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "number": (int, float), "integer": int}
 

@@ -132,6 +132,13 @@ def test_every_route_answers_in_flink_wire_format(served):
     assert {e["key"] for e in client.get("/jobmanager/config").json()} >= {"rest.port", "rest.address"}
 
 
+def test_sink_contents_of_a_job_never_read_and_the_last_ones_read(served):
+    client, _ = served
+    assert client.get(f"/kindling/jobs/{FINISHED}/sink-contents").json() == {"status": "NONE", "sinks": []}
+    assert client.get(f"/kindling/jobs/{FINISHED}/sink-contents", params={"limit": 0}).status_code == 400
+    assert client.get(f"/kindling/jobs/{'c' * 32}/sink-contents").status_code == 404
+
+
 def test_a_reconciliation_runs_beside_the_job_and_keeps_its_outcome(served):
     client, _ = served
     assert client.get(f"/kindling/jobs/{FINISHED}/reconciliation").json() == {"status": "NONE"}
