@@ -8,6 +8,7 @@ before any Spark job starts, and again inside the Data Source (executors see onl
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping, Optional, Sequence, Type
 
@@ -230,7 +231,7 @@ class SinkContents:
     total: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"location": self.location, "columns": self.columns, "key": self.key, "rows": self.rows, "total": self.total}
+        return dataclasses.asdict(self)
 
 
 @dataclass

@@ -181,7 +181,7 @@ _HINT = re.compile(r"(\w+)\s*\(([^)]*)\)")
 _HINT_OPTION = re.compile(r"^\s*'([^']*)'\s*=\s*'([^']*)'\s*$")
 _LOOKUP_HINT_OPTIONS = {
     "table": None, "async": ("true", "false"), "output-mode": ("ordered", "allow_unordered"), "capacity": None, "timeout": None,
-    "retry-predicate": ("lookup_miss",), "retry-strategy": ("fixed_delay",), "fixed-delay": None, "max-attempts": None,
+    "retry-predicate": None, "retry-strategy": ("fixed_delay",), "fixed-delay": None, "max-attempts": None,
 }
 _RETRY_OPTIONS = ("retry-predicate", "retry-strategy", "fixed-delay", "max-attempts")
 
@@ -212,7 +212,7 @@ def lookup_hints(comment: str, line: int) -> Optional[tuple[str, list[tuple[str,
                 raise SqlError(f"unknown LOOKUP hint option '{key}'", line=line, construct="LOOKUP hint",
                                hint="'table', 'async', 'output-mode', 'capacity', 'timeout' and the retry options")
             allowed = _LOOKUP_HINT_OPTIONS[key]
-            if key == "retry-predicate" and value.lower() not in ("lookup_miss",):
+            if key == "retry-predicate" and value.lower() != "lookup_miss":  # Flink's own message for this key
                 raise SqlError(f"Invalid LOOKUP hint option: unsupported retry-predicate '{value}', only 'lookup_miss' is "
                                "supported currently", line=line, construct="LOOKUP hint")
             if allowed is not None and value.lower() not in allowed:
@@ -235,12 +235,10 @@ def _retry(options: dict[str, str], line: int) -> Optional[LookupRetry]:
         raise SqlError("Invalid LOOKUP hint: retry options can be both null or all not null", line=line, construct="LOOKUP hint",
                        hint="all of 'retry-predicate', 'retry-strategy', 'fixed-delay' and 'max-attempts', or none")
     try:
-        delay = parse_duration(options["fixed-delay"], name="fixed-delay")
+        delay = parse_duration(options["fixed-delay"], name="fixed-delay")  # refuses negative durations too
     except ValueError:
-        delay = None
-    if delay is None or delay.total_seconds() < 0:
         raise SqlError(f"Invalid LOOKUP hint options: Could not parse value '{options['fixed-delay']}' for key 'fixed-delay'",
-                       line=line, construct="LOOKUP hint")
+                       line=line, construct="LOOKUP hint") from None
     text = options["max-attempts"].strip()
     if not text.lstrip("-").isdigit():
         raise SqlError(f"Invalid LOOKUP hint options: Could not parse value '{text}' for key 'max-attempts'", line=line,

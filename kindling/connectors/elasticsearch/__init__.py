@@ -92,7 +92,6 @@ class ElasticsearchConnector(Connector):
         check_input(config, schema, updating)
         check_connection(config)
 
-
     @classmethod
     def sink_contents(cls, options: Mapping[str, str], columns: Sequence[str], limit: int) -> Optional[SinkContents]:
         from kindling.connectors.elasticsearch.contents import index_documents
