@@ -39,6 +39,9 @@ TABLE_ROWTIME_MILLIS = "kindling.table.rowtime.millis"
 # The table's TIMESTAMP_LTZ columns (';'-separated names): Spark has one timestamp type, Flink prints and
 # serialises these as instants (``1970-01-01T00:00:05Z``) where a TIMESTAMP prints as ``1970-01-01T00:00:05``.
 TABLE_INSTANT_COLUMNS = "kindling.table.instant-columns"
+# The physical columns' Flink types as the DDL spells them (a JSON object, column -> type such as "TIMESTAMP(3)"):
+# Spark's types lose what a connector's Flink validation reads (TIMESTAMP precision, BINARY(n), CHAR(n), TIME).
+TABLE_COLUMN_TYPES = "kindling.table.column-types"
 # One scan of such a table (a fresh id per scan): the runtime tells that scan's reader, through
 # kindling.connectors.watermark_use, whether the query it feeds keeps event-time state.
 TABLE_SCAN = "kindling.table.scan"

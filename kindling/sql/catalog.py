@@ -14,7 +14,8 @@ from typing import Any, Optional, Union
 
 from pyspark.sql.types import StructType
 
-from kindling.connectors.base import TABLE_INSTANT_COLUMNS, TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_PRIMARY_KEY, rowtime_options
+from kindling.connectors.base import (TABLE_COLUMN_TYPES, TABLE_INSTANT_COLUMNS, TABLE_METADATA, TABLE_PARTITION_KEYS,
+                                     TABLE_PRIMARY_KEY, rowtime_options)
 from kindling.options import nearest
 from kindling.sql.ddl import ColumnDef, CreateTable, CreateView, WatermarkDef
 from kindling.sql.errors import SqlError
@@ -55,6 +56,9 @@ class CatalogTable:
         instants = [c.name for c in self.columns if c.type is not None and c.type.flink.upper().startswith(("TIMESTAMP_LTZ", "TIMESTAMP WITH LOCAL"))]
         if instants:
             options[TABLE_INSTANT_COLUMNS] = ";".join(instants)
+        typed = {c.name: c.type.flink for c in self.columns if c.kind == "physical" and c.type is not None}
+        if typed:
+            options[TABLE_COLUMN_TYPES] = json.dumps(typed)
         rowtime = self.event_time_source()
         if rowtime is not None:  # sources keeping a watermark per split read event time from it
             options.update(rowtime_options(rowtime.column, rowtime.conversion))

@@ -18,30 +18,13 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    MapType,
-    ShortType,
-    StringType,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
+from pyspark.sql.types import StructType
 
 from kindling.connectors.jdbc.options import JdbcConfig
 from kindling.options import OptionError
@@ -56,48 +39,120 @@ class JdbcError(OptionError):
 
 @dataclass(frozen=True)
 class DbColumn:
-    """A column of the database table: its name, the database's type name and the type family it maps to."""
+    """A column of the database table: its name, the database's type name, the type family it maps to and the
+    Flink type Flink's type mapping gives it (§1.4; None where Flink maps none)."""
 
     name: str
     type_name: str
     family: str  # integer, float, decimal, boolean, string, binary, date, time, timestamp, timestamp_ltz, array, other
+    flink: Optional[str] = None
 
 
-def spark_family(data_type: DataType) -> str:
-    """The type family of a Flink DDL column (as Spark holds it)."""
-    if isinstance(data_type, (ByteType, ShortType, IntegerType, LongType)):
-        return "integer"
-    if isinstance(data_type, (FloatType, DoubleType)):
-        return "float"
-    if isinstance(data_type, DecimalType):
-        return "decimal"
-    if isinstance(data_type, BooleanType):
-        return "boolean"
-    if isinstance(data_type, StringType):
-        return "string"
-    if isinstance(data_type, BinaryType):
-        return "binary"
-    if isinstance(data_type, DateType):
-        return "date"
-    if isinstance(data_type, (TimestampType, TimestampNTZType)):
-        return "timestamp"
-    if isinstance(data_type, ArrayType):
-        return "array"
-    return "other"
+MAX_LENGTH = 2147483647
+_INTEGERS = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19}  # decimal digits each one holds
+_FLOATS = {"FLOAT": 1, "DOUBLE": 2}
+_STRINGS = ("CHAR", "VARCHAR", "STRING")
+_ALIASES = {"INTEGER": "INT", "BOOL": "BOOLEAN", "REAL": "FLOAT", "DEC": "DECIMAL", "NUMERIC": "DECIMAL"}
+_FLINK_TYPE = re.compile(r"^([A-Z_]+(?: PRECISION)?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*(<.*>)?$")
 
 
-# Which database families can hold (and give back) a DDL family.
-_FITS = {
-    "integer": {"integer", "decimal", "boolean"},
-    "float": {"float", "decimal"},
-    "decimal": {"decimal", "integer", "float"},
-    "boolean": {"boolean", "integer"},
-    "string": {"string", "time", "other"},
-    "binary": {"binary"},
-    "date": {"date"},
-    "timestamp": {"timestamp", "timestamp_ltz"},
-    "array": {"array"},
-}
+@dataclass(frozen=True)
+class FlinkColumnType:
+    """A Flink type as a DDL spells it, reduced to what the dialect checks: root, length/precision, scale."""
+
+    text: str  # as Flink prints it (``BINARY(5)``, ``TIMESTAMP(9)``, ``BYTES``)
+    root: str
+    precision: Optional[int] = None
+    scale: Optional[int] = None
+    element: Optional[str] = None  # ARRAY<element>
+
+    @staticmethod
+    def parse(text: str) -> "FlinkColumnType":
+        core = re.sub(r"\s+NOT\s+NULL$", "", text.strip(), flags=re.IGNORECASE)
+        suffix = text.strip()[len(core):]
+        shown = text.strip()
+        match = _FLINK_TYPE.match(core.upper())
+        if match is None:  # ROW<...>, MAP<...> and the like: only the root matters
+            return FlinkColumnType(shown, core.upper().split("<", 1)[0].split("(", 1)[0].strip())
+        root, first, second, element = match.groups()
+        root = "DOUBLE" if root == "DOUBLE PRECISION" else _ALIASES.get(root, root)
+        precision = int(first) if first is not None else None
+        scale = int(second) if second is not None else None
+        if root == "VARCHAR" and precision == MAX_LENGTH:
+            root, precision, shown = "STRING", None, "STRING" + suffix
+        if root == "VARBINARY" and precision == MAX_LENGTH:
+            root, precision, shown = "BYTES", None, "BYTES" + suffix
+        if root == "DECIMAL":
+            precision = 10 if precision is None else precision
+            scale = 0 if scale is None else scale
+        if root in ("TIMESTAMP", "TIMESTAMP_LTZ") and precision is None:
+            precision = 6
+        if root == "VARBINARY" and precision is None:
+            precision = 1
+        return FlinkColumnType(shown, root, precision, scale, element[1:-1].strip() if element else None)
+
+
+def declared_types(schema: StructType, declared: Optional[dict[str, str]]) -> list[tuple[FlinkColumnType, bool]]:
+    """Each column's Flink type: as the DDL declared it (``kindling.table.column-types``), else Flink's name for
+    its Spark type (a DataStream sink's schema); the flag says whether the DDL declared it."""
+    from kindling.sql.types import flink_type_name
+
+    result = []
+    for field in schema.fields:
+        text = (declared or {}).get(field.name)
+        result.append((FlinkColumnType.parse(text or flink_type_name(field.dataType)), text is not None))
+    return result
+
+
+def _misfit(ddl: FlinkColumnType, declared: bool, column: DbColumn, writing: bool) -> Optional[str]:
+    """Why the DDL type cannot read (or write) the database column exactly; None when it can."""
+    mapped = FlinkColumnType.parse(column.flink) if column.flink else None
+    root = ddl.root
+    if mapped is None:
+        # no Flink mapping: text-like types (JSON, ENUM, UUID, ...) read and write as strings; anything else is refused
+        if column.family == "string" and root in _STRINGS:
+            return None
+        return f"Flink's {{dialect}} type mapping has no type for {column.type_name.upper()}"
+    target = mapped.root
+    if target in _INTEGERS or target == "DECIMAL":
+        digits = _INTEGERS.get(target) or (mapped.precision - mapped.scale if mapped.scale is not None else None)
+        scale = 0 if target in _INTEGERS else mapped.scale
+        if root in _INTEGERS:
+            if writing or (scale == 0 and digits is not None and _INTEGERS[root] >= digits):
+                return None
+        elif root == "DECIMAL":
+            if mapped.precision is None:  # PostgreSQL NUMERIC without a precision holds any DECIMAL
+                return None
+            if writing and ddl.scale <= scale:
+                return None
+            if not writing and ddl.scale >= scale and ddl.precision - ddl.scale >= digits:
+                return None
+        if root == "DECIMAL" or root in _INTEGERS:
+            return (f"it maps to {mapped.text} in Flink, which {ddl.text} cannot "
+                    f"{'hold without rounding' if writing else 'read without loss'}")
+        return f"it maps to {mapped.text} in Flink"
+    if target in _FLOATS:
+        if root in _FLOATS and (_FLOATS[root] <= _FLOATS[target] if writing else _FLOATS[root] >= _FLOATS[target]):
+            return None
+        return f"it maps to {mapped.text} in Flink"
+    if target == "BOOLEAN":
+        if root == "BOOLEAN" or (root in _INTEGERS and column.type_name.lower().startswith("tinyint")):
+            return None
+        return "it maps to BOOLEAN in Flink"
+    if target == "TIME":
+        return None if root == "TIME" or root in _STRINGS else f"it maps to {mapped.text} in Flink"
+    if target == "TIMESTAMP_LTZ" and root == "TIMESTAMP" and not declared:
+        return None  # a DataStream schema's timestamp: Spark has one timestamp type for both
+    if target == "ARRAY" and root == "ARRAY":
+        inner, outer = FlinkColumnType.parse(ddl.element or ""), FlinkColumnType.parse(mapped.element or "")
+        return None if inner.root == outer.root else f"it maps to {mapped.text} in Flink"
+    if target in ("TIMESTAMP", "TIMESTAMP_LTZ", "DATE"):
+        return None if root == target else f"it maps to {mapped.text} in Flink"
+    if target in _STRINGS:
+        return None if root in _STRINGS else f"it maps to {mapped.text} in Flink"
+    if target == "BYTES":
+        return None if root in ("BYTES", "VARBINARY", "BINARY") else "it maps to BYTES in Flink"
+    return f"it maps to {mapped.text} in Flink"
 
 
 class Dialect:
@@ -147,31 +202,45 @@ class Dialect:
         raise NotImplementedError
 
     def check_schema(self, connection: Any, schema: StructType, writing: bool) -> list[DbColumn]:
-        """Check the DDL's columns against the table: every one must exist with a type that fits."""
-        self.check_types(schema)
+        """Check the DDL's columns against the table: every one must exist with a type that reads (or writes) its
+        values as Flink's type mapping (§1.4) does; a database type Flink maps to no type, or to one the DDL's
+        cannot hold, is refused naming the column and both types (a different answer is worse than a refusal)."""
+        types = declared_types(schema, self.config.column_types)
+        self.check_types(schema, types)
         existing = {c.name.lower(): c for c in self.columns(connection)}
-        for field in schema.fields:
+        for field, (ddl, declared) in zip(schema.fields, types):
             column = existing.get(field.name.lower())
             if column is None:
                 raise JdbcError(f"jdbc: column '{field.name}' of the DDL does not exist in {self.config.describe()} "
                                 f"(its columns: {', '.join(c.name for c in existing.values())})")
-            family = spark_family(field.dataType)
-            if column.family not in _FITS.get(family, set()):
-                raise JdbcError(f"jdbc: column '{field.name}' is {field.dataType.simpleString().upper()} in the DDL but "
-                                f"{column.type_name.upper()} in {self.config.describe()}: the types do not fit")
+            reason = _misfit(ddl, declared, column, writing)
+            if reason is not None:
+                raise JdbcError(f"jdbc: column '{field.name}' is {ddl.text} in the DDL but {column.type_name.upper()} in "
+                                f"{self.config.describe()}: the types do not fit ({reason.format(dialect=self.name)})")
         if writing:
             for key in self.config.primary_key:
                 if key.lower() not in existing:
                     raise JdbcError(f"jdbc: primary key column '{key}' does not exist in {self.config.describe()}")
         return [existing[f.name.lower()] for f in schema.fields]
 
-    def check_types(self, schema: StructType) -> None:
-        """Flink's dialect validation: types the dialect cannot hold are refused (its message)."""
-        for field in schema.fields:
-            data_type = field.dataType
-            if isinstance(data_type, (MapType, StructType)) or (isinstance(data_type, ArrayType) and self.name != "PostgreSQL"):
-                raise JdbcError(f"The {self.name} dialect doesn't support type: {data_type.simpleString().upper()}. "
-                                f"(column '{field.name}')")
+    supported_roots = ("CHAR", "VARCHAR", "STRING", "BOOLEAN", "VARBINARY", "BYTES", "DECIMAL", "TINYINT", "SMALLINT",
+                       "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE", "TIME", "TIMESTAMP")
+    decimal_range = (1, 65)
+    timestamp_range = (0, 6)
+
+    def check_types(self, schema: StructType, types: Optional[list[tuple[FlinkColumnType, bool]]] = None) -> None:
+        """Flink's ``AbstractDialect.validate``: roots the dialect does not support, a ``VARBINARY(n)`` other than
+        ``BYTES``, and DECIMAL or TIMESTAMP precisions outside the dialect's ranges are refused (its messages)."""
+        types = types if types is not None else declared_types(schema, self.config.column_types)
+        for field, (flink, _declared) in zip(schema.fields, types):
+            if flink.root not in self.supported_roots or (flink.root == "VARBINARY" and flink.precision != MAX_LENGTH):
+                raise JdbcError(f"The {self.name} dialect doesn't support type: {flink.text}. (column '{field.name}')")
+            if flink.root == "DECIMAL" and not self.decimal_range[0] <= flink.precision <= self.decimal_range[1]:
+                raise JdbcError(f"The precision of field '{field.name}' is out of the DECIMAL precision range "
+                                f"[{self.decimal_range[0]}, {self.decimal_range[1]}] supported by {self.name} dialect.")
+            if flink.root == "TIMESTAMP" and not self.timestamp_range[0] <= flink.precision <= self.timestamp_range[1]:
+                raise JdbcError(f"The precision of field '{field.name}' is out of the TIMESTAMP precision range "
+                                f"[{self.timestamp_range[0]}, {self.timestamp_range[1]}] supported by {self.name} dialect.")
 
     def ensure_commits_table(self, connection: Any) -> None:
         raise NotImplementedError
@@ -214,6 +283,40 @@ _MYSQL_FAMILIES = {
 }
 
 
+def _mysql_flink_type(data_type: str, column_type: str, precision: Any, scale: Any, fraction: Any) -> Optional[str]:
+    """Flink's MySQL type mapping (the connector docs' table, ``MySqlTypeMapper``); None where it has none."""
+    unsigned = "unsigned" in column_type
+    if data_type == "tinyint":
+        return "BOOLEAN" if column_type.startswith("tinyint(1)") else ("SMALLINT" if unsigned else "TINYINT")
+    if data_type == "smallint":
+        return "INT" if unsigned else "SMALLINT"
+    if data_type == "mediumint":
+        return "INT"
+    if data_type in ("int", "integer"):
+        return "BIGINT" if unsigned else "INT"
+    if data_type == "bigint":
+        return "DECIMAL(20, 0)" if unsigned else "BIGINT"
+    if data_type in ("decimal", "numeric"):
+        return f"DECIMAL({int(precision) + (1 if unsigned else 0)}, {int(scale or 0)})"
+    if data_type == "float":
+        return "FLOAT"
+    if data_type in ("double", "real"):
+        return "DOUBLE"
+    if data_type in ("boolean", "bool") or column_type == "bit(1)":
+        return "BOOLEAN"
+    if data_type in ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json"):
+        return "STRING"
+    if data_type in ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"):
+        return "BYTES"
+    if data_type == "date":
+        return "DATE"
+    if data_type == "time":
+        return f"TIME({int(fraction or 0)})"
+    if data_type in ("datetime", "timestamp"):
+        return f"TIMESTAMP({int(fraction or 0)})"
+    return None  # YEAR, BIT(n), ENUM, SET, GEOMETRY, ...: Flink maps none
+
+
 class MySQLDialect(Dialect):
     name = "MySQL"
 
@@ -233,20 +336,21 @@ class MySQLDialect(Dialect):
 
     def columns(self, connection: Any) -> list[DbColumn]:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT column_name, data_type, column_type FROM information_schema.columns "
-                           "WHERE table_schema = DATABASE() AND table_name = %s ORDER BY ordinal_position",
-                           (self.config.table,))
+            cursor.execute("SELECT column_name, data_type, column_type, numeric_precision, numeric_scale, datetime_precision "
+                           "FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = %s "
+                           "ORDER BY ordinal_position", (self.config.table,))
             rows = cursor.fetchall()
         if not rows:
             raise JdbcError(f"jdbc: {self.config.describe()} does not exist (option 'table-name')")
         columns = []
-        for name, data_type, column_type in rows:
+        for name, data_type, column_type, precision, scale, fraction in rows:
             data_type = str(data_type).lower()
             column_type = str(column_type).lower()
             family = _MYSQL_FAMILIES.get(data_type, "other")
-            if column_type.startswith("tinyint(1)"):
+            if column_type.startswith("tinyint(1)") or column_type == "bit(1)":
                 family = "boolean"
-            columns.append(DbColumn(str(name), column_type, family))
+            flink = _mysql_flink_type(data_type, column_type, precision, scale, fraction)
+            columns.append(DbColumn(str(name), column_type, family, flink))
         return columns
 
     def ensure_commits_table(self, connection: Any) -> None:
@@ -327,8 +431,39 @@ _PG_FAMILIES = {
 }
 
 
+_PG_SIMPLE = {
+    "smallint": "SMALLINT", "integer": "INT", "bigint": "BIGINT", "real": "FLOAT", "double precision": "DOUBLE",
+    "boolean": "BOOLEAN", "date": "DATE", "character": "STRING", "character varying": "STRING", "text": "STRING",
+    "bytea": "BYTES",
+}
+_PG_ELEMENTS = {"int2": "SMALLINT", "int4": "INT", "int8": "BIGINT", "float4": "FLOAT", "float8": "DOUBLE",
+                "bool": "BOOLEAN", "text": "STRING", "varchar": "STRING", "bpchar": "STRING", "date": "DATE",
+                "numeric": "DECIMAL", "timestamp": "TIMESTAMP(6)", "bytea": "BYTES"}
+
+
+def _pg_flink_type(data_type: str, udt: str, precision: Any, scale: Any, fraction: Any) -> Optional[str]:
+    """Flink's PostgreSQL type mapping (the connector docs' table, ``PostgresTypeMapper``); None where it has none.
+    information_schema names the aliases by their standard names (INT2, SMALLSERIAL and SERIAL2 are smallint,
+    SERIAL integer, BIGSERIAL bigint, FLOAT4 real, FLOAT8 double precision)."""
+    if data_type in _PG_SIMPLE:
+        return _PG_SIMPLE[data_type]
+    if data_type == "numeric":
+        return f"DECIMAL({int(precision)}, {int(scale or 0)})" if precision is not None else "DECIMAL"
+    if data_type == "time without time zone":
+        return f"TIME({int(6 if fraction is None else fraction)})"
+    if data_type == "timestamp without time zone":
+        return f"TIMESTAMP({int(6 if fraction is None else fraction)})"
+    if data_type == "timestamp with time zone":
+        return f"TIMESTAMP_LTZ({int(6 if fraction is None else fraction)})"
+    if data_type == "ARRAY" and udt.startswith("_") and udt[1:] in _PG_ELEMENTS:
+        return f"ARRAY<{_PG_ELEMENTS[udt[1:]]}>"
+    return None  # JSON, UUID, TIME WITH TIME ZONE, INTERVAL, ...: Flink maps none
+
+
 class PostgresDialect(Dialect):
     name = "PostgreSQL"
+    supported_roots = Dialect.supported_roots + ("TIMESTAMP_LTZ", "ARRAY")
+    decimal_range = (1, 1000)
 
     def connect(self, autocommit: bool = False) -> Any:
         import psycopg
@@ -359,14 +494,16 @@ class PostgresDialect(Dialect):
         schema, table = self._schema_and_table()
         fold = (lambda s: s if s.startswith('"') else s.lower())
         rows = connection.execute(
-            "SELECT column_name, data_type, udt_name FROM information_schema.columns "
+            "SELECT column_name, data_type, udt_name, numeric_precision, numeric_scale, datetime_precision "
+            "FROM information_schema.columns "
             "WHERE table_schema = COALESCE(%s, current_schema()) AND table_name = %s ORDER BY ordinal_position",
             (fold(schema).strip('"') if schema else None, fold(table).strip('"'))).fetchall()
         connection.rollback()
         if not rows:
             raise JdbcError(f"jdbc: {self.config.describe()} does not exist (option 'table-name')")
-        return [DbColumn(str(name), str(udt if data_type == "ARRAY" else data_type), _PG_FAMILIES.get(str(data_type), "other"))
-                for name, data_type, udt in rows]
+        return [DbColumn(str(name), str(udt if data_type == "ARRAY" else data_type), _PG_FAMILIES.get(str(data_type), "other"),
+                         _pg_flink_type(str(data_type), str(udt), precision, scale, fraction))
+                for name, data_type, udt, precision, scale, fraction in rows]
 
     def ensure_commits_table(self, connection: Any) -> None:
         connection.execute(f"CREATE TABLE IF NOT EXISTS {COMMITS_TABLE} (sink_id TEXT NOT NULL, batch_id BIGINT NOT NULL, "
@@ -502,8 +639,9 @@ def to_arrow(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
         values = list(values)
         if pa.types.is_string(field.type):
             values = [v if v is None or isinstance(v, str) else _text(v) for v in values]
-        elif pa.types.is_boolean(field.type):
-            values = [None if v is None else bool(v) for v in values]
+        elif pa.types.is_boolean(field.type):  # MySQL's BIT(1) arrives as bytes (b'\x00' is true to Python)
+            values = [None if v is None else (int.from_bytes(v, "big") != 0 if isinstance(v, bytes) else bool(v))
+                      for v in values]
         elif pa.types.is_timestamp(field.type):
             values = [v.astimezone(dt.timezone.utc).replace(tzinfo=None) if isinstance(v, dt.datetime) and v.tzinfo else v
                       for v in values]
@@ -519,9 +657,20 @@ def _text(value: Any) -> str:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).decode()
     if isinstance(value, dt.timedelta):  # MySQL TIME arrives as a timedelta
-        seconds = int(value.total_seconds())
-        return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+        micros = value // dt.timedelta(microseconds=1)
+        sign, micros = ("-" if micros < 0 else ""), abs(micros)
+        seconds, fraction = divmod(micros, 1_000_000)
+        return f"{sign}{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}{_fraction(fraction)}"
+    if isinstance(value, dt.time):  # PostgreSQL TIME
+        return f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}{_fraction(value.microsecond)}"
     return str(value)
+
+
+def _fraction(micros: int) -> str:
+    """A TIME's fraction as kindling's TIME strings spell it (``HH:mm:ss[.fff]``): none, milliseconds, or microseconds."""
+    if micros == 0:
+        return ""
+    return f".{micros // 1000:03d}" if micros % 1000 == 0 else f".{micros:06d}"
 
 
 def non_null_keys(table: pa.Table) -> pa.Table:

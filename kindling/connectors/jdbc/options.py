@@ -16,13 +16,14 @@ meaning there (``user``, ``password``, ``connectTimeout``, ``sslmode``, ...) and
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Mapping, Optional
 from urllib.parse import parse_qsl, unquote
 
-from kindling.connectors.base import TABLE_PRIMARY_KEY
+from kindling.connectors.base import TABLE_COLUMN_TYPES, TABLE_PRIMARY_KEY
 from kindling.connectors.lookup_cache import lookup_options
 from kindling.options import (
     OptionError,
@@ -147,6 +148,8 @@ class JdbcConfig:
     sink_max_retries: int
     lookup_max_retries: int
     options: dict[str, Any] = field(repr=False)
+    # the DDL's Flink types per column (``kindling.table.column-types``), for the dialect's checks; None without a DDL
+    column_types: Optional[dict[str, str]] = field(default=None, repr=False)
 
     @property
     def dialect(self) -> str:
@@ -192,6 +195,8 @@ def jdbc_config(raw: Mapping[str, Any]) -> JdbcConfig:
     if not location.database:
         raise OptionError(f"option 'url' names no database ({masked_url(url)}): jdbc:{location.dialect}://host:port/<database>")
     key_text = parsed.extra.get(TABLE_PRIMARY_KEY) or ""
+    types_text = parsed.extra.get(TABLE_COLUMN_TYPES)
+    column_types = json.loads(types_text) if types_text else None
     primary_key = tuple(k.strip() for k in key_text.split(";") if k.strip())
     properties = {**location.params, **parsed.with_prefix(PROPERTIES_PREFIX)}
     username = parsed.get("username") or properties.pop("user", None)
@@ -204,7 +209,7 @@ def jdbc_config(raw: Mapping[str, Any]) -> JdbcConfig:
         partition_column=parsed.get("scan.partition.column"), partition_num=num, lower_bound=lower, upper_bound=upper,
         fetch_size=parsed["scan.fetch-size"], auto_commit=parsed["scan.auto-commit"],
         flush_max_rows=parsed["sink.buffer-flush.max-rows"], sink_max_retries=parsed["sink.max-retries"],
-        lookup_max_retries=parsed["lookup.max-retries"], options=dict(parsed.values),
+        lookup_max_retries=parsed["lookup.max-retries"], options=dict(parsed.values), column_types=column_types,
     )
 
 

@@ -112,7 +112,7 @@ def test_bad_input_fails_at_start_naming_the_option_or_column(db, filled):
         check_table(_config(db, filled), _schema("id BIGINT", "name INT"))
     with pytest.raises(JdbcError, match="column 'score' is DATE in the DDL"):
         check_table(_config(db, filled), _schema("score DATE"))
-    with pytest.raises(JdbcError, match="dialect doesn't support type: MAP<STRING,STRING>"):
+    with pytest.raises(JdbcError, match="dialect doesn't support type: MAP<STRING, STRING>"):
         check_table(_config(db, filled), _schema("id MAP<STRING, STRING>"))
 
 
