@@ -49,9 +49,13 @@ class JdbcDataSource(BoundedReads, DataSource):
 
     @classmethod
     def push_filters(cls, options: dict[str, str], schema: StructType, filters: Sequence[Any]) -> dict[str, str]:
-        """A batch read's options with the filters the database applies first (``kindling.connectors.jdbc.filters``)."""
+        """A batch read's options with the filters the database applies first (``kindling.connectors.jdbc.filters``);
+        none with ``'filter.handling.policy' = 'never'`` (Spark alone filters, as Flink then pushes nothing)."""
         from kindling.connectors.jdbc.filters import PUSHED_FILTERS_OPTION, encode_conditions, pushed_conditions
 
+        policy = next((v for k, v in options.items() if k.lower() == "filter.handling.policy"), "always")
+        if str(policy).strip().lower() == "never":
+            return options
         conditions = pushed_conditions(schema, filters)
         return {**options, PUSHED_FILTERS_OPTION: encode_conditions(conditions)} if conditions else options
 

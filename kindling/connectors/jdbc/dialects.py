@@ -164,13 +164,15 @@ class Dialect:
         self.config = config
 
     # --- connecting -------------------------------------------------------------------------------
-    def connect(self, autocommit: bool = False) -> Any:
+    def connect(self, autocommit: bool = False, timeout: Optional[int] = None) -> Any:
+        """A new connection; ``timeout`` (seconds) overrides the connect timeout (a retry's reconnect uses
+        ``connection.max-retry-timeout``)."""
         raise NotImplementedError
 
-    def connect_checked(self, autocommit: bool = False) -> Any:
+    def connect_checked(self, autocommit: bool = False, timeout: Optional[int] = None) -> Any:
         """Connect, turning the client's error into one naming the options (never the password)."""
         try:
-            return self.connect(autocommit)
+            return self.connect(autocommit, timeout)
         except Exception as exc:  # the client's own errors differ per library
             raise JdbcError(self._connect_message(exc)) from None
 
@@ -221,7 +223,27 @@ class Dialect:
             for key in self.config.primary_key:
                 if key.lower() not in existing:
                     raise JdbcError(f"jdbc: primary key column '{key}' does not exist in {self.config.describe()}")
+            if self.config.primary_key:
+                self.check_unique_key(connection)
         return [existing[f.name.lower()] for f in schema.fields]
+
+    def unique_keys(self, connection: Any) -> list[tuple[str, ...]]:
+        """The column sets of the table's primary key and unique indexes (without a condition)."""
+        raise NotImplementedError
+
+    def check_unique_key(self, connection: Any) -> None:
+        """An upsert needs the database to know the DDL's key: a primary key or unique index over exactly its
+        columns. Without one MySQL's ``ON DUPLICATE KEY UPDATE`` appends duplicates silently (and PostgreSQL's
+        ``ON CONFLICT`` fails at the first batch): refuse at start, naming the table and the columns."""
+        wanted = {k.lower() for k in self.config.primary_key}
+        keys = self.unique_keys(connection)
+        if any({c.lower() for c in key} == wanted for key in keys):
+            return
+        have = "; ".join("(" + ", ".join(k) + ")" for k in keys) or "none"
+        raise JdbcError(f"jdbc: the DDL's PRIMARY KEY ({', '.join(self.config.primary_key)}) makes the sink upsert, but "
+                        f"{self.config.describe()} has no primary key or unique index over exactly those columns (its "
+                        f"unique keys: {have}); add one, e.g. ALTER TABLE {self.config.table} ADD PRIMARY KEY "
+                        f"({', '.join(self.config.primary_key)})")
 
     supported_roots = ("CHAR", "VARCHAR", "STRING", "BOOLEAN", "VARBINARY", "BYTES", "DECIMAL", "TINYINT", "SMALLINT",
                        "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE", "TIME", "TIMESTAMP")
@@ -320,12 +342,13 @@ def _mysql_flink_type(data_type: str, column_type: str, precision: Any, scale: A
 class MySQLDialect(Dialect):
     name = "MySQL"
 
-    def connect(self, autocommit: bool = False) -> Any:
+    def connect(self, autocommit: bool = False, timeout: Optional[int] = None) -> Any:
         import pymysql
 
         location = self.config.location
         props = self.config.properties
-        timeout = int(props.get("connectTimeout", CONNECT_TIMEOUT_S * 1000)) // 1000 or CONNECT_TIMEOUT_S
+        if timeout is None:
+            timeout = int(props.get("connectTimeout", CONNECT_TIMEOUT_S * 1000)) // 1000 or CONNECT_TIMEOUT_S
         return pymysql.connect(host=location.host, port=location.port, user=self.config.username or "",
                                password=self.config.password or "", database=location.database,
                                connect_timeout=timeout, autocommit=autocommit, charset="utf8mb4",
@@ -352,6 +375,17 @@ class MySQLDialect(Dialect):
             flink = _mysql_flink_type(data_type, column_type, precision, scale, fraction)
             columns.append(DbColumn(str(name), column_type, family, flink))
         return columns
+
+    def unique_keys(self, connection: Any) -> list[tuple[str, ...]]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT index_name, column_name FROM information_schema.statistics WHERE table_schema = "
+                           "DATABASE() AND table_name = %s AND non_unique = 0 ORDER BY index_name, seq_in_index",
+                           (self.config.table,))
+            rows = cursor.fetchall()
+        keys: dict[str, list[str]] = {}
+        for index, column in rows:
+            keys.setdefault(str(index), []).append(str(column))
+        return [tuple(columns) for columns in keys.values()]
 
     def ensure_commits_table(self, connection: Any) -> None:
         with connection.cursor() as cursor:
@@ -465,7 +499,7 @@ class PostgresDialect(Dialect):
     supported_roots = Dialect.supported_roots + ("TIMESTAMP_LTZ", "ARRAY")
     decimal_range = (1, 1000)
 
-    def connect(self, autocommit: bool = False) -> Any:
+    def connect(self, autocommit: bool = False, timeout: Optional[int] = None) -> Any:
         import psycopg
 
         location = self.config.location
@@ -476,7 +510,8 @@ class PostgresDialect(Dialect):
                 kwargs[key] = props[key]
         if "ApplicationName" in props:
             kwargs["application_name"] = props["ApplicationName"]
-        timeout = int(props.get("connectTimeout", CONNECT_TIMEOUT_S))
+        if timeout is None:
+            timeout = int(props.get("connectTimeout", CONNECT_TIMEOUT_S))
         return psycopg.connect(host=location.host, port=location.port, dbname=location.database,
                                user=self.config.username, password=self.config.password, connect_timeout=timeout,
                                autocommit=autocommit, **kwargs)
@@ -504,6 +539,17 @@ class PostgresDialect(Dialect):
         return [DbColumn(str(name), str(udt if data_type == "ARRAY" else data_type), _PG_FAMILIES.get(str(data_type), "other"),
                          _pg_flink_type(str(data_type), str(udt), precision, scale, fraction))
                 for name, data_type, udt, precision, scale, fraction in rows]
+
+    def unique_keys(self, connection: Any) -> list[tuple[str, ...]]:
+        rows = connection.execute(
+            "SELECT i.indexrelid, a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+            "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = to_regclass(%s) AND i.indisunique AND i.indpred IS NULL "
+            "ORDER BY i.indexrelid, array_position(i.indkey::int2[], a.attnum)", (self.config.table,)).fetchall()
+        connection.rollback()
+        keys: dict[int, list[str]] = {}
+        for index, column in rows:
+            keys.setdefault(int(index), []).append(str(column))
+        return [tuple(columns) for columns in keys.values()]
 
     def ensure_commits_table(self, connection: Any) -> None:
         connection.execute(f"CREATE TABLE IF NOT EXISTS {COMMITS_TABLE} (sink_id TEXT NOT NULL, batch_id BIGINT NOT NULL, "

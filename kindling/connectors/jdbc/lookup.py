@@ -82,9 +82,13 @@ class JdbcLookup:
         return to_arrow(rows, schema)
 
     def _run(self, query: str, params: list[Any]) -> list[tuple]:
+        retrying = False
+
         def run() -> list[tuple]:
             if self._connection is None:
-                self._connection = self.dialect.connect_checked(autocommit=True)
+                # a retry's new connection waits at most 'connection.max-retry-timeout' (whole seconds)
+                timeout = int(self.config.max_retry_timeout.total_seconds()) if retrying else None
+                self._connection = self.dialect.connect_checked(autocommit=True, timeout=timeout)
             cursor = self._connection.cursor()
             cursor.execute(query, params)
             rows = cursor.fetchall()
@@ -96,7 +100,12 @@ class JdbcLookup:
             return JdbcError(f"jdbc lookup on {self.config.describe()} failed after {attempts} attempt(s): "
                              f"{self.dialect._scrub(str(exc).strip())}")
 
-        return with_retries(run, self.config.lookup_max_retries, self.sleep, self.close, failed)
+        def reset() -> None:
+            nonlocal retrying
+            retrying = True
+            self.close()
+
+        return with_retries(run, self.config.lookup_max_retries, self.sleep, reset, failed)
 
     def close(self) -> None:
         connection, self._connection = self._connection, None

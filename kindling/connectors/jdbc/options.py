@@ -17,6 +17,7 @@ meaning there (``user``, ``password``, ``connectTimeout``, ``sslmode``, ...) and
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -35,6 +36,8 @@ from kindling.options import (
     string_option,
 )
 
+log = logging.getLogger(__name__)
+
 PROPERTIES_PREFIX = "connection-properties."
 LOOKUP_CACHES = ("NONE", "PARTIAL", "FULL")
 
@@ -47,7 +50,10 @@ OPTIONS = OptionSet(
         string_option("compatible-mode", None, "The compatible mode of database (accepted; no effect for MySQL/PostgreSQL)."),
         string_option("username", None, "The JDBC user name."),
         string_option("password", None, "The JDBC password."),
-        duration_option("connection.max-retry-timeout", timedelta(seconds=60), "Maximum timeout between retries."),
+        duration_option("connection.max-retry-timeout", timedelta(seconds=60), "Maximum timeout between retries. "
+                        "In kindling: the connect timeout of the new connection a retry opens (a failed sink commit or "
+                        "lookup drops its connection; Flink checks the old one's validity with this timeout instead), "
+                        "in whole seconds as Flink reads it."),
         string_option("scan.partition.column", None, "The column name used for partitioning the input."),
         int_option("scan.partition.num", None, "The number of partitions."),
         int_option("scan.partition.lower-bound", None, "The smallest value of the first partition."),
@@ -69,6 +75,24 @@ OPTIONS = OptionSet(
     ],
     prefixes=(PROPERTIES_PREFIX,),
 )
+
+
+# Flink 1.16 (FLIP-221) replaced the legacy lookup cache options; they still work, with a warning.
+DEPRECATED_LOOKUP_OPTIONS = {
+    "lookup.cache.max-rows": "lookup.partial-cache.max-rows",
+    "lookup.cache.ttl": "lookup.partial-cache.expire-after-write",
+    "lookup.cache.caching-missing-key": "lookup.partial-cache.cache-missing-key",
+}
+_warned: set[str] = set()
+
+
+def _warn_deprecated(raw: Mapping[str, Any]) -> None:
+    """One warning per process and deprecated key used, naming the option that replaces it."""
+    for key, replacement in DEPRECATED_LOOKUP_OPTIONS.items():
+        if raw.get(key) is not None and key not in _warned:
+            _warned.add(key)
+            log.warning("jdbc: option '%s' is deprecated, use '%s' (with 'lookup.cache' = 'PARTIAL') instead",
+                        key, replacement)
 
 
 def _all_or_none(raw: Mapping[str, Any], keys: tuple[str, ...]) -> None:
@@ -176,11 +200,12 @@ def jdbc_config(raw: Mapping[str, Any]) -> JdbcConfig:
         raise OptionError(f"'scan.partition.lower-bound'='{lower}' must not be larger than "
                           f"'scan.partition.upper-bound'='{upper}'.")
     _all_or_none(values, ("lookup.cache.max-rows", "lookup.cache.ttl"))
+    _warn_deprecated(values)
     for key in ("lookup.max-retries", "sink.max-retries"):
         if parsed[key] < 0:
             raise OptionError(f"The value of '{key}' option shouldn't be negative, but is {parsed[key]}.")
     timeout: timedelta = parsed["connection.max-retry-timeout"]
-    if timeout.total_seconds() < 1 or timeout.total_seconds() != int(timeout.total_seconds()):
+    if int(timeout.total_seconds()) <= 0:  # Flink: Duration.getSeconds() <= 0 (1500 ms is 1 s, 999 ms is refused)
         raise OptionError("The value of 'connection.max-retry-timeout' option must be in second granularity and "
                           f"shouldn't be smaller than 1 second, but is {raw.get('connection.max-retry-timeout')}.")
     num = parsed.get("scan.partition.num")

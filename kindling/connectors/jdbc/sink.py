@@ -174,12 +174,12 @@ def check_table(config: JdbcConfig, schema: StructType, writing: bool = True) ->
     _checked.add(key)
 
 
-def _connection(dialect: Dialect) -> Any:
+def _connection(dialect: Dialect, timeout: Optional[int] = None) -> Any:
     key = _connection_key(dialect.config)
     with _lock:
         connection = _connections.get(key)
         if connection is None or getattr(connection, "closed", False):
-            connection = dialect.connect_checked()
+            connection = dialect.connect_checked(timeout=timeout)
             _connections[key] = connection
         return connection
 
@@ -210,7 +210,9 @@ def commit_batch(config: JdbcConfig, sink_id: str, batch_id: int, table: pa.Tabl
     for attempt in range(1, attempts + 1):
         connection = None
         try:
-            connection = _connection(dialect)
+            # a retry's new connection waits at most 'connection.max-retry-timeout' (whole seconds, as Flink reads it)
+            retry_timeout = int(config.max_retry_timeout.total_seconds()) if attempt > 1 else None
+            connection = _connection(dialect, retry_timeout)
             with connection.cursor() as cursor:
                 if not dialect.claim_batch(cursor, sink_id, batch_id, table.num_rows):
                     connection.rollback()

@@ -66,6 +66,10 @@ def test_retry_and_timeout_rules():
         jdbc_config({**BASE, "lookup.max-retries": "-2"})
     with pytest.raises(OptionError, match="must be in second granularity and shouldn't be smaller than 1 second, but is 500ms"):
         jdbc_config({**BASE, "connection.max-retry-timeout": "500ms"})
+    with pytest.raises(OptionError, match="shouldn't be smaller than 1 second, but is 0 s"):
+        jdbc_config({**BASE, "connection.max-retry-timeout": "0 s"})
+    # Flink refuses only Duration.getSeconds() <= 0: 1500 ms is accepted (and read as 1 s)
+    assert jdbc_config({**BASE, "connection.max-retry-timeout": "1500ms"}).max_retry_timeout.total_seconds() == 1.5
     with pytest.raises(OptionError, match="Either all or none of the following options should be provided:\nlookup.cache.max-rows\nlookup.cache.ttl"):
         jdbc_config({**BASE, "lookup.cache.max-rows": "10"})
 
@@ -139,3 +143,51 @@ def test_a_retraction_without_its_update_deletes_the_key():
 
 def test_primary_key_reaches_the_config():
     assert jdbc_config({**BASE, TABLE_PRIMARY_KEY: "a;b"}).primary_key == ("a", "b")
+
+
+def test_deprecated_lookup_cache_options_work_with_one_warning_each(caplog):
+    import logging
+
+    from kindling.connectors.jdbc import options
+    from kindling.connectors.lookup_cache import PartialCache, cache_from_options
+
+    options._warned.clear()
+    legacy = {**BASE, "lookup.cache.max-rows": "10", "lookup.cache.ttl": "5 s", "lookup.cache.caching-missing-key": "false"}
+    with caplog.at_level(logging.WARNING, logger="kindling.connectors.jdbc.options"):
+        config = jdbc_config(legacy)
+        jdbc_config(legacy)  # once per process and key
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "jdbc: option 'lookup.cache.max-rows' is deprecated, use 'lookup.partial-cache.max-rows' (with 'lookup.cache' = 'PARTIAL') instead",
+        "jdbc: option 'lookup.cache.ttl' is deprecated, use 'lookup.partial-cache.expire-after-write' (with 'lookup.cache' = 'PARTIAL') instead",
+        "jdbc: option 'lookup.cache.caching-missing-key' is deprecated, use 'lookup.partial-cache.cache-missing-key' "
+        "(with 'lookup.cache' = 'PARTIAL') instead",
+    ]
+    cache = cache_from_options(config.options, lambda keys: {})
+    assert isinstance(cache, PartialCache)  # the legacy options still build Flink's legacy cache
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kindling.connectors.jdbc.options"):
+        jdbc_config({**BASE, "lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "10"})
+    assert caplog.records == []  # 'lookup.cache' itself is not deprecated
+
+
+def test_a_lookup_retry_reconnects_within_max_retry_timeout():
+    """``connection.max-retry-timeout`` bounds the new connection each retry opens (the first uses the connect timeout)."""
+    from kindling.connectors.jdbc.dialects import JdbcError
+    from kindling.connectors.jdbc.lookup import JdbcLookup
+
+    config = jdbc_config({"url": "jdbc:postgresql://127.0.0.1:1/db", "table-name": "t", "lookup.max-retries": "2",
+                          "connection.max-retry-timeout": "7 s"})
+    waits: list[float] = []
+    lookup = JdbcLookup(config, ["id"], ["name"], sleep=waits.append)
+    timeouts: list = []
+    connect = lookup.dialect.connect
+
+    def observed(autocommit=False, timeout=None):
+        timeouts.append(timeout)
+        return connect(autocommit, timeout)  # the real client: port 1 refuses the connection
+
+    lookup.dialect.connect = observed
+    with pytest.raises(JdbcError, match="failed after 3 attempt"):
+        lookup.lookup([1])
+    assert timeouts == [None, 7, 7] and waits == [1, 2]

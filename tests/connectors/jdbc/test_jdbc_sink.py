@@ -323,3 +323,69 @@ def test_a_flink_type_the_dialect_refuses_fails_the_insert_with_flinks_message(e
     env.execute_sql(f"CREATE TABLE fixed (id BIGINT, raw BINARY(5)) WITH ({with_options(mysql, target)})")
     with pytest.raises(SqlError, match=re.escape("The MySQL dialect doesn't support type: BINARY(5).")):
         env.execute_sql("INSERT INTO fixed SELECT id, CAST(NULL AS BINARY(5)) FROM src")
+
+
+@pytest.mark.parametrize("server", DATABASES)
+def test_a_declared_primary_key_needs_a_unique_key_over_exactly_its_columns(request, server):
+    """Without one MySQL's ON DUPLICATE KEY UPDATE appends duplicates silently: the sink refuses at start."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from kindling.connectors.jdbc.dialects import JdbcError
+    from kindling.connectors.jdbc.options import jdbc_config
+    from kindling.connectors.jdbc.sink import check_table
+
+    db = request.getfixturevalue(server)
+    schema = StructType([StructField("a", LongType()), StructField("b", StringType()), StructField("v", LongType())])
+    plain, other, partial, fitting = (table_name(p) for p in ("nokey", "other", "partial", "fits"))
+    execute(db, f"CREATE TABLE {plain} (a BIGINT, b VARCHAR(10), v BIGINT)",
+            f"CREATE TABLE {other} (a BIGINT PRIMARY KEY, b VARCHAR(10), v BIGINT)",
+            f"CREATE TABLE {fitting} (a BIGINT NOT NULL, b VARCHAR(10) NOT NULL, v BIGINT)",
+            f"CREATE UNIQUE INDEX {fitting}_ba ON {fitting} (b, a)")
+    if server == "postgres":  # a partial unique index cannot serve ON CONFLICT (a, b)
+        execute(db, f"CREATE TABLE {partial} (a BIGINT, b VARCHAR(10), v BIGINT)",
+                f"CREATE UNIQUE INDEX {partial}_ab ON {partial} (a, b) WHERE v > 0")
+
+    def config(target):
+        return jdbc_config({**db.options(), "table-name": target, "kindling.table.primary-key": "a;b"})
+
+    for target, have in [(plain, "none"), (other, "\\(a\\)")] + ([(partial, "none")] if server == "postgres" else []):
+        with pytest.raises(JdbcError, match=f"PRIMARY KEY \\(a, b\\) makes the sink upsert, but table '{target}' at .* has no "
+                                            f"primary key or unique index over exactly those columns \\(its unique keys: {have}\\)"):
+            check_table(config(target), schema)
+    check_table(config(fitting), schema)  # the unique index (b, a): the same columns
+    check_table(config(plain), schema, writing=False)  # a scan needs no key
+
+
+@pytest.mark.parametrize("server", DATABASES)
+def test_a_commit_retry_reconnects_within_max_retry_timeout(request, server, monkeypatch):
+    from kindling.connectors.jdbc import sink
+    from kindling.connectors.jdbc.options import jdbc_config
+
+    db = request.getfixturevalue(server)
+    target = table_name("retry")
+    execute(db, f"CREATE TABLE {target} (id BIGINT)")
+    config = jdbc_config({**db.options(), "table-name": target, "sink.max-retries": "1", "connection.max-retry-timeout": "9 s"})
+    dialect_class = type(sink.dialect_for(config))
+    insert, connect = dialect_class.insert, dialect_class.connect
+    failures, timeouts = [RuntimeError("the connection broke")], []
+
+    def insert_failing_once(self, cursor, names, table):
+        insert(self, cursor, names, table)
+        if failures:
+            raise failures.pop()
+
+    def observed(self, autocommit=False, timeout=None):
+        timeouts.append(timeout)
+        return connect(self, autocommit, timeout)
+
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    sink.check_table(config, StructType([StructField("id", LongType())]))  # as at start: the commits table exists
+    monkeypatch.setattr(dialect_class, "insert", insert_failing_once)
+    monkeypatch.setattr(dialect_class, "connect", observed)
+    sink._drop_connection(sink.dialect_for(config))
+    import pyarrow as pa
+
+    assert sink.commit_batch(config, f"{target}@t", 0, pa.table({"id": pa.array([1, 2], pa.int64())}), ["id"]) is True
+    assert timeouts == [None, 9]  # the first connection with the connect timeout, the retry's within 9 s
+    assert rows(db, f"SELECT id FROM {target}") == [(1,), (2,)]

@@ -181,3 +181,28 @@ def test_the_pushed_conditions_by_column_type():
     sql, params = where_clause(lambda c: f'"{c}"', encode_conditions(conditions))
     assert sql == ['"id" > %s', '"name" = %s', '"price" IS NULL', '"amount" IN (%s)', 'NOT ("day" < %s)']
     assert params == [5, "a", decimal.Decimal("1.50"), datetime.date(2024, 1, 2)]
+
+
+def test_filter_handling_policy_never_pushes_nothing(env, postgres):
+    """With 'never' the scan has no WHERE: reading the guarded view fails on the row a pushed filter would skip."""
+    from pyspark.sql.datasource import GreaterThan
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    from kindling.connectors.jdbc import JdbcDataSource
+    from kindling.connectors.jdbc.filters import PUSHED_FILTERS_OPTION
+
+    schema = StructType([StructField("id", IntegerType())])
+    options = {"url": postgres.url, "table-name": "t"}
+    assert PUSHED_FILTERS_OPTION in JdbcDataSource.push_filters(options, schema, [GreaterThan(("id",), 20)])
+    never = {**options, "filter.handling.policy": "never"}
+    assert JdbcDataSource.push_filters(never, schema, [GreaterThan(("id",), 20)]) == never
+
+    target, guarded = table_name("policy"), table_name("guarded")
+    execute(postgres, f"CREATE TABLE {target} (id INT)", f"INSERT INTO {target} SELECT generate_series(1, 30)",
+            f"CREATE VIEW {guarded} AS SELECT id, 1 / (id - 13) AS guard FROM {target}")
+    env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
+    env.execute_sql(f"CREATE TABLE pushed (id INT, guard INT) WITH ({with_options(postgres, guarded)})")
+    env.execute_sql(f"CREATE TABLE kept (id INT, guard INT) WITH ({with_options(postgres, guarded, **{'filter.handling.policy': 'never'})})")
+    assert sorted(r["id"] for r in collect(env, "SELECT id FROM pushed WHERE id > 20")) == list(range(21, 31))
+    with pytest.raises(Exception, match="failed"):  # the database's division by zero, row 13 read
+        collect(env, "SELECT id FROM kept WHERE id > 20", attempts=1)
