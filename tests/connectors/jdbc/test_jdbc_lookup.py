@@ -87,3 +87,46 @@ def test_a_lookup_retries_through_a_database_restart_and_fails_after_max_retries
     finally:
         server.stop()
         shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.mark.parametrize("server", ["postgres", "mysql"])
+def test_full_cache_reloads_the_table_in_the_background(request, server):
+    """``lookup.cache = FULL`` with a short PERIODIC interval against the real table: the first load blocks ``open``,
+    the background thread reloads, a probe sees rows changed in the database once a reload ran (never by querying
+    on a miss), and a failed reload fails the next lookup."""
+    import time
+
+    from kindling.connectors.lookup_cache import FullCache, cache_from_options
+
+    db = request.getfixturevalue(server)
+    target = table_name("full")
+    execute(db, f"CREATE TABLE {target} (id BIGINT, name VARCHAR(10))",
+            f"INSERT INTO {target} VALUES (1, 'one'), (2, 'two')")
+    config = jdbc_config({**db.options(), "table-name": target, "lookup.cache": "FULL",
+                          "lookup.full-cache.periodic-reload.interval": "200 ms", "lookup.max-retries": "0"})
+    lookup = JdbcLookup(config, ["id"], ["name"])
+    cache = cache_from_options(config.options, lookup.lookup, lookup.scan)
+    assert isinstance(cache, FullCache)
+    cache.open()
+    try:
+        assert cache.get_all([1, 2, 3]) == {1: [("one",)], 2: [("two",)], 3: []}
+        loads, queries = cache.metrics.loads, lookup.queries
+        execute(db, f"UPDATE {target} SET name = 'uno' WHERE id = 1", f"DELETE FROM {target} WHERE id = 2",
+                f"INSERT INTO {target} VALUES (3, 'three')")
+        expected = {1: [("uno",)], 2: [], 3: [("three",)]}
+        deadline = time.monotonic() + 60
+        while cache.get_all([1, 2, 3]) != expected:
+            assert time.monotonic() < deadline, (cache.get_all([1, 2, 3]), cache.metrics)
+            time.sleep(0.05)  # polling for the background reload
+        assert cache.metrics.loads > loads and lookup.queries > queries  # reloads are scans, by the thread
+        assert cache.metrics.misses == 0
+        execute(db, f"DROP TABLE {target}")
+        deadline = time.monotonic() + 60
+        while cache.metrics.load_failures == 0:
+            assert time.monotonic() < deadline, cache.metrics
+            time.sleep(0.05)  # polling for a reload that fails
+        with pytest.raises(RuntimeError, match="the FULL lookup cache failed to reload"):
+            cache.get_all([1])
+    finally:
+        cache.close()
+        lookup.close()
