@@ -11,6 +11,10 @@ other failed item (a mapping error, ...), ``failure-handler`` decides: ``fail`` 
 the item, ``retry-rejected`` re-adds rejected items until they succeed and fails on the rest.
 A request that gets no answer (connection error, timeout) always fails the task: Spark then retries or
 fails the micro-batch, which never commits, so nothing is lost.
+
+``sink.delivery-guarantee`` (and ``sink.flush-on-checkpoint``) never change what a failed item does: in Flink
+they decide only whether a checkpoint waits for pending requests. A kindling task always flushes before its
+``write()`` returns (it has no life beyond its partition), so ``NONE`` behaves as ``AT_LEAST_ONCE`` here.
 """
 
 from __future__ import annotations
@@ -200,7 +204,7 @@ class BulkProcessor:
         kind = error.get("type") if isinstance(error, dict) else "error"
         where = f"index '{outcome.get('_index')}'" + (f", id '{outcome['_id']}'" if outcome.get("_id") else "")
         text = f"[{outcome.get('status')}] {kind}: {reason} ({where})"
-        if self.config.failure_handler == "ignore" or self.config.delivery_guarantee == "NONE":
+        if self.config.failure_handler == "ignore":
             self.stats.ignored += len(failures)
             self.stats.first_ignored = self.stats.first_ignored or text
             return

@@ -34,6 +34,11 @@ def _config(url, index, flavor="elasticsearch-7", **extra):
     return sink_config(FLAVORS[flavor], {"hosts": url, "index": index, **extra})
 
 
+def _server_config(server, url, index, **extra):
+    """A sink's settings for the flavor of ``server`` (elasticsearch-7 or opensearch), pointed at ``url``."""
+    return _config(url, index, connector_for(server), **extra)
+
+
 def _batch(start, count, n=None):
     return pa.RecordBatch.from_arrays([pa.array([f"d{i}" for i in range(start, start + count)]),
                                        pa.array([n if n is not None else i for i in range(start, start + count)], pa.int64())],
@@ -54,14 +59,14 @@ def _write(config, batches):
     return processor.stats
 
 
-def test_flush_by_max_actions(elasticsearch):
+def test_flush_by_max_actions(server):
     index = fresh_index()
-    with BulkProxy(elasticsearch.url) as proxy:
-        config = _config(proxy.url, index, **{"sink.bulk-flush.max-actions": "10", "sink.bulk-flush.interval": "0",
-                                              "kindling.table.primary-key": "id"})
+    with BulkProxy(server.url) as proxy:
+        config = _server_config(server, proxy.url, index, **{"sink.bulk-flush.max-actions": "10", "sink.bulk-flush.interval": "0",
+                                                             "kindling.table.primary-key": "id"})
         _write(config, [_batch(0, 7), _batch(7, 18)])
     assert [a for a, _ in proxy.bulk_requests] == [10, 10, 5]
-    assert len(documents(elasticsearch, index)) == 25
+    assert len(documents(server, index)) == 25
 
 
 def test_flush_by_max_size(server):
@@ -79,10 +84,10 @@ def test_flush_by_max_size(server):
     assert len(documents(server, index)) == 250
 
 
-def test_flush_by_interval_while_the_input_waits(elasticsearch):
+def test_flush_by_interval_while_the_input_waits(server):
     index = fresh_index()
-    with BulkProxy(elasticsearch.url) as proxy:
-        config = _config(proxy.url, index, **{"sink.bulk-flush.interval": "200 ms", "kindling.table.primary-key": "id"})
+    with BulkProxy(server.url) as proxy:
+        config = _server_config(server, proxy.url, index, **{"sink.bulk-flush.interval": "200 ms", "kindling.table.primary-key": "id"})
 
         def batches():
             yield _batch(0, 3)
@@ -94,25 +99,48 @@ def test_flush_by_interval_while_the_input_waits(elasticsearch):
     assert sum(a for a, _ in proxy.bulk_requests) == 5
 
 
-def test_rejected_bulk_is_retried_with_backoff_and_fails_without(elasticsearch):
+def test_rejected_bulk_is_retried_with_backoff_and_fails_without(server):
     index = fresh_index()
-    with BulkProxy(elasticsearch.url) as proxy:
+    with BulkProxy(server.url) as proxy:
         proxy.reject_next = 2
-        config = _config(proxy.url, index, **{"sink.bulk-flush.backoff.strategy": "CONSTANT", "kindling.table.primary-key": "id",
-                                              "sink.bulk-flush.backoff.max-retries": "3", "sink.bulk-flush.backoff.delay": "10 ms"})
+        config = _server_config(server, proxy.url, index, **{
+            "sink.bulk-flush.backoff.strategy": "CONSTANT", "kindling.table.primary-key": "id",
+            "sink.bulk-flush.backoff.max-retries": "3", "sink.bulk-flush.backoff.delay": "10 ms"})
         stats = _write(config, [_batch(0, 4)])
         assert len(proxy.bulk_requests) == 3 and stats.retried == 8
-        assert len(documents(elasticsearch, index)) == 4
+        assert len(documents(server, index)) == 4
         proxy.reject_next = 1
         with pytest.raises(BulkFailure, match="es_rejected_execution_exception"):
-            _write(_config(proxy.url, index, **{"kindling.table.primary-key": "id"}), [_batch(10, 2)])
+            _write(_server_config(server, proxy.url, index, **{"kindling.table.primary-key": "id"}), [_batch(10, 2)])
         proxy.reject_next = 5  # retry-rejected re-adds rejected items until they get through
-        stats = _write(_config(proxy.url, index, **{"failure-handler": "retry-rejected", "kindling.table.primary-key": "id",
-                                                    "sink.bulk-flush.backoff.strategy": "CONSTANT",
-                                                    "sink.bulk-flush.backoff.max-retries": "1",
-                                                    "sink.bulk-flush.backoff.delay": "5 ms"}), [_batch(20, 2)])
+        stats = _write(_server_config(server, proxy.url, index, **{
+            "failure-handler": "retry-rejected", "kindling.table.primary-key": "id", "sink.bulk-flush.backoff.strategy": "CONSTANT",
+            "sink.bulk-flush.backoff.max-retries": "1", "sink.bulk-flush.backoff.delay": "5 ms"}), [_batch(20, 2)])
         assert stats.retried == 10
-    assert set(documents(elasticsearch, index)) == {"d0", "d1", "d2", "d3", "d20", "d21"}
+    assert set(documents(server, index)) == {"d0", "d1", "d2", "d3", "d20", "d21"}
+
+
+def test_items_rejected_in_a_bulk_response_are_retried_alone_after_the_backoff_delays(server):
+    """The server answers 200 but rejects some items (429, es_rejected_execution_exception): only those are sent again,
+    after each configured delay; the items it accepted are not."""
+    index = fresh_index()
+    options = {"kindling.table.primary-key": "id", "sink.bulk-flush.max-actions": "0", "sink.bulk-flush.interval": "0",
+               "sink.bulk-flush.backoff.strategy": "EXPONENTIAL", "sink.bulk-flush.backoff.max-retries": "3",
+               "sink.bulk-flush.backoff.delay": "150 ms"}
+    with BulkProxy(server.url) as proxy:
+        proxy.reject_items_next = [3, 2]  # the first response rejects d0..d2, the second (their retry) d0..d1
+        stats = _write(_server_config(server, proxy.url, index, **options), [_batch(0, 6)])
+        assert proxy.bulk_ids == [["d0", "d1", "d2", "d3", "d4", "d5"], ["d0", "d1", "d2"], ["d0", "d1"]]
+        assert stats.retried == 5 and stats.ignored == 0
+        # the waits before each retry: 150 ms, then 300 ms (a lower bound: a loaded machine only adds to it)
+        waits = [later - earlier for earlier, later in zip(proxy.bulk_times, proxy.bulk_times[1:])]
+        assert waits[0] >= 0.15 and waits[1] >= 0.30, waits
+        # rejected again after the last retry: 'fail' names the backoff options and the handler
+        proxy.reject_items_next = [1, 1, 1, 1]
+        with pytest.raises(BulkFailure, match=r"1 of 1 bulk item\(s\) failed after the backoff retries.*es_rejected_execution_exception"):
+            _write(_server_config(server, proxy.url, index, **options), [_batch(10, 2)])
+        assert proxy.bulk_ids[3:] == [["d10", "d11"], ["d10"], ["d10"], ["d10"]]
+    assert set(documents(server, index)) == {f"d{i}" for i in range(6)} | {"d10", "d11"}
 
 
 def test_failure_handler_ignore_vs_fail_on_a_mapping_error(server):
@@ -128,6 +156,20 @@ def test_failure_handler_ignore_vs_fail_on_a_mapping_error(server):
     indexed = documents(server, index).values()
     assert stats.ignored == 3 and sorted(d["id"] for d in indexed) == ["1", "1", "2", "2"]  # no "d0".."d2" (generated ids may hold "d0")
     assert sorted(d["n"] for d in indexed) == [1, 1, 2, 2]
+
+
+def test_delivery_guarantee_none_does_not_swallow_item_failures(server):
+    """'sink.delivery-guarantee' = 'NONE' (and 'sink.flush-on-checkpoint' = 'false', its 3.x form) only change flushing
+    in Flink: a mapping error still goes through 'failure-handler'."""
+    index = fresh_index()
+    client_for(server).indices.create(index=index, body={"mappings": {"properties": {"id": {"type": "long"}}}})
+    flavor = connector_for(server)
+    for option in ({"sink.delivery-guarantee": "NONE"}, {"sink.flush-on-checkpoint": "false"}):
+        with pytest.raises(BulkFailure, match="2 of 2 bulk item.*failure-handler' = 'fail'"):
+            _write(_config(server.url, index, flavor, **option), [_batch(0, 2)])
+        stats = _write(_config(server.url, index, flavor, **option, **{"failure-handler": "ignore"}), [_batch(0, 2)])
+        assert stats.ignored == 2
+    assert documents(server, index) == {}
 
 
 def test_connection_check_names_the_option(elasticsearch, opensearch):
