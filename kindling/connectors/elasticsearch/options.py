@@ -10,12 +10,13 @@ between the four names are data (:class:`Flavor`), not code.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
-from kindling.connectors.base import TABLE_PRIMARY_KEY
+from kindling.connectors.base import TABLE_INSTANT_COLUMNS, TABLE_PRIMARY_KEY
 from kindling.connectors.lookup_cache import lookup_options
 from kindling.formats import FormatSettings
 from kindling.options import (
@@ -30,6 +31,8 @@ from kindling.options import (
     string_option,
 )
 
+log = logging.getLogger(__name__)
+
 MB = 1024 * 1024
 FAILURE_HANDLERS = ("fail", "ignore", "retry-rejected")
 BACKOFF_STRATEGIES = ("DISABLED", "CONSTANT", "EXPONENTIAL")
@@ -37,6 +40,8 @@ DELIVERY_GUARANTEES = ("AT_LEAST_ONCE", "NONE", "EXACTLY_ONCE")
 # Flink's legacy sink's backoff defaults when a strategy is set without retries or delay (ElasticsearchSinkBase).
 DEFAULT_BACKOFF_RETRIES = 8
 DEFAULT_BACKOFF_DELAY = timedelta(milliseconds=50)
+CA_CERTIFICATE = "kindling.ssl.ca-certificate"
+_warned: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -70,11 +75,15 @@ _COMMON = [
     string_option("password", None, "Password for basic authentication (never logged)."),
     string_option("failure-handler", "fail",
                   "What a failed item does: 'fail' the job, 'ignore' it, or 'retry-rejected' (re-add items rejected "
-                  "with HTTP 429). Flink 3.x option."),
-    bool_option("sink.flush-on-checkpoint", True, "Flush before a checkpoint completes; false means no at-least-once. "
-                                                  "Flink 3.x option ('sink.delivery-guarantee' = 'NONE' in 4.x)."),
+                  "with HTTP 429). Flink 3.x option (Flink 2.x's connector rejects it; kindling honours it, with a warning)."),
+    bool_option("sink.flush-on-checkpoint", True, "Flink 3.x option: false is 'sink.delivery-guarantee' = 'NONE' in 4.x. "
+                                                  "kindling flushes every task before its micro-batch commits either way."),
     enum_option("sink.delivery-guarantee", DELIVERY_GUARANTEES, "AT_LEAST_ONCE",
-                "AT_LEAST_ONCE (every micro-batch is indexed before it commits) or NONE."),
+                "AT_LEAST_ONCE or NONE. In Flink, NONE only stops checkpoints from waiting for pending requests; a "
+                "kindling task always flushes before it ends, so both index every micro-batch before it commits. "
+                "Failed items go through 'failure-handler' either way."),
+    int_option("sink.retry-on-conflicts", -1, "retry_on_conflict of every upsert (update action); -1 leaves it unset. "
+                                              "In Flink 4.x's code, not in its docs."),
     int_option("sink.bulk-flush.max-actions", 1000, "Actions per bulk request; 0 or -1 disables the limit."),
     memory_option("sink.bulk-flush.max-size", 2 * MB, "Bytes per bulk request, in whole MB; 0 or -1 disables the limit."),
     duration_option("sink.bulk-flush.interval", timedelta(seconds=1), "Flush buffered actions this often; 0 disables."),
@@ -86,7 +95,14 @@ _COMMON = [
     duration_option("connection.request-timeout", None, "Time to wait for a connection from the pool."),
     duration_option("connection.timeout", None, "Time to establish a connection."),
     duration_option("socket.timeout", None, "Time to wait for data on an open connection (a real duration, not seconds)."),
-    string_option("ssl.certificate-fingerprint", None, "SHA-256 fingerprint of the server's certificate (https)."),
+    string_option("ssl.certificate-fingerprint", None,
+                  "SHA-256 fingerprint (hex, ':' allowed) of the server's HTTP CA certificate: an https server is "
+                  "trusted if a certificate of its chain has it (Flink's elasticsearch-8 option). The 'opensearch' "
+                  "client (opensearch-py) compares it with the server's own certificate only."),
+    string_option(CA_CERTIFICATE, None,
+                  "kindling's own option (Flink's connector has no CA option): a PEM file with the CA certificate(s) "
+                  "that an https server's certificate must chain to, instead of the system's CAs. Read when the job "
+                  "starts; its contents travel with the sink to the executors."),
     int_option("sink.parallelism", None, "Accepted for compatibility: Spark's partitioning decides.", minimum=1),
     string_option("format", "json", "The document format; 'json' (with its 'json.*' options)."),
     enum_option("json.timestamp-format.standard", ("SQL", "ISO-8601"), "SQL",
@@ -106,8 +122,12 @@ def option_set(flavor: Flavor) -> OptionSet:
     if flavor.document_type:
         extra.append(string_option("document-type", None, "The Elasticsearch 6 document type.", required=True))
     if flavor.async_sink_options:
-        extra += [int_option("sink.bulk-flush.max-buffered-actions", 10000, "Accepted for compatibility (AsyncSink)."),
-                  int_option("sink.bulk-flush.max-in-flight-actions", 50, "Accepted for compatibility (AsyncSink).")]
+        extra += [int_option("sink.bulk-flush.max-buffered-actions", 10000,
+                             "The AsyncSink's buffer; must be greater than 'sink.bulk-flush.max-actions'. Checked as "
+                             "Flink does; kindling's buffer is one bulk request."),
+                  int_option("sink.bulk-flush.max-in-flight-actions", 50,
+                             "The AsyncSink's in-flight requests; must be positive. Checked as Flink does; a kindling "
+                             "task has one request in flight.")]
     # the lookup source's options (connector 3.1+): PARTIAL caching only, as in Flink
     return OptionSet(f"{flavor.name} sink", [*_COMMON, *extra, *lookup_options(("NONE", "PARTIAL"))])
 
@@ -149,6 +169,9 @@ class SinkConfig:
     socket_timeout_s: Optional[float]
     fingerprint: Optional[str]
     json: FormatSettings
+    ca_certificates: Optional[str] = None  # PEM text of 'kindling.ssl.ca-certificate', read on the driver
+    instant_fields: tuple[str, ...] = ()  # the TIMESTAMP_LTZ columns (the table's kindling.table.instant-columns)
+    retry_on_conflict: int = -1
 
     @property
     def upsert(self) -> bool:
@@ -161,6 +184,10 @@ class SinkConfig:
         if self.backoff == "CONSTANT":
             return [self.backoff_delay_s] * self.backoff_retries
         return [self.backoff_delay_s * (2 ** attempt) for attempt in range(self.backoff_retries)]
+
+    @property
+    def https(self) -> bool:
+        return any(h.scheme == "https" for h in self.hosts)
 
     def __repr__(self) -> str:  # never show the password
         return f"SinkConfig({self.flavor.name}, hosts={[h.url for h in self.hosts]}, index={self.index!r})"
@@ -209,9 +236,15 @@ def sink_config(flavor: Flavor, raw: Mapping[str, Any]) -> SinkConfig:
     if not parsed["sink.flush-on-checkpoint"]:
         guarantee = "NONE"
     handler = str(parsed["failure-handler"]).strip().lower()
+    if raw_value(raw, "failure-handler") and "failure-handler" not in _warned:
+        _warned.add("failure-handler")
+        log.warning("%s: option 'failure-handler' is a Flink 3.x option (the legacy SinkFunction of Flink 1.x); "
+                    "Flink 2.x's connector rejects it. kindling honours it: '%s'", context, handler)
     if handler not in FAILURE_HANDLERS:
         raise OptionError(f"Could not instantiate the failure handler class: {parsed['failure-handler']} "
                           f"(option 'failure-handler'; kindling supports {', '.join(FAILURE_HANDLERS)}, not Java classes)")
+    if flavor.async_sink_options:
+        _check_async_sink(parsed, raw)
     actions = parsed["sink.bulk-flush.max-actions"]
     actions = -1 if actions == 0 else actions
     if not (actions == -1 or actions >= 1):
@@ -230,6 +263,10 @@ def sink_config(flavor: Flavor, raw: Mapping[str, Any]) -> SinkConfig:
                               "and password ''")
     else:
         username = None
+    retry_on_conflict = parsed["sink.retry-on-conflicts"]
+    if retry_on_conflict < -1:
+        raise OptionError(f"{context} 'sink.retry-on-conflicts' = {retry_on_conflict}: give a number of retries (0 or more), "
+                          "or -1 to leave Elasticsearch's default")
     delay = parsed.get("sink.bulk-flush.backoff.delay")
     document_type = parsed.get("document-type") if flavor.document_type else None
     key_text = parsed.extra.get(TABLE_PRIMARY_KEY) or ""
@@ -253,7 +290,54 @@ def sink_config(flavor: Flavor, raw: Mapping[str, Any]) -> SinkConfig:
         request_timeout_s=seconds("connection.request-timeout"), connect_timeout_s=seconds("connection.timeout"),
         socket_timeout_s=seconds("socket.timeout"), fingerprint=parsed.get("ssl.certificate-fingerprint"),
         json=FormatSettings("json", timestamp_standard=parsed["json.timestamp-format.standard"]),
+        ca_certificates=_read_ca_certificates(parsed.get(CA_CERTIFICATE), parsed.get("ssl.certificate-fingerprint"), hosts),
+        retry_on_conflict=retry_on_conflict,
+        instant_fields=tuple(n for n in (parsed.extra.get(TABLE_INSTANT_COLUMNS) or "").split(";") if n),
     )
+
+
+def _check_async_sink(parsed: ParsedOptions, raw: Mapping[str, Any]) -> None:
+    """elasticsearch-8 (Flink's AsyncSink): every size is positive, nothing disables a trigger, and the buffer is
+    larger than a bulk request -- Flink's factory and AsyncSinkBase messages, with the options named."""
+    actions = parsed["sink.bulk-flush.max-actions"]
+    if actions < 1:
+        raise OptionError(f"'sink.bulk-flush.max-actions' must be at least 1. Got: {actions}")
+    size = parsed["sink.bulk-flush.max-size"]
+    if not (size >= MB and size % MB == 0):
+        raise OptionError(f"'sink.bulk-flush.max-size' must be in MB granularity. Got: {raw_value(raw, 'sink.bulk-flush.max-size')}")
+    if parsed["sink.bulk-flush.interval"].total_seconds() <= 0:
+        raise OptionError("Max time in buffer must be positive. (option 'sink.bulk-flush.interval' = "
+                          f"'{raw_value(raw, 'sink.bulk-flush.interval')}'; elasticsearch-8 cannot disable the interval)")
+    in_flight = parsed["sink.bulk-flush.max-in-flight-actions"]
+    if in_flight < 1:
+        raise OptionError(f"Max in flight requests must be positive. (option 'sink.bulk-flush.max-in-flight-actions' = {in_flight})")
+    buffered = parsed["sink.bulk-flush.max-buffered-actions"]
+    if buffered < 1:
+        raise OptionError(f"Max buffered requests must be positive. (option 'sink.bulk-flush.max-buffered-actions' = {buffered})")
+    if buffered <= actions:
+        raise OptionError("The maximum number of requests that may be buffered should be strictly greater than the maximum "
+                          f"number of requests per batch. (options 'sink.bulk-flush.max-buffered-actions' = {buffered} and "
+                          f"'sink.bulk-flush.max-actions' = {actions})")
+
+
+def _read_ca_certificates(path: Optional[str], fingerprint: Optional[str], hosts: tuple[Host, ...]) -> Optional[str]:
+    """The PEM text of ``kindling.ssl.ca-certificate`` (read where the job starts), checked to hold a certificate."""
+    if path is None or not path.strip():
+        return None
+    if fingerprint:
+        raise OptionError(f"options 'ssl.certificate-fingerprint' and '{CA_CERTIFICATE}' are both set; give one: the "
+                          "fingerprint pins the server's certificate instead of checking its chain against a CA")
+    if not any(h.scheme == "https" for h in hosts):
+        raise OptionError(f"option '{CA_CERTIFICATE}' is set but no host of option 'hosts' uses https")
+    try:
+        with open(path.strip(), encoding="ascii") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OptionError(f"option '{CA_CERTIFICATE}' = '{path}': cannot read the file ({type(exc).__name__}: {exc})") from None
+    if "-----BEGIN CERTIFICATE-----" not in text:
+        raise OptionError(f"option '{CA_CERTIFICATE}' = '{path}': the file holds no PEM certificate "
+                          "('-----BEGIN CERTIFICATE-----')")
+    return text
 
 
 def raw_value(raw: Mapping[str, Any], key: str) -> str:

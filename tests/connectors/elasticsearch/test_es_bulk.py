@@ -19,7 +19,7 @@ from kindling.local.ports import free_port
 from kindling.options import OptionError
 
 sys.path.insert(0, os.path.dirname(__file__))
-from es_helpers import BulkProxy, client_for, connector_for, documents, fresh_index  # noqa: E402
+from es_helpers import BulkProxy, client_for, connector_for, documents, fresh_index, make_certificates  # noqa: E402
 
 pytestmark = pytest.mark.integration
 SCHEMA = StructType([StructField("id", StringType()), StructField("n", LongType())])
@@ -63,7 +63,7 @@ def test_flush_by_max_actions(server):
     index = fresh_index()
     with BulkProxy(server.url) as proxy:
         config = _server_config(server, proxy.url, index, **{"sink.bulk-flush.max-actions": "10", "sink.bulk-flush.interval": "0",
-                                                             "kindling.table.primary-key": "id"})
+                                                             "kindling.table.primary-key": "id", "sink.retry-on-conflicts": "2"})
         _write(config, [_batch(0, 7), _batch(7, 18)])
     assert [a for a, _ in proxy.bulk_requests] == [10, 10, 5]
     assert len(documents(server, index)) == 25
@@ -194,3 +194,39 @@ def test_processor_is_safe_against_its_timer(elasticsearch):
     for t in threads:
         t.join()
     assert len(documents(elasticsearch, index)) == 150
+
+
+def test_https_with_a_ca_file_and_with_a_fingerprint(server, tmp_path):
+    """A TLS-terminating proxy with a throwaway CA in front of the local server: the sink trusts it through
+    'kindling.ssl.ca-certificate' or 'ssl.certificate-fingerprint'; a wrong fingerprint or no trust fails at start,
+    naming the option (and the fingerprint the server has)."""
+    certificates = make_certificates(tmp_path / "tls")
+    index = fresh_index()
+    with BulkProxy(server.url, certificates=certificates) as proxy:
+        assert proxy.url.startswith("https://")
+        by_ca = _server_config(server, proxy.url, index, **{"kindling.ssl.ca-certificate": str(certificates.ca),
+                                                            "kindling.table.primary-key": "id"})
+        check_connection(by_ca)
+        _write(by_ca, [_batch(0, 3)])
+        # Flink's option is the fingerprint of the HTTP CA: the elasticsearch client matches any certificate of the chain.
+        # opensearch-py (urllib3) compares the server's own certificate only, so the 'opensearch' flavor pins that one.
+        pinned = certificates.server_fingerprint if connector_for(server) == "opensearch" else certificates.ca_fingerprint
+        by_fingerprint = _server_config(server, proxy.url, index, **{"ssl.certificate-fingerprint": pinned,
+                                                                     "kindling.table.primary-key": "id"})
+        check_connection(by_fingerprint)
+        _write(by_fingerprint, [_batch(3, 2)])
+        assert sum(a for a, _ in proxy.bulk_requests) == 5  # both went through the TLS proxy
+        wrong = "AB:" * 31 + "AB"
+        with pytest.raises(OptionError) as caught:
+            check_connection(_server_config(server, proxy.url, index, **{"ssl.certificate-fingerprint": wrong}))
+        served = certificates.server_fingerprint.replace(":", "")
+        assert str(caught.value) == (f"{connector_for(server)} sink: no certificate of {proxy.url} matches option "
+                                     f"'ssl.certificate-fingerprint' = '{wrong}' (the server's certificate has SHA-256 "
+                                     f"fingerprint {served})")
+        with pytest.raises(OptionError, match="is not trusted by the system's CAs; give its CA in option "
+                                              "'kindling.ssl.ca-certificate' .* or its fingerprint in 'ssl.certificate-fingerprint'"):
+            check_connection(_server_config(server, proxy.url, index))
+        other = make_certificates(tmp_path / "other")
+        with pytest.raises(OptionError, match="is not signed by the CA of option 'kindling.ssl.ca-certificate'"):
+            check_connection(_server_config(server, proxy.url, index, **{"kindling.ssl.ca-certificate": str(other.ca)}))
+    assert set(documents(server, index)) == {f"d{i}" for i in range(5)}
