@@ -3,7 +3,8 @@
 * Upsert mode (a PRIMARY KEY): ``+I``/``+U`` rows become ``update`` actions with ``doc_as_upsert``
   (Flink's ``UpdateRequest.doc(json).upsert(json)``: a partial-update merge), ``-D`` rows become
   ``delete`` actions, ``-U`` rows are dropped. The document id is the key columns' string forms (as
-  Flink's ``KeyExtractor`` writes them) joined by ``document-id.key-delimiter``.
+  Flink's ``KeyExtractor`` writes them) joined by ``document-id.key-delimiter``; ``sink.retry-on-conflicts``
+  (other than -1) becomes the update's ``retry_on_conflict``.
 * Append mode (no key): ``index`` actions without an id (Elasticsearch generates one).
 
 Documents are Flink's JSON format (the shared encoder), the index comes from the index pattern.
@@ -48,7 +49,7 @@ def check_input(config: SinkConfig, schema: StructType, updating: bool) -> None:
         raise OptionError(f"{label} sink: the query produces updates (an unbounded GROUP BY, DISTINCT or Top-N) but the "
                           "table has no primary key; declare PRIMARY KEY (...) NOT ENFORCED so that updates and deletes "
                           "address one document each")
-    IndexPattern.parse(config.index).check(StructType([schema[n] for n in names]), updating)
+    IndexPattern.parse(config.index).check(StructType([schema[n] for n in names]), updating, config.instant_fields)
 
 
 def java_double(value: float) -> str:
@@ -121,7 +122,7 @@ class ActionBuilder:
                 ids = ids.filter(keep) if ids is not None else None
         if batch.num_rows == 0:
             return None
-        index = self.pattern.generate(batch, self.zone)
+        index = self.pattern.generate(batch, self.zone, self.config.instant_fields)
         index_json: Union[pa.Scalar, pa.Array] = (pa.scalar(json_strings(pa.array([index]))[0].as_py())
                                                   if isinstance(index, str) else json_strings(index))
         documents = self.documents(batch)
@@ -130,9 +131,10 @@ class ActionBuilder:
                                                documents, pa.scalar("\n"), pa.scalar(""))
         assert ids is not None
         id_json = json_strings(ids)
+        retries = f',"retry_on_conflict":{self.config.retry_on_conflict}' if self.config.retry_on_conflict != -1 else ""
         upserts = pc.binary_join_element_wise(
             pa.scalar('{"update":{"_index":'), index_json, pa.scalar(self._type + ',"_id":'), id_json,
-            pa.scalar('}}\n{"doc":'), documents, pa.scalar(',"doc_as_upsert":true}\n'), pa.scalar(""))
+            pa.scalar(retries + '}}\n{"doc":'), documents, pa.scalar(',"doc_as_upsert":true}\n'), pa.scalar(""))
         if kinds is None or not pc.any(pc.fill_null(pc.equal(kinds, "-D"), False)).as_py():
             return upserts
         deletes = pc.binary_join_element_wise(pa.scalar('{"delete":{"_index":'), index_json,

@@ -3,8 +3,10 @@
 * ``'users'``: a static index.
 * ``'users-{field}'``: the field's value as text (``null`` for NULL); the field must be CHAR/VARCHAR,
   TINYINT, INTEGER, BIGINT, DATE, TIME or TIMESTAMP.
-* ``'users-{field|yyyy-MM-dd}'``: a DATE / TIMESTAMP field formatted with a Java ``DateTimeFormatter``
-  pattern; an empty pattern (``{field|}``) uses Flink's defaults.
+* ``'users-{field|yyyy-MM-dd}'``: a DATE / TIMESTAMP / TIMESTAMP_LTZ field formatted with a Java
+  ``DateTimeFormatter`` pattern; an empty pattern (``{field|}``) uses Flink's defaults. A TIMESTAMP is
+  formatted as the wall-clock time it holds; a TIMESTAMP_LTZ (an instant: the table's
+  ``kindling.table.instant-columns``) in the session time zone, as Flink renders it in ``table.local-time-zone``.
 * ``'users-{now()|yyyy-MM-dd}'`` (also ``NOW()``, ``current_timestamp``, ``CURRENT_TIMESTAMP``): the
   current time in the session time zone; only for append-only input.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,15 +41,19 @@ _WITH_FORMAT = re.compile(r".*\{.+\|.*\}.*", re.S)
 _SYSTEM_TIME = re.compile(r".*\{\s*(now\(\s*\)|NOW\(\s*\)|current_timestamp|CURRENT_TIMESTAMP)\s*\|.*\}.*", re.S)
 _SUPPORTED = "[DATE, TIME_WITHOUT_TIME_ZONE, TIMESTAMP_WITHOUT_TIME_ZONE, TIMESTAMP_WITH_TIME_ZONE, " \
              "TIMESTAMP_WITH_LOCAL_TIME_ZONE, VARCHAR, CHAR, TINYINT, INTEGER, BIGINT]"
-_DEFAULT_FORMATS = {"DATE": "yyyy_MM_dd", "TIMESTAMP": "yyyy_MM_dd_HH_mm_ss"}
+_DEFAULT_FORMATS = {"DATE": "yyyy_MM_dd", "TIMESTAMP": "yyyy_MM_dd_HH_mm_ss", "TIMESTAMP_LTZ": "yyyy_MM_dd_HH_mm_ssX"}
+_LTZ = "TIMESTAMP_WITH_LOCAL_TIME_ZONE"
 
 
 class IndexPatternError(OptionError):
     """An index pattern Flink would refuse (kept an OptionError so that it names the 'index' option)."""
 
 
-def flink_type_root(data_type: DataType) -> str:
-    """The Flink type root a Spark column stands for, as Flink names it in the index messages."""
+def flink_type_root(data_type: DataType, instant: bool = False) -> str:
+    """The Flink type root a Spark column stands for, as Flink names it in the index messages (``instant``: the
+    column is declared TIMESTAMP_LTZ)."""
+    if instant and isinstance(data_type, (TimestampType, TimestampNTZType)):
+        return _LTZ
     if isinstance(data_type, StringType):
         return "VARCHAR"
     if isinstance(data_type, (TimestampType, TimestampNTZType)):
@@ -87,7 +93,7 @@ class IndexPattern:
             return IndexPattern(index, prefix, suffix, index[start + 1:index.index("|")], index[index.index("|") + 1:index.index("}")])
         return IndexPattern(index, prefix, suffix, index[start + 1:index.index("}")])
 
-    def check(self, schema: StructType, updating: bool) -> None:
+    def check(self, schema: StructType, updating: bool, instants: Sequence[str] = ()) -> None:
         """Flink's planning checks: the field exists with an allowed type; now() only for append-only input."""
         if self.system_time:
             if updating:
@@ -101,12 +107,12 @@ class IndexPattern:
         if self.field not in names:
             raise IndexPatternError(f"Unknown field '{self.field}' in index pattern '{self.text}', please check the field name. "
                               "(option 'index')")
-        root = flink_type_root(schema[self.field].dataType)
+        root = flink_type_root(schema[self.field].dataType, self.field in instants)
         if root not in _SUPPORTED:
             raise IndexPatternError(f"Unsupported type {root} of index field, Supported types are: {_SUPPORTED} "
                               f"(option 'index' = '{self.text}')")
         if self.date_format is not None:
-            if root not in ("DATE", "TIMESTAMP_WITHOUT_TIME_ZONE"):
+            if root not in ("DATE", "TIMESTAMP_WITHOUT_TIME_ZONE", _LTZ):
                 raise IndexPatternError(f"Unsupported type '{root}' found in Elasticsearch dynamic index field, time-related "
                                   f"pattern only support types are: DATE,TIME,TIMESTAMP. (option 'index' = '{self.text}')")
             java_pattern_parts(self._format(root), self.text)
@@ -114,10 +120,11 @@ class IndexPattern:
     def _format(self, root: str) -> str:
         if self.date_format:
             return self.date_format
-        return _DEFAULT_FORMATS["DATE" if root == "DATE" else "TIMESTAMP"]
+        return _DEFAULT_FORMATS["DATE" if root == "DATE" else "TIMESTAMP_LTZ" if root == _LTZ else "TIMESTAMP"]
 
-    def generate(self, batch: pa.RecordBatch, zone: str = "UTC") -> Union[str, pa.Array]:
-        """The index of every row: one string for a static pattern, else a string array."""
+    def generate(self, batch: pa.RecordBatch, zone: str = "UTC", instants: Sequence[str] = ()) -> Union[str, pa.Array]:
+        """The index of every row: one string for a static pattern, else a string array. ``zone`` renders now() and
+        the TIMESTAMP_LTZ columns named in ``instants``."""
         if not self.dynamic:
             return self.text
         if self.system_time:
@@ -126,8 +133,9 @@ class IndexPattern:
             return self.prefix + text + self.suffix
         column = batch.column(batch.schema.get_field_index(self.field))
         if self.date_format is not None:
-            root = "DATE" if pa.types.is_date(column.type) else "TIMESTAMP"
-            text = format_times(column, self._format(root), "UTC", self.text)
+            instant = self.field in instants and pa.types.is_timestamp(column.type)
+            root = "DATE" if pa.types.is_date(column.type) else _LTZ if instant else "TIMESTAMP"
+            text = format_times(column, self._format(root), zone if instant else "UTC", self.text)
         elif pa.types.is_date(column.type):  # Flink prints a DATE's internal value, the epoch day
             text = column.cast(pa.int32()).cast(pa.string())
         elif pa.types.is_timestamp(column.type):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 import pyarrow as pa
 import pytest
@@ -50,7 +51,7 @@ def test_union_of_the_3x_and_4x_option_sets_is_accepted():
     assert (c.max_actions, c.max_bytes, c.interval_s) == (-1, -1, 0.0)
     assert c.backoff_delays() == pytest.approx([0.1, 0.2, 0.4])
     assert c.socket_timeout_s == 30 and c.path_prefix == "/v1"
-    assert config("elasticsearch-8", **{"sink.bulk-flush.max-buffered-actions": "100"}).flavor.name == "elasticsearch-8"
+    assert config("elasticsearch-8", **{"sink.bulk-flush.max-buffered-actions": "2000"}).flavor.name == "elasticsearch-8"
 
 
 def test_exactly_once_is_refused_with_flinks_message():
@@ -135,3 +136,81 @@ def test_a_lone_update_before_deletes_the_document_and_one_followed_by_its_updat
     actions = [line.split("\n")[0] for line in builder.build(batch).to_pylist()]
     assert actions == ['{"delete":{"_index":"users","_id":"k1"}}', '{"update":{"_index":"users","_id":"k2"}}',
                        '{"update":{"_index":"users","_id":"k3"}}']
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"sink.bulk-flush.max-actions": "0"}, "'sink.bulk-flush.max-actions' must be at least 1. Got: 0"),
+    ({"sink.bulk-flush.max-size": "0"}, "'sink.bulk-flush.max-size' must be in MB granularity. Got: 0"),
+    ({"sink.bulk-flush.interval": "0"}, "Max time in buffer must be positive. (option 'sink.bulk-flush.interval' = '0'"),
+    ({"sink.bulk-flush.max-in-flight-actions": "0"}, "Max in flight requests must be positive. (option 'sink.bulk-flush.max-in-flight-actions' = 0)"),
+    ({"sink.bulk-flush.max-buffered-actions": "1000"},
+     "The maximum number of requests that may be buffered should be strictly greater than the maximum number of requests per "
+     "batch. (options 'sink.bulk-flush.max-buffered-actions' = 1000 and 'sink.bulk-flush.max-actions' = 1000)"),
+    ({"sink.bulk-flush.max-actions": "50", "sink.bulk-flush.max-buffered-actions": "20"}, "strictly greater"),
+])
+def test_elasticsearch_8_rules_of_the_async_sink(extra, message):
+    """elasticsearch-8 is Flink's AsyncSink: no trigger can be disabled, and its buffer must exceed a bulk request."""
+    with pytest.raises(OptionError) as caught:
+        config("elasticsearch-8", **extra)
+    assert message in str(caught.value)
+    config("elasticsearch-7", **{k: v for k, v in extra.items() if "buffered" not in k and "in-flight" not in k})  # 6/7: 0 disables
+    good = config("elasticsearch-8", **{"sink.bulk-flush.max-actions": "50", "sink.bulk-flush.max-buffered-actions": "51"})
+    assert good.max_actions == 50
+
+
+def test_failure_handler_is_honoured_with_a_warning_that_it_is_a_3x_option(caplog):
+    from kindling.connectors.elasticsearch import options
+
+    options._warned.discard("failure-handler")
+    with caplog.at_level(logging.WARNING, logger=options.__name__):
+        assert config().failure_handler == "fail"  # the default: no warning
+        assert not caplog.records
+        assert config(**{"failure-handler": "ignore"}).failure_handler == "ignore"
+        config(**{"failure-handler": "ignore"})  # once per process
+    assert [r.getMessage() for r in caplog.records] == [
+        "elasticsearch-7 sink option: option 'failure-handler' is a Flink 3.x option (the legacy SinkFunction of Flink 1.x); "
+        "Flink 2.x's connector rejects it. kindling honours it: 'ignore'"]
+
+
+def test_retry_on_conflicts_becomes_the_updates_retry_on_conflict():
+    schema = StructType([StructField("a", StringType()), StructField("b", LongType())])
+    batch = pa.RecordBatch.from_arrays([pa.array(["k1"]), pa.array([1])], names=schema.names)
+    keyed = {"kindling.table.primary-key": "a"}
+    assert config(**keyed).retry_on_conflict == -1
+    line = ActionBuilder(config(**keyed), schema).build(batch).to_pylist()[0].split("\n")[0]
+    assert line == '{"update":{"_index":"users","_id":"k1"}}'
+    line = ActionBuilder(config(**keyed, **{"sink.retry-on-conflicts": "3"}), schema).build(batch).to_pylist()[0].split("\n")[0]
+    assert line == '{"update":{"_index":"users","_id":"k1","retry_on_conflict":3}}'
+    with pytest.raises(OptionError, match="'sink.retry-on-conflicts' = -2: give a number of retries"):
+        config(**{"sink.retry-on-conflicts": "-2"})
+
+
+def test_https_trust_options(tmp_path):
+    ca = tmp_path / "ca.pem"
+    with pytest.raises(OptionError, match="option 'kindling.ssl.ca-certificate' = '.*missing.pem': cannot read the file"):
+        config(hosts="https://h:9200", **{"kindling.ssl.ca-certificate": str(tmp_path / "missing.pem")})
+    ca.write_text("not a certificate")
+    with pytest.raises(OptionError, match="the file holds no PEM certificate"):
+        config(hosts="https://h:9200", **{"kindling.ssl.ca-certificate": str(ca)})
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    with pytest.raises(OptionError, match="'kindling.ssl.ca-certificate' is set but no host of option 'hosts' uses https"):
+        config(**{"kindling.ssl.ca-certificate": str(ca)})
+    with pytest.raises(OptionError, match="options 'ssl.certificate-fingerprint' and 'kindling.ssl.ca-certificate' are both set"):
+        config(hosts="https://h:9200", **{"kindling.ssl.ca-certificate": str(ca), "ssl.certificate-fingerprint": "AB" * 32})
+    assert config(hosts="https://h:9200", **{"kindling.ssl.ca-certificate": str(ca)}).ca_certificates.startswith("-----BEGIN")
+
+
+def test_timestamp_ltz_index_fields_are_rendered_in_the_session_time_zone():
+    """A TIMESTAMP_LTZ column (an instant) formats in the session's zone with Flink's LTZ default 'yyyy_MM_dd_HH_mm_ssX';
+    a TIMESTAMP formats the wall-clock time it holds, whatever the zone."""
+    ts = pa.array([dt.datetime(2020, 3, 27, 20, 25, 55)], pa.timestamp("us", tz="UTC"))
+    batch = pa.RecordBatch.from_arrays([pa.array(["k"]), pa.array([1]), ts, pa.array([True]), pa.array([1.0])], names=SCHEMA.names)
+    instant = config(**{"kindling.table.instant-columns": "ts"}).instant_fields
+    assert instant == ("ts",)
+    assert IndexPattern.parse("i-{ts|yyyy-MM-dd HH}").generate(batch, "Asia/Shanghai", instant).to_pylist() == ["i-2020-03-28 04"]
+    assert IndexPattern.parse("i-{ts|}").generate(batch, "Asia/Shanghai", instant).to_pylist() == ["i-2020_03_28_04_25_55+08"]
+    assert IndexPattern.parse("i-{ts|}").generate(batch, "UTC", instant).to_pylist() == ["i-2020_03_27_20_25_55Z"]
+    assert IndexPattern.parse("i-{ts|yyyy-MM-dd HH}").generate(batch, "Asia/Shanghai").to_pylist() == ["i-2020-03-27 20"]
+    IndexPattern.parse("i-{ts|yyyy}").check(SCHEMA, False, instant)
+    with pytest.raises(OptionError, match="Unsupported type BOOLEAN"):
+        IndexPattern.parse("i-{ok|yyyy}").check(SCHEMA, False, ("ok",))
