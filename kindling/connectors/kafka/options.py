@@ -87,44 +87,66 @@ VALUE_FIELDS_INCLUDE = enum_option(
     "value.fields-include", ("ALL", "EXCEPT_KEY"), "ALL",
     "Whether the value also carries the key fields ('ALL') or only the other columns ('EXCEPT_KEY').")
 
+# A SQL table is read and written with the same WITH options, as in Flink (one option set per connector): the source
+# accepts the sink's options and the sink the source's, each ignoring the other's.
+_SOURCE_ONLY = [
+    string_option("topic-pattern", None, "Regular expression; every topic whose whole name matches is read."),
+    string_option("properties.group.id", None, "Consumer group whose committed offsets 'group-offsets' starts from."),
+    enum_option("scan.startup.mode", STARTUP_MODES, "group-offsets", "Where a new job starts reading."),
+    int_option("scan.startup.timestamp-millis", None,
+               "Start at the first record at or after this epoch timestamp (ms), for scan.startup.mode 'timestamp'.",
+               minimum=0),
+    string_option("scan.startup.specific-offsets", None,
+                  "Start offsets for scan.startup.mode 'specific-offsets': 'partition:0,offset:42;partition:1,offset:300'."),
+    enum_option("scan.bounded.mode", BOUNDED_MODES, "unbounded",
+                "Where a bounded read ends; the job FINISHES when every partition reached it."),
+    int_option("scan.bounded.timestamp-millis", None,
+               "End before the first record at or after this epoch timestamp (ms), for scan.bounded.mode 'timestamp'.",
+               minimum=0),
+    string_option("scan.bounded.specific-offsets", None,
+                  "End offsets (exclusive) for scan.bounded.mode 'specific-offsets': 'partition:0,offset:42;partition:1,offset:300'."),
+    duration_option("scan.topic-partition-discovery.interval", timedelta(minutes=5),
+                    "How often new partitions (and topics matching topic-pattern) are looked for; 0 disables."),
+    int_option("scan.max-records-per-trigger", None,
+               "At most this many records per micro-batch, shared fairly by the partitions.", minimum=1),
+    string_option("scan.watermark.alignment.group", None,
+                  "Watermark alignment group: partitions of every source in the group may not run ahead of the "
+                  "slowest by more than 'scan.watermark.alignment.max-drift'."),
+    duration_option("scan.watermark.alignment.max-drift", None,
+                    "How far (event time) a partition may run ahead of the slowest partition of its alignment group."),
+    duration_option("scan.watermark.alignment.update-interval", timedelta(seconds=1),
+                    "How often the alignment group's slowest event time is recomputed."),
+    string_option(EOF_RECORD_EVALUATOR, None,
+                  "Internal (set by KafkaSource.builder().set_eof_record_evaluator): a partition ends before its "
+                  "first record this predicate accepts (FLIP-208)."),
+    duration_option("scan.watermark.idle-timeout", None,
+                    "A partition without new records for this long does not hold back watermark alignment."),
+]
+
+_SINK_ONLY = [
+    enum_option("sink.delivery-guarantee", DELIVERY_GUARANTEES, "at-least-once",
+                "'at-least-once': every micro-batch waits for the broker's acknowledgements; 'none': no checks; "
+                "'exactly-once': each micro-batch is published in one Kafka transaction by the driver, fenced by batch id."),
+    enum_option("sink.partitioner", PARTITIONERS, "default",
+                "'default': by key hash (sticky without a key); 'round-robin'; 'fixed': one partition per Spark task."),
+    int_option("sink.parallelism", None,
+               "'exactly-once': transactional producers that publish each micro-batch in parallel from the driver "
+               "(default 1: one transaction per batch); fixed for a transactional-id prefix by its first commit. "
+               "Other guarantees: accepted, Spark's partitioning decides.", minimum=1),
+    string_option("sink.transactional-id-prefix", None,
+                  "Required for 'exactly-once': transactional id '<prefix>-<topic>' and marker group '<prefix>-commits'; "
+                  "one prefix per job (checkpoint)."),
+]
+
 SOURCE_OPTIONS = OptionSet(
     "kafka source",
     [
         string_option("topic", None, "Topic(s) to read: one name or a ';'-separated list."),
-        string_option("topic-pattern", None, "Regular expression; every topic whose whole name matches is read."),
-        string_option("properties.group.id", None, "Consumer group whose committed offsets 'group-offsets' starts from."),
-        enum_option("scan.startup.mode", STARTUP_MODES, "group-offsets", "Where a new job starts reading."),
-        int_option("scan.startup.timestamp-millis", None,
-                   "Start at the first record at or after this epoch timestamp (ms), for scan.startup.mode 'timestamp'.",
-                   minimum=0),
-        string_option("scan.startup.specific-offsets", None,
-                      "Start offsets for scan.startup.mode 'specific-offsets': 'partition:0,offset:42;partition:1,offset:300'."),
-        enum_option("scan.bounded.mode", BOUNDED_MODES, "unbounded",
-                    "Where a bounded read ends; the job FINISHES when every partition reached it."),
-        int_option("scan.bounded.timestamp-millis", None,
-                   "End before the first record at or after this epoch timestamp (ms), for scan.bounded.mode 'timestamp'.",
-                   minimum=0),
-        string_option("scan.bounded.specific-offsets", None,
-                      "End offsets (exclusive) for scan.bounded.mode 'specific-offsets': 'partition:0,offset:42;partition:1,offset:300'."),
-        duration_option("scan.topic-partition-discovery.interval", timedelta(minutes=5),
-                        "How often new partitions (and topics matching topic-pattern) are looked for; 0 disables."),
-        int_option("scan.max-records-per-trigger", None,
-                   "At most this many records per micro-batch, shared fairly by the partitions.", minimum=1),
-        string_option("scan.watermark.alignment.group", None,
-                      "Watermark alignment group: partitions of every source in the group may not run ahead of the "
-                      "slowest by more than 'scan.watermark.alignment.max-drift'."),
-        duration_option("scan.watermark.alignment.max-drift", None,
-                        "How far (event time) a partition may run ahead of the slowest partition of its alignment group."),
-        duration_option("scan.watermark.alignment.update-interval", timedelta(seconds=1),
-                        "How often the alignment group's slowest event time is recomputed."),
         enum_option("key.format", FORMATS, None, "Format of the record keys, read into the 'key.fields' columns."),
         string_option("key.fields", None, "Columns read from the record key, ';'-separated (needs 'key.format')."),
         VALUE_FIELDS_INCLUDE,
-        string_option(EOF_RECORD_EVALUATOR, None,
-                      "Internal (set by KafkaSource.builder().set_eof_record_evaluator): a partition ends before its "
-                      "first record this predicate accepts (FLIP-208)."),
-        duration_option("scan.watermark.idle-timeout", None,
-                        "A partition without new records for this long does not hold back watermark alignment."),
+        *_SOURCE_ONLY,
+        *_SINK_ONLY,
         *_COMMON,
     ],
     prefixes=("properties.", *property_prefixes()),
@@ -136,19 +158,9 @@ SINK_OPTIONS = OptionSet(
         string_option("topic", None, "Topic to write to.", required=True),
         enum_option("key.format", FORMATS, None, "Format of the record keys, built from 'key.fields'."),
         string_option("key.fields", None, "Columns that form the record key, ';'-separated (needs 'key.format')."),
-        enum_option("sink.delivery-guarantee", DELIVERY_GUARANTEES, "at-least-once",
-                    "'at-least-once': every micro-batch waits for the broker's acknowledgements; 'none': no checks; "
-                    "'exactly-once': each micro-batch is published in one Kafka transaction by the driver, fenced by batch id."),
-        enum_option("sink.partitioner", PARTITIONERS, "default",
-                    "'default': by key hash (sticky without a key); 'round-robin'; 'fixed': one partition per Spark task."),
-        int_option("sink.parallelism", None,
-                   "'exactly-once': transactional producers that publish each micro-batch in parallel from the driver "
-                   "(default 1: one transaction per batch); fixed for a transactional-id prefix by its first commit. "
-                   "Other guarantees: accepted, Spark's partitioning decides.", minimum=1),
-        string_option("sink.transactional-id-prefix", None,
-                      "Required for 'exactly-once': transactional id '<prefix>-<topic>' and marker group '<prefix>-commits'; "
-                      "one prefix per job (checkpoint)."),
         VALUE_FIELDS_INCLUDE,
+        *_SINK_ONLY,
+        *_SOURCE_ONLY,
         *_COMMON,
     ],
     prefixes=("properties.", *property_prefixes()),
