@@ -8,8 +8,9 @@ several times per query. When Spark's home is this interpreter's own PySpark whe
 exactly the modules installed beside them with cached bytecode, so kindling starts workers
 through a small launcher that drops the two zips from ``PYTHONPATH`` and runs this interpreter.
 
-Only for masters on this machine (the launcher is a file here); a remote cluster's executors run
-the configured interpreter as before.
+The launcher also sends the ``transformWithState`` driver worker's progress prints (which Spark copies
+to the driver's console) to /dev/null. Only for masters on this machine (the launcher is a file
+here); a remote cluster's executors run the configured interpreter as before.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import List, Optional
+
+
+_TWS_DRIVER_WORKER = "pyspark.sql.streaming.transform_with_state_driver_worker"
 
 
 def source_zips() -> List[Path]:
@@ -59,6 +63,11 @@ def launcher(python: str = sys.executable, directory: Optional[Path] = None) -> 
         "done\n"
         "unset IFS\n"
         'PYTHONPATH=$kept\nexport PYTHONPATH\n'
+        # PySpark's transformWithState driver worker prints five progress lines to its stdout, which Spark copies
+        # to the driver's console on every keyed query's first micro-batch; it talks to the JVM over a socket.
+        'case "$*" in\n'
+        f'  *{_TWS_DRIVER_WORKER}*) exec {shlex.quote(python)} "$@" >/dev/null ;;\n'
+        'esac\n'
         f'exec {shlex.quote(python)} "$@"\n'
     )
     digest = hashlib.sha256(script.encode()).hexdigest()[:16]
