@@ -195,6 +195,12 @@ class Connector:
         insert-only); an append-only sink makes the planner refuse such a query naming the table."""
         return True
 
+    @classmethod
+    def needs_retractions(cls, options: Mapping[str, str]) -> bool:
+        """Whether the sink writes every change as it is (a changelog format: Debezium, Canal, Maxwell), so an update
+        must reach it as ``-U`` then ``+U`` (Flink's retract changelog) rather than as an upsert of the new row alone."""
+        return False
+
     # Whether the table can be looked up by key (Flink's LookupTableSource): the dimension of a lookup join.
     supports_lookup: ClassVar[bool] = False
 

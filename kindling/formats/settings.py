@@ -69,11 +69,12 @@ def format_options(prefix: str = "") -> list[ConfigOption[Any]]:
         bool_option(prefix + "csv.ignore-parse-errors", False,
                     "Skip records that are not valid CSV for the schema instead of failing (counted and logged)."),
         *confluent_options(prefix),
-        *_changelog_options(prefix),
+        *changelog_options(prefix),
     ]
 
 
-def _changelog_options(prefix: str) -> list[ConfigOption[Any]]:
+def changelog_options(prefix: str = "") -> list[ConfigOption[Any]]:
+    """The options of the changelog formats (``debezium-json.*``, ``canal-json.*``, ``maxwell-json.*``)."""
     options: list[ConfigOption[Any]] = []
     for name in CHANGELOG_FORMATS:
         key = prefix + name + "."
@@ -168,5 +169,5 @@ def field_delimiter(value: str, context: str) -> str:
     return text
 
 
-__all__ = ["FORMATS", "FormatError", "FormatSettings", "arrow_type", "field_delimiter", "format_options",
+__all__ = ["FORMATS", "FormatError", "FormatSettings", "arrow_type", "changelog_options", "field_delimiter", "format_options",
            "format_settings"]

@@ -465,7 +465,10 @@ class SqlSession:
     # --- planning -----------------------------------------------------------------------------
     def _plan_insert(self, insert: ddl.Insert) -> tuple[PlannedQuery, CatalogTable]:
         table = self.catalog.table(insert.table, line=insert.line, construct="INSERT")
-        planned = self._plan(insert.query, insert.query_line, construct=f"INSERT INTO {insert.table}")
+        # A changelog format writes each change as an envelope: an update must reach it as -U and +U (Flink's retract
+        # changelog), not as Spark's update mode's upsert of the new value alone.
+        retractions = get_connector(table.connector).needs_retractions(table.connector_options())
+        planned = self._plan(insert.query, insert.query_line, construct=f"INSERT INTO {insert.table}", retractions=retractions)
         targets = table.sink_columns()
         target_names = [c.name for c in targets]
         if insert.columns:
@@ -501,12 +504,17 @@ class SqlSession:
         return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names,
                             planned.changelog, window_end), table
 
-    def _plan(self, text: str, line: int, construct: str) -> PlannedQuery:
-        """Translate, register what the query reads, let Spark plan it, and decide its changelog."""
+    def _plan(self, text: str, line: int, construct: str, retractions: bool = False) -> PlannedQuery:
+        """Translate, register what the query reads, let Spark plan it, and decide its changelog.
+
+        With ``retractions`` an updating query is planned as Flink's retract changelog (``+I``, ``-U``/``+U``, ``-D``
+        in ``ROWKIND_COLUMN``), for a sink that writes every change (a changelog format)."""
         if not significant(tokenize(text)):
             raise SqlError("the query is empty", line=line, construct=construct)
         registered: dict[str, tuple[bool, bool]] = {}
-        df, (bounded, event_time) = self._frame(text, line, construct, registered, outermost=True)
+        df, (bounded, event_time) = self._frame(text, line, construct, registered, outermost=not retractions)
+        if retractions and not self.batch and ROWKIND_COLUMN not in df.columns and self._output_mode(df, line, construct) != "append":
+            df = self._changelog(df, text, line, construct, registered, ())
         if self.batch:  # a batch job's result is final: insert-only, whatever the query
             if LATE_WATERMARK_COLUMN in df.columns:  # a reconciliation's tag, carried by SELECT * up to here
                 df = df.drop(LATE_WATERMARK_COLUMN)
@@ -609,8 +617,28 @@ class SqlSession:
                 error = _spark_error(exc, line, construct)
                 self.catalog.get(missing.group(1).split("`.`")[-1], line=error.line, construct=construct)
             raise _spark_error(exc, line, construct) from None
+        self._refuse_lost_changes(df, [n for n in used if n in registered], line)
         flags = [registered[n] for n in used if n in registered]
         return df, (all(f[0] for f in flags) if flags else True, any(f[1] for f in flags))
+
+    def _refuse_lost_changes(self, df: DataFrame, names: list[str], line: int) -> None:
+        """Refuse a query that Spark would run over an updating table or view's changelog rows as if each were an
+        insertion (a join, set operation, window or OVER aggregation over them): its -U/-D rows would be counted as new
+        rows. Projections, filters, GROUP BY and Top-N over one updating input are planned on its changelog before
+        this point; anything that reaches Spark with a changelog input is another shape."""
+        plan = df._jdf.queryExecution().analyzed().toString()
+        read = _views_read(plan)
+        updating = [n for n in names if _spark_name(n) in read and ROWKIND_COLUMN in self.spark.table(_spark_name(n)).columns]
+        if not updating:
+            return
+        shapes = (("Join ", "JOIN"), ("Window [", "OVER aggregation"), ("Union ", "UNION"), ("Intersect ", "INTERSECT"),
+                  ("Except ", "EXCEPT"), ("Aggregate [", "window aggregation"), ("Generate ", "table function"),
+                  ("Expand ", "GROUPING SETS"))
+        shape = next((label for marker, label in shapes if marker in plan), "query")
+        raise SqlError(f"{shape} over the updating table or view '{updating[0]}' is not supported: its rows carry updates and "
+                       "deletes (-U/+U/-D), which this operator would read as insertions", line=line,
+                       construct=f"{shape} over an updating table",
+                       hint="a projection, filter, GROUP BY or Top-N over the one updating table or view")
 
     def _ranking_frame(self, top_n: TopN, construct: str, registered: dict[str, tuple[bool, bool]],
                        stack: tuple[str, ...], outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
@@ -672,12 +700,19 @@ class SqlSession:
 
     def _single_source(self, query: Union[GroupAggregation, Projection], construct: str, registered: dict[str, tuple[bool, bool]],
                        stack: tuple[str, ...]) -> Optional[_Source]:
-        """A query's single FROM subquery or SQL view, planned; None for tables, API views and joins."""
+        """A query's single FROM subquery, SQL view or changelog table, planned; None for other tables, API views and joins."""
         if query.source_query is not None:
             df, flags = self._frame(query.source_query, query.source_line, construct, registered, stack)
             return _Source(df, flags, query.source_query, query.source_line)
         name = query.source_name
         view = self.catalog.objects.get(name) if name is not None else None
+        if isinstance(view, CatalogTable) and name not in stack:
+            self._register(name, registered, query.source_line, stack)
+            table = self.spark.table(_spark_name(name))
+            if ROWKIND_COLUMN not in table.columns:
+                return None  # an append-only table: Spark reads it in the query as written
+            # a table of a changelog format: its rows, each with its kind, are the updating input
+            return _Source(table, registered[name], f"SELECT * FROM {_quote(name)}", query.source_line, [], stack)
         if not isinstance(view, CatalogView) or view.frame is not None or name in stack:
             return None
         self._register(name, registered, query.source_line, stack)  # planned once per statement, as for any view
@@ -1025,6 +1060,23 @@ def _api_view_frame(frame: Any) -> tuple[DataFrame, tuple[bool, bool]]:
             columns.append(F.col(ROWTIME).alias("rowtime"))
         return df.select(*columns), (frame.is_bounded, frame._event_time)
     return frame, (not frame.isStreaming, False)
+
+
+def _views_read(plan: str) -> set[str]:
+    """The temporary views an analyzed plan (its tree as text) reads directly, not those inside another view's plan."""
+    names: set[str] = set()
+    inside: Optional[int] = None  # the depth of the view whose subtree is being skipped
+    for line in plan.splitlines():
+        depth = len(line) - len(line.lstrip(" +-:"))
+        if inside is not None:
+            if depth > inside:
+                continue
+            inside = None
+        match = re.match(r"View \(`([^`]+)`", line[depth:])
+        if match:
+            names.add(match.group(1))
+            inside = depth
+    return names
 
 
 def _aggregates(df: DataFrame) -> bool:

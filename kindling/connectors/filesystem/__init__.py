@@ -33,6 +33,7 @@ from kindling.connectors.filesystem.builder import (
     RollingPolicy,
 )
 from kindling.connectors.filesystem.options import SINK_OPTIONS, SOURCE_OPTIONS, sink_config, source_config
+from kindling.formats.changelog import CHANGELOG_FORMATS
 from kindling.options import ParsedOptions
 
 
@@ -80,8 +81,17 @@ class FileSystemConnector(Connector):
         return options.get("source.monitor-interval") is None
 
     @classmethod
+    def produces_changelog(cls, options: ParsedOptions) -> bool:
+        return options.get("format") in CHANGELOG_FORMATS
+
+    @classmethod
+    def needs_retractions(cls, options: Mapping[str, str]) -> bool:
+        return options.get("format") in CHANGELOG_FORMATS
+
+    @classmethod
     def consumes_updates(cls, options: Mapping[str, str]) -> bool:
-        return False
+        """Only a changelog format writes updates and deletes (as Flink's filesystem sink does)."""
+        return options.get("format") in CHANGELOG_FORMATS
 
     @classmethod
     def on_bounded_finish(cls, options: Mapping[str, str], checkpoint: Optional[str] = None) -> None:

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kindling.connectors.filesystem.options import FileSystemConfig
+from kindling.row_layout import ROWKIND_COLUMN
 
 # Hive's FileUtils.escapePathName characters (plus control characters), escaped as %XX.
 _ESCAPED = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(0x20)}
@@ -107,7 +108,8 @@ class BucketAssigner:
         if self.datetime:
             yield from self._split_datetime(batch, now_ms)
             return
-        data = batch.select(self.data_columns) if self.keys else batch
+        # a changelog format's row kinds stay with the data (ROWKIND_COLUMN is not a partition column)
+        data = batch.select(self.data_columns + [c for c in batch.schema.names if c == ROWKIND_COLUMN]) if self.keys else batch
         if not self.keys:
             yield "", data
             return

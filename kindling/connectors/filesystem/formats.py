@@ -1,7 +1,9 @@
 """File formats: Parquet (a bulk format) and JSON lines / CSV (row formats), Arrow in and Arrow out.
 
 JSON and CSV are Flink's ``json`` and ``csv`` formats, shared with the Kafka connector: one
-record per line, no CSV header, timestamps in Flink's SQL standard. Row-format files can be
+record per line, no CSV header, timestamps in Flink's SQL standard. The changelog formats
+(``debezium-json``, ``canal-json``, ``maxwell-json``) are row formats too: one change envelope per
+line, read into rows with their row kinds (``ROWKIND_COLUMN``) and written from them. Row-format files can be
 concatenated byte-wise (compaction of row formats); Parquet files are merged by rewriting
 their records into one file.
 """
@@ -16,9 +18,12 @@ from pyspark.sql.types import StructType
 
 from kindling.connectors.filesystem.options import FileSystemConfig
 from kindling.formats import FormatSettings, RowEncoder, ValueDecoder
+from kindling.row_layout import ROWKIND_COLUMN
 
 
 def _settings(config: FileSystemConfig) -> FormatSettings:
+    if config.changelog_format is not None:
+        return config.changelog_format
     return FormatSettings(config.format, field_delimiter=config.field_delimiter)
 
 
@@ -39,7 +44,7 @@ class FileWriter:
             self._parquet = pq.ParquetWriter(stream, schema, compression=_codec(config))
         else:
             self._parquet = None
-            self._encoder = RowEncoder(_settings(config), schema.names)
+            self._encoder = RowEncoder(_settings(config), [n for n in schema.names if n != ROWKIND_COLUMN])
 
     def write(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
@@ -72,7 +77,8 @@ class FileWriter:
 
 
 def read_table(storage, path: str, data_schema: StructType, config: FileSystemConfig) -> pa.Table:
-    """Every record of one file, as Arrow columns of ``data_schema`` (partition columns excluded)."""
+    """Every record of one file, as Arrow columns of ``data_schema`` (partition columns excluded); a changelog
+    format's rows with their kinds in a last column, ``ROWKIND_COLUMN``."""
     from kindling.arrow import arrow_schema
 
     target = arrow_schema(data_schema)
@@ -89,13 +95,17 @@ def read_table(storage, path: str, data_schema: StructType, config: FileSystemCo
         return pa.Table.from_arrays(columns, schema=target)
     data = storage.read_bytes(path) or b""
     lines = [line for line in data.split(b"\n") if line.strip()]
+    changelog = config.changelog_format is not None
+    if changelog:
+        target = target.append(pa.field(ROWKIND_COLUMN, pa.string(), True))
     if not lines:
         return target.empty_table()
     decoded = ValueDecoder(data_schema, _settings(config)).decode(lines)
     if decoded.errors:
         index, error = decoded.errors[0]
         raise ValueError(f"filesystem source: line {index + 1} of {storage.uri(path)} is not valid {config.format}: {error}")
-    return pa.Table.from_arrays(decoded.arrays, schema=target)
+    arrays = decoded.arrays + ([decoded.kinds] if changelog else [])
+    return pa.Table.from_arrays(arrays, schema=target)
 
 
 def merge_files(storage, sources: Sequence[str], final_stream, config: FileSystemConfig) -> int:

@@ -16,6 +16,8 @@ from datetime import timedelta
 from typing import Any, Mapping, Optional
 
 from kindling.connectors.base import TABLE_PARTITION_KEYS
+from kindling.formats.changelog import CHANGELOG_FORMATS
+from kindling.formats.settings import FormatSettings, changelog_options, format_settings
 from kindling.options import (
     OptionError,
     OptionSet,
@@ -28,15 +30,16 @@ from kindling.options import (
     string_option,
 )
 
-FORMATS = ("parquet", "json", "csv")
-ROW_FORMATS = ("json", "csv")
-EXTENSIONS = {"parquet": ".parquet", "json": ".json", "csv": ".csv"}
+FORMATS = ("parquet", "json", "csv", *CHANGELOG_FORMATS)
+ROW_FORMATS = ("json", "csv", *CHANGELOG_FORMATS)
+EXTENSIONS = {"parquet": ".parquet", "json": ".json", "csv": ".csv", **{f: ".json" for f in CHANGELOG_FORMATS}}
 CODECS = ("SNAPPY", "ZSTD", "GZIP", "NONE", "UNCOMPRESSED", "LZ4", "BROTLI")
 DEFAULT_FILE_SIZE = 128 * 1024 * 1024
 
 _COMMON = (
     string_option("path", None, "The directory to write to or read from: a local path, file://... or s3://bucket/...", required=True),
-    enum_option("format", FORMATS, None, "The file format: parquet, json (one object per line) or csv (no header)."),
+    enum_option("format", FORMATS, None, "The file format: parquet, json (one object per line), csv (no header), or a changelog "
+                "format (debezium-json, canal-json, maxwell-json: one change envelope per line, read and written with row kinds)."),
     enum_option("parquet.compression", CODECS, "SNAPPY", "Parquet compression codec."),
     string_option("csv.field-delimiter", ",", "CSV field delimiter (one character)."),
     string_option("partition.default-name", "__DEFAULT_PARTITION__", "Directory value for a NULL or empty partition value."),
@@ -47,6 +50,7 @@ _COMMON = (
     string_option("s3.region", None, "S3 region; default: the AWS configuration's, else us-east-1."),
     string_option("s3.entropy.key", None, "A marker in the path replaced by random characters in data file paths."),
     int_option("s3.entropy.length", 4, "How many random characters replace s3.entropy.key.", minimum=1),
+    *changelog_options(),
 )
 
 _SINK_ONLY = (
@@ -108,6 +112,7 @@ class FileSystemConfig:
     entropy_key: Optional[str]
     entropy_length: int
     partition_keys: tuple[str, ...] = ()
+    changelog_format: Optional[FormatSettings] = None  # debezium-json, canal-json, maxwell-json and their options
     # sink
     file_size: int = DEFAULT_FILE_SIZE
     rollover_interval_ms: int = 30 * 60_000
@@ -136,7 +141,7 @@ def _millis(value: Optional[timedelta]) -> Optional[int]:
     return None if value is None else int(value / timedelta(milliseconds=1))
 
 
-def _common(parsed: ParsedOptions, context: str) -> dict[str, Any]:
+def _common(parsed: ParsedOptions, context: str, options: Mapping[str, Any]) -> dict[str, Any]:
     if parsed["format"] is None:
         raise OptionError(f"{context} option 'format' is required; allowed values: " + ", ".join(f"'{f}'" for f in FORMATS))
     path = str(parsed["path"]).strip()
@@ -164,6 +169,7 @@ def _common(parsed: ParsedOptions, context: str) -> dict[str, Any]:
         entropy_key=key or None,
         entropy_length=parsed["s3.entropy.length"],
         partition_keys=partition_keys,
+        changelog_format=format_settings(parsed, context, options) if parsed["format"] in CHANGELOG_FORMATS else None,
     )
 
 
@@ -171,7 +177,7 @@ def sink_config(options: Mapping[str, Any]) -> FileSystemConfig:
     """Validate sink options (unknown keys, bad values, rules between options) into a config."""
     context = "filesystem sink"
     parsed = SINK_OPTIONS.validate(options)
-    common = _common(parsed, context)
+    common = _common(parsed, context, options)
     policies = tuple(p.strip().lower() for p in (parsed.get("sink.partition-commit.policy.kind") or "").split(",") if p.strip())
     for policy in policies:
         if policy not in ("success-file", "metastore"):
@@ -230,7 +236,7 @@ def sink_config(options: Mapping[str, Any]) -> FileSystemConfig:
 def source_config(options: Mapping[str, Any]) -> FileSystemConfig:
     """Validate source options into a config."""
     parsed = SOURCE_OPTIONS.validate(options)
-    return FileSystemConfig(**_common(parsed, "filesystem source"), monitor_interval_ms=_millis(parsed.get("source.monitor-interval")))
+    return FileSystemConfig(**_common(parsed, "filesystem source", options), monitor_interval_ms=_millis(parsed.get("source.monitor-interval")))
 
 
 def _check_zone(zone: str, key: str, context: str) -> None:

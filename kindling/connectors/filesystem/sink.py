@@ -140,7 +140,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):
         for batch in iterator:
             if batch.num_rows == 0:
                 continue
-            batch = self._inserts_only(batch).select(self.columns)
+            batch = self._rows(batch)
             for bucket, rows in assigner.split(batch, now_ms):
                 current = open_files.get(bucket)
                 if current is None:
@@ -154,14 +154,17 @@ class FileStreamWriter(DataSourceStreamArrowWriter):
             staged.append(current.close())
         return FileCommitMessage(staged)
 
-    @staticmethod
-    def _inserts_only(batch: pa.RecordBatch) -> pa.RecordBatch:
+    def _rows(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The columns written: the user's, and each row's kind for a changelog format (which writes every kind)."""
         if ROWKIND_COLUMN not in batch.schema.names:
-            return batch
+            return batch.select(self.columns)
+        if self.config.changelog_format is not None:
+            return batch.select(self.columns + [ROWKIND_COLUMN])
         kinds = batch.column(batch.schema.get_field_index(ROWKIND_COLUMN))
         if not pc.all(pc.fill_null(pc.is_in(kinds, value_set=_INSERTS), True)).as_py():
-            raise ValueError("filesystem sink: the stream has updates or deletes (-U/-D rows); a file sink accepts insert-only streams")
-        return batch
+            raise ValueError("filesystem sink: the stream has updates or deletes (-U/-D rows); a file sink accepts insert-only streams "
+                             "unless its format is a changelog format (debezium-json, canal-json, maxwell-json)")
+        return batch.select(self.columns)
 
     def commit(self, messages, batchId: int) -> None:
         """Publish the batch exactly once (see commit_log); a replayed batch id is skipped."""

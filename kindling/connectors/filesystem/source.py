@@ -25,7 +25,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
 from kindling.arrow import arrow_schema
-from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, end_of_input_batch
+from kindling.connectors.base import EOS_COLUMN, EOS_OFFSET_KEY, ROWKIND_COLUMN, end_of_input_batch
 from kindling.connectors.filesystem.buckets import parse_partition_path
 from kindling.connectors.filesystem.formats import read_table
 from kindling.connectors.filesystem.options import FileSystemConfig, source_config
@@ -85,7 +85,7 @@ class FileStreamReader(DataSourceStreamReader):
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self.config: FileSystemConfig = source_config(options)
         self.schema = schema
-        user = [f for f in schema.fields if f.name != EOS_COLUMN]
+        user = [f for f in schema.fields if f.name not in (EOS_COLUMN, ROWKIND_COLUMN)]
         keys = set(self.config.partition_keys)
         self.partition_fields = [f for f in user if f.name in keys]
         self.data_schema = StructType([f for f in user if f.name not in keys])

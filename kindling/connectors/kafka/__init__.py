@@ -28,7 +28,7 @@ from kindling.connectors.kafka.builder import (
 from kindling.connectors.kafka.options import EOF_RECORD_EVALUATOR, SINK_OPTIONS, SOURCE_OPTIONS, sink_config, source_config
 from kindling.connectors.kafka.source import KafkaDataSource
 from kindling.formats.changelog import CHANGELOG_FORMATS
-from kindling.options import OptionError, ParsedOptions
+from kindling.options import ParsedOptions
 
 
 class KafkaConnector(Connector):
@@ -53,13 +53,11 @@ class KafkaConnector(Connector):
 
     @classmethod
     def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:
-        _refuse_changelog_format(options, "source")
         source_config(options)  # the rules between options (topic xor topic-pattern, startup modes, ...)
         return SOURCE_OPTIONS.validate(options)
 
     @classmethod
     def validate_sink(cls, options: Mapping[str, Any]) -> ParsedOptions:
-        _refuse_changelog_format(options, "sink")
         sink_config(options)  # exactly-once needs a transactional-id prefix, key.fields needs key.format, ...
         return SINK_OPTIONS.validate(options)
 
@@ -73,6 +71,10 @@ class KafkaConnector(Connector):
         return (options.get("format") or options.get("value.format")) in CHANGELOG_FORMATS
 
     @classmethod
+    def needs_retractions(cls, options: Mapping[str, str]) -> bool:
+        return (options.get("format") or options.get("value.format")) in CHANGELOG_FORMATS
+
+    @classmethod
     def consumes_updates(cls, options: Mapping[str, str]) -> bool:
         return (options.get("format") or options.get("value.format")) in CHANGELOG_FORMATS
 
@@ -81,16 +83,6 @@ class KafkaConnector(Connector):
         if (options.get("format") or options.get("value.format")) == "raw":
             return StructType([StructField("value", BinaryType(), True)])
         return None
-
-
-def _refuse_changelog_format(options: Mapping[str, Any], role: str) -> None:
-    """The changelog formats decode and encode (kindling.formats.changelog), but their row kinds do not yet travel
-    through a SQL query end to end (a Debezium delete read back as an insert): refused rather than a different answer."""
-    fmt = options.get("format") or options.get("value.format")
-    if fmt in CHANGELOG_FORMATS:
-        raise OptionError(f"kafka {role} option 'format' = '{fmt}' is not supported yet: the changelog formats "
-                          f"({', '.join(CHANGELOG_FORMATS)}) do not yet carry their row kinds through a query; "
-                          "use 'upsert-kafka' for an updating table")
 
 
 CONNECTOR = KafkaConnector

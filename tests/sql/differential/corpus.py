@@ -307,5 +307,36 @@ BATCH_QUERIES = [replace(e, id=B + e.id, mode="batch", upsert_key=()) for e in Q
            "SELECT c.city, SUM(o.amount) AS s FROM orders o JOIN customers c ON o.customer = c.customer GROUP BY c.city"),
 ]
 
-CORPUS: list[Entry] = EXPRESSIONS + QUERIES + BATCH_QUERIES
+# Updating tables read from change-data-capture formats (Flink's debezium-json, canal-json and maxwell-json formats,
+# docs/content/docs/connectors/table/formats/*.md): each change is a row kind that every operator after the source must
+# honour (a delete retracts, an update retracts the row before).
+CDC = "connectors/table/formats/debezium.md"
+_CDC_QUERIES = [
+    Entry("cdc-select", CDC, "SELECT * FROM order_changes"),
+    Entry("cdc-project-filter", CDC, "SELECT order_id, amount * 2 AS doubled FROM order_changes WHERE amount > 5"),
+    Entry("cdc-group-count-sum", CDC, "SELECT customer, COUNT(*) AS n, SUM(amount) AS total FROM order_changes GROUP BY customer"),
+    Entry("cdc-group-min-max-avg", CDC,
+          "SELECT item, MIN(amount) AS lo, MAX(amount) AS hi, AVG(amount) AS mean, COUNT(amount) AS c FROM order_changes GROUP BY item"),
+    Entry("cdc-global", CDC, "SELECT COUNT(*) AS n, SUM(amount) AS total, MAX(amount) AS hi FROM order_changes"),
+    Entry("cdc-count-distinct", CDC, "SELECT item, COUNT(DISTINCT customer) AS buyers FROM order_changes GROUP BY item"),
+    Entry("cdc-having", CDC, "SELECT customer, SUM(amount) AS total FROM order_changes GROUP BY customer HAVING SUM(amount) > 8"),
+    Entry("cdc-filtered-group", CDC,
+          "SELECT item, SUM(amount) AS total FROM (SELECT * FROM order_changes WHERE customer <> 'bob') GROUP BY item"),
+    Entry("cdc-nested-group", CDC,
+          "SELECT n, COUNT(*) AS customers FROM (SELECT customer, COUNT(*) AS n FROM order_changes GROUP BY customer) GROUP BY n"),
+    Entry("cdc-distinct", CDC, "SELECT DISTINCT item FROM order_changes"),
+    Entry("cdc-top-1", Q + "topn.md", "SELECT customer, order_id, amount FROM (SELECT customer, order_id, amount, ROW_NUMBER() OVER "
+          "(PARTITION BY customer ORDER BY amount DESC) AS rn FROM order_changes) WHERE rn = 1"),
+    Entry("cdc-join", Q + "joins.md", "SELECT c.order_id, cu.city FROM order_changes c JOIN customers cu ON c.customer = cu.customer"),
+    Entry("cdc-union", Q + "set-ops.md", "SELECT order_id FROM order_changes UNION ALL SELECT order_id FROM orders"),
+    Entry("cdc-canal-group", "connectors/table/formats/canal.md",
+          "SELECT customer, COUNT(*) AS n, SUM(amount) AS total FROM order_changes_canal GROUP BY customer"),
+    Entry("cdc-canal-select", "connectors/table/formats/canal.md", "SELECT * FROM order_changes_canal"),
+    Entry("cdc-maxwell-group", "connectors/table/formats/maxwell.md",
+          "SELECT item, SUM(amount) AS total, COUNT(*) AS n FROM order_changes_maxwell GROUP BY item"),
+    Entry("cdc-maxwell-select", "connectors/table/formats/maxwell.md", "SELECT * FROM order_changes_maxwell"),
+    _batch("cdc-select", CDC, "SELECT * FROM order_changes"),
+]
+
+CORPUS: list[Entry] = EXPRESSIONS + QUERIES + BATCH_QUERIES + _CDC_QUERIES
 assert len({e.id for e in CORPUS}) == len(CORPUS), "corpus ids must be unique"

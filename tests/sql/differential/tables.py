@@ -48,6 +48,54 @@ SHIPMENTS = [
 ]
 
 
+# Changes to an order table as a CDC tool publishes them (order_id, customer, item, amount), in order: creates,
+# snapshot reads ('r'), updates of a value, of a grouping key and from and to NULL, deletes (one of a row updated before).
+CHANGES = [
+    ("c", None, (1, "alice", "apple", 10)),
+    ("c", None, (2, "bob", "banana", 7)),
+    ("c", None, (3, "alice", "cherry", 3)),
+    ("u", (1, "alice", "apple", 10), (1, "alice", "apple", 12)),
+    ("c", None, (4, "carol", "apple", None)),
+    ("d", (2, "bob", "banana", 7), None),
+    ("u", (3, "alice", "cherry", 3), (3, "bob", "cherry", 3)),
+    ("c", None, (5, None, "durian", 20)),
+    ("u", (4, "carol", "apple", None), (4, "carol", "apple", 5)),
+    ("d", (5, None, "durian", 20), None),
+    ("c", None, (6, "dave", "apple", 10)),
+    ("r", None, (7, "erin", "elder", -4)),
+    ("u", (6, "dave", "apple", 10), (6, "dave", "banana", 10)),
+    ("d", (1, "alice", "apple", 12), None),
+    ("c", None, (8, "alice", "banana", 7)),
+]
+CHANGE_COLUMNS = ("order_id", "customer", "item", "amount")
+
+
+def _change_envelopes(fmt: str) -> list[dict]:
+    """CHANGES as the messages of one CDC format (Debezium, Canal or Maxwell) would carry them."""
+    out = []
+    for op, before, after in CHANGES:
+        old = dict(zip(CHANGE_COLUMNS, before)) if before else None
+        new = dict(zip(CHANGE_COLUMNS, after)) if after else None
+        if fmt == "debezium-json":
+            out.append({"before": old, "after": new, "op": op})
+            continue
+        kind = {"c": "insert", "r": "insert", "u": "update", "d": "delete"}[op]
+        changed = {k: v for k, v in (old or {}).items() if new is not None and new[k] != v}
+        if fmt == "canal-json":
+            message = {"data": [new or old], "type": kind.upper(), "database": "shop", "table": "orders"}
+            if kind == "update":
+                message["old"] = [changed]
+        else:  # maxwell-json
+            message = {"data": new or old, "type": kind, "database": "shop", "table": "orders"}
+            if kind == "update":
+                message["old"] = changed
+        out.append(message)
+    return out
+
+
+CHANGELOG_TABLES = {"order_changes": "debezium-json", "order_changes_canal": "canal-json", "order_changes_maxwell": "maxwell-json"}
+
+
 def write_data() -> None:
     """(Re)write the JSON files from the rows above."""
     tables = {
@@ -59,11 +107,18 @@ def write_data() -> None:
         path = DATA / name / f"{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(dict(zip(columns, row))) + "\n" for row in rows))
+    for name, fmt in CHANGELOG_TABLES.items():
+        path = DATA / name / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(message) + "\n" for message in _change_envelopes(fmt)))
 
 
 def ddl() -> list[str]:
-    """CREATE TABLE statements for the three bounded JSON sources, with watermarks 5 s behind."""
+    """CREATE TABLE statements for the three bounded JSON sources, with watermarks 5 s behind, and the order changes
+    in each changelog format (updating tables)."""
     return [
+        *[f"""CREATE TABLE {name} (order_id INT, customer STRING, item STRING, amount INT)
+WITH ('connector' = 'filesystem', 'path' = '{DATA / name}', 'format' = '{fmt}')""" for name, fmt in CHANGELOG_TABLES.items()],
         f"""CREATE TABLE orders (
   order_id INT, customer STRING, item STRING, amount INT, price DOUBLE, tag STRING, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
