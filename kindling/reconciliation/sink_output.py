@@ -9,11 +9,14 @@
 * ``elasticsearch-*``, ``opensearch``: every document of the (static) index after a refresh, as it stands.
 * ``upsert-kafka``: the same read, reduced to the last record per key (a tombstone deletes the key): the
   final value per key, which is what an updating result is compared by.
+* a changelog format (``debezium-json``, ``canal-json``, ``maxwell-json``) on ``kafka`` or ``filesystem``: the
+  envelopes' rows applied in order (an insert adds a row, a delete removes one): the rows they leave.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -21,6 +24,7 @@ import pyarrow as pa
 from confluent_kafka import OFFSET_BEGINNING
 from confluent_kafka import KafkaError as _KafkaError
 
+from kindling.formats.changelog import CHANGELOG_FORMATS
 from kindling.reconciliation.checkpoint import CheckpointError
 from kindling.reconciliation.compare import Row
 
@@ -130,7 +134,28 @@ def _filesystem_snapshot(table: "CatalogTable", config: Any, storage: Any, log: 
         notes.append(f"{len(pending)} file(s) of '{table.name}' were committed to the checkpoint but not yet rolled into view "
                      "at its micro-batch; their rows are compared too")
     rows = [tuple(r.values()) for data in tables for r in data.to_pylist()]
+    if config.changelog_format is not None:  # change envelopes: the rows they leave, each row's kind in the last column
+        return applied_changelog(rows, table.name, notes), notes
     return rows, notes
+
+
+def applied_changelog(changes: list[tuple], table: str, notes: list[str]) -> list[Row]:
+    """Changelog rows (the row kind last) applied in order to a multiset: +I/+U add a row, -U/-D remove one. A removal of
+    a row the changes never added is told in ``notes`` (a sink written outside the job, or by another)."""
+    final: Counter = Counter()
+    unmatched = 0
+    for change in changes:
+        row, kind = change[:-1], change[-1]
+        if kind in ("-U", "-D"):
+            if final[row] > 0:
+                final[row] -= 1
+            else:
+                unmatched += 1
+        else:
+            final[row] += 1
+    if unmatched:
+        notes.append(f"{unmatched} deletion(s) in '{table}' remove a row its changes never added; they are ignored")
+    return list((+final).elements())
 
 
 def _kafka_rows(session: "SqlSession", table: "CatalogTable") -> tuple[list[Row], list[str]]:
@@ -140,7 +165,20 @@ def _kafka_rows(session: "SqlSession", table: "CatalogTable") -> tuple[list[Row]
     notes = []
     if table.options.get("sink.delivery-guarantee", "").lower() != "exactly-once":
         notes.append(f"the kafka sink of '{table.name}' is not exactly-once: after a failure it may hold records twice")
+    if (table.options.get("format") or table.options.get("value.format")) in CHANGELOG_FORMATS:
+        return applied_changelog(_changes_read(session, table, options), table.name, notes), notes
     return _scanned_rows(session, table, options), notes
+
+
+def _changes_read(session: "SqlSession", table: "CatalogTable", options: dict[str, str]) -> list[Row]:
+    """A changelog format's rows read back through the table's own connector, each with its row kind last."""
+    from kindling.connectors.base import ROWKIND_COLUMN, Source
+
+    readback = dataclasses.replace(table, options=options, watermark=None)
+    source = Source(readback.connector, readback.connector_options(), readback.source_schema())
+    names = [c.name for c in table.sink_columns()]
+    df = session.env.read_bounded(source).select(*[f"`{n}`" for n in names], ROWKIND_COLUMN)
+    return [tuple(row.values()) for row in df.toArrow().to_pylist()]
 
 
 def _scanned_rows(session: "SqlSession", table: "CatalogTable", options: dict[str, str]) -> list[Row]:

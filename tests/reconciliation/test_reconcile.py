@@ -333,6 +333,55 @@ def _first_key(kafka, topic: str) -> bytes:
         consumer.close()
 
 
+DEBEZIUM_TOTALS = """\
+CREATE TABLE page_totals (page STRING, clicks BIGINT) WITH (
+  'connector' = 'kafka', 'topic' = '{out}', 'properties.bootstrap.servers' = '{servers}', 'format' = 'debezium-json');
+INSERT INTO page_totals SELECT page, COUNT(*) FROM clicks GROUP BY page;"""
+
+
+def test_an_updating_result_in_a_changelog_format_is_compared_by_the_rows_its_changes_leave(spark, kafka, topic, tmp_path):
+    out = f"{topic}-changes"
+    kafka.create_topic(out, partitions=1)
+    job = ClickJob(spark, kafka, topic, tmp_path, sink=DEBEZIUM_TOTALS, out=out, table="page_totals")
+    try:
+        job.send(_clicks(range(0, 30)))
+        job.start()
+        job.wait_for_watermark(25)
+        job.send(_clicks(range(30, 60)))  # every page's count changes: the topic holds deletes of the old rows
+        job.wait_for_watermark(55)
+        job.stop()
+        report = job.reconcile()
+        assert report.full_match, str(report)
+        assert report.sinks[0].comparison.matched == 3
+        rows = _rows_left(kafka, out)
+        assert sorted(page for page, _ in rows) == ["p0", "p1", "p2"]
+        page, clicks = rows[0]
+        producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+        producer.produce(out, value=json.dumps({"before": {"page": page, "clicks": clicks}, "after": None, "op": "d"}).encode())
+        assert producer.flush(30) == 0  # the row deleted outside kindling
+        report = job.reconcile()
+        assert not report.full_match, str(report)
+        assert report.sinks[0].comparison.missing == [(page, clicks)]
+    finally:
+        job.stop()
+        kafka.delete_topic(out)
+
+
+def _rows_left(kafka, topic: str) -> list[tuple]:
+    """The rows a topic of Debezium envelopes leaves (every create added, every delete removed), read by a plain consumer."""
+    from collections import Counter
+
+    from kindling.connectors.kafka.tail import TopicTail
+
+    left: Counter = Counter()
+    with TopicTail({"bootstrap.servers": kafka.bootstrap_servers}, [topic]) as tail:
+        for message in tail.poll(2):
+            envelope = json.loads(message.value())
+            row = envelope["after"] or envelope["before"]
+            left[(row["page"], row["clicks"])] += -1 if envelope["op"] == "d" else 1
+    return sorted(+left)
+
+
 def test_the_spend_report_playground_kafka_to_mysql_is_reconciled_by_key(spark, kafka, topic, mysql, tmp_path):
     """examples/spend_report/spend_report.sql as it ships: transactions (CSV) -> hourly spend per account, upserted
     into MariaDB through the jdbc connector."""
