@@ -23,7 +23,6 @@ import tempfile
 from pathlib import Path
 from typing import List, Optional
 
-
 _TWS_DRIVER_WORKER = "pyspark.sql.streaming.transform_with_state_driver_worker"
 
 

@@ -14,8 +14,14 @@ from typing import Any, Optional, Union
 
 from pyspark.sql.types import StructType
 
-from kindling.connectors.base import (TABLE_COLUMN_TYPES, TABLE_INSTANT_COLUMNS, TABLE_METADATA, TABLE_PARTITION_KEYS,
-                                     TABLE_PRIMARY_KEY, rowtime_options)
+from kindling.connectors.base import (
+    TABLE_COLUMN_TYPES,
+    TABLE_INSTANT_COLUMNS,
+    TABLE_METADATA,
+    TABLE_PARTITION_KEYS,
+    TABLE_PRIMARY_KEY,
+    rowtime_options,
+)
 from kindling.options import nearest
 from kindling.sql.ddl import ColumnDef, CreateTable, CreateView, WatermarkDef
 from kindling.sql.errors import SqlError
