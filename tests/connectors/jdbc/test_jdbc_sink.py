@@ -389,3 +389,25 @@ def test_a_commit_retry_reconnects_within_max_retry_timeout(request, server, mon
     assert sink.commit_batch(config, f"{target}@t", 0, pa.table({"id": pa.array([1, 2], pa.int64())}), ["id"]) is True
     assert timeouts == [None, 9]  # the first connection with the connect timeout, the retry's within 9 s
     assert rows(db, f"SELECT id FROM {target}") == [(1,), (2,)]
+
+
+def test_a_postgres_batch_larger_than_a_staged_chunk_is_upserted_and_deleted_whole(postgres, monkeypatch):
+    """PostgreSQL upserts and deletes stage STAGE_ROWS rows at a time in one transaction: every chunk lands."""
+    import pyarrow as pa
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from kindling.connectors.jdbc import dialects, sink
+    from kindling.connectors.jdbc.options import jdbc_config
+
+    monkeypatch.setattr(dialects, "STAGE_ROWS", 3)
+    target = table_name("chunks")
+    execute(postgres, f"CREATE TABLE {target} (id BIGINT PRIMARY KEY, name VARCHAR(10))")
+    config = jdbc_config({**postgres.options(), "table-name": target, "kindling.table.primary-key": "id"})
+    sink.check_table(config, StructType([StructField("id", LongType()), StructField("name", StringType())]))
+    first = pa.table({"id": pa.array(range(10), pa.int64()), "name": [f"n{i}" for i in range(10)]})
+    assert sink.commit_batch(config, f"{target}@t", 0, first, ["id", "name"]) is True
+    changes = pa.table({"id": pa.array([0, 1, 2, 3, 4, 5, 6, 11], pa.int64()), "name": ["x"] * 8,
+                        ROWKIND_COLUMN: ["-D", "-D", "-D", "-D", "-D", "+U", "+U", "+I"]})
+    assert sink.commit_batch(config, f"{target}@t", 1, changes, ["id", "name"]) is True
+    assert rows(postgres, f"SELECT id, name FROM {target}") == (
+        [(5, "x"), (6, "x"), (7, "n7"), (8, "n8"), (9, "n9"), (11, "x")])
