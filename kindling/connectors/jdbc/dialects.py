@@ -723,10 +723,10 @@ def _text(value: Any) -> str:
 
 
 def _fraction(micros: int) -> str:
-    """A TIME's fraction as kindling's TIME strings spell it (``HH:mm:ss[.fff]``): none, milliseconds, or microseconds."""
-    if micros == 0:
-        return ""
-    return f".{micros // 1000:03d}" if micros % 1000 == 0 else f".{micros:06d}"
+    """A TIME's fraction as kindling's TIME strings spell it (``HH:mm:ss[.fff]``): milliseconds at most, as Flink's
+    JDBC connector reads a TIME (its runtime holds a TIME as milliseconds of the day)."""
+    millis = micros // 1000
+    return f".{millis:03d}" if millis else ""
 
 
 def non_null_keys(table: pa.Table) -> pa.Table:
