@@ -81,8 +81,8 @@ test: setup pyflink
 lint: setup
 	$(BIN)/python -m ruff check kindling tests benchmarks examples
 
-# The end-to-end tests marked slow (kill-and-restart runs of the Elasticsearch and Kinesis connectors, the
-# worker-loss run on a local cluster): not yet in `make test` (see README, Development).
+# The end-to-end tests marked slow (the kill-and-restart run of the Kinesis connector, the worker-loss run on a
+# local cluster): not yet in `make test` (see README, Development).
 test-slow: setup pyflink
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow --durations=60
 
