@@ -187,13 +187,24 @@ def _utc(value: Any) -> datetime.datetime:
 
 
 class Adapter:
-    """How the runner talks to one kind of function (process, co-process, window, join...)."""
+    """How the runner talks to one kind of function (process, co-process, window, join, a SQL operator...)."""
+
+    # Records as plain tuples of their fields instead of Rows (the SQL operators read fields by position).
+    tuple_values = False
+    # Flink's table.exec.state.ttl: a key's whole state expires this long (processing time) after it was last
+    # written, and is removed then, as SQL operators' state is; None: kept.
+    key_ttl_ms: Optional[int] = None
 
     def open(self, runner: "KeyedRunner", runtime_context: RuntimeContext) -> None:
         raise NotImplementedError
 
     def element(self, index: int, value: Any) -> List[Any]:
         raise NotImplementedError
+
+    def key_done(self) -> List[Any]:
+        """After a key's records of a micro-batch (and its due timers): results emitted once per key and batch, as
+        Flink's mini-batch operators emit them."""
+        return []
 
     def timer(self, timestamp: int) -> List[Any]:
         return []
@@ -290,11 +301,11 @@ class KeyedRunner(StatefulProcessor):
     def _run_key(self, group: "KeyGroup", user_key: Any, work: Callable[[], None]) -> None:
         self.current_key = user_key
         stored = _hashable(user_key)
-        self.state = KeyState(group.data(stored), self.processing_time)
+        self.state = KeyState(group.data(stored, self.processing_time, self._key_ttl), self.processing_time)
         work()
         prune(self.state)
         if self.state.dirty:
-            group.put(stored, self.state.data, user_key)
+            group.put(stored, self.state.data, user_key, self.processing_time if self._key_ttl else None)
 
     def _key_records(self, records: List[_Record]) -> None:
         after = records
@@ -312,6 +323,12 @@ class KeyedRunner(StatefulProcessor):
         self._fire_due()
         self._elements(after)
         self._fire_due()
+        if self._key_done:
+            from kindling.datastream.errors import calling
+
+            self.timestamp = None
+            with calling(getattr(self._adapter, "_function", None) or self._adapter, self._name, has_record=False):
+                self._emit_all(self._adapter.key_done())
 
     def _elements(self, records: List[_Record]) -> None:
         from kindling.datastream.errors import calling
@@ -357,6 +374,9 @@ class KeyedRunner(StatefulProcessor):
             self._out: List[tuple] = []
             self.state = KeyState(None, 0)
             runtime_context = RuntimeContext(self._name, lambda: self.state, subtask, self._parallelism)
+            self._tuple_values = getattr(self._adapter, "tuple_values", False)
+            self._key_done = getattr(type(self._adapter), "key_done", Adapter.key_done) is not Adapter.key_done
+            self._key_ttl = getattr(self._adapter, "key_ttl_ms", None)
             self._adapter.open(self, runtime_context)
             self._opened = True
         self.processing_time = int(timer_values.getCurrentProcessingTimeInMs())
@@ -401,6 +421,8 @@ class KeyedRunner(StatefulProcessor):
         if raw is None:
             return None
         items = [raw[n] for n in self._input_names[index]]
+        if self._tuple_values:
+            return tuple(items)
         if self._input_types[index] is not None:
             return self._decoders[index].decode(items)
         return self._factories[index](*items)
@@ -424,7 +446,9 @@ class KeyedRunner(StatefulProcessor):
         return KeyGroup.load(stored[0] if stored is not None else None)
 
     def _save_group(self, group: "KeyGroup") -> None:
-        for timestamp in group.wake_ups(self.processing_time, self.event_time_mode):
+        if self._key_ttl:
+            group.expire(self.processing_time, self._key_ttl)
+        for timestamp in group.wake_ups(self.processing_time, self.event_time_mode, self._key_ttl):
             self._handle.registerTimer(timestamp)
         if not group.dirty:
             return
@@ -515,9 +539,10 @@ class KeyGroup:
     (The key-group count a group was written with is checked once per job, by runtime.state_layout.)
     """
 
-    def __init__(self, keys: Dict[Any, Dict[str, Any]], wake: set) -> None:
+    def __init__(self, keys: Dict[Any, Dict[str, Any]], wake: set, written: Optional[Dict[Any, int]] = None) -> None:
         self._keys = keys
         self._wake = wake
+        self._written = written if written is not None else {}  # key -> when its state was last written (key TTL)
         self.dirty = False
 
     @staticmethod
@@ -525,23 +550,41 @@ class KeyGroup:
         if blob is None:
             return KeyGroup({}, set())
         stored = pickle.loads(blob)
-        return KeyGroup(stored["keys"], stored["wake"])
+        return KeyGroup(stored["keys"], stored["wake"], stored.get("written"))
 
     def dump(self) -> bytes:
-        return pickle.dumps({"keys": self._keys, "wake": self._wake}, protocol=5)
+        stored = {"keys": self._keys, "wake": self._wake}
+        if self._written:
+            stored["written"] = self._written
+        return pickle.dumps(stored, protocol=5)
 
-    def data(self, key: Any) -> Optional[Dict[str, Any]]:
+    def data(self, key: Any, now: int = 0, ttl_ms: Optional[int] = None) -> Optional[Dict[str, Any]]:
+        """A key's state; with a key TTL, None once it expired (never visible after, as Flink's NeverReturnExpired)."""
+        if ttl_ms and key in self._written and self._written[key] + ttl_ms <= now:
+            return None
         return self._keys.get(key)
 
-    def put(self, key: Any, data: Dict[str, Any], user_key: Any) -> None:
+    def put(self, key: Any, data: Dict[str, Any], user_key: Any, now: Optional[int] = None) -> None:
         """Store a key's state under its hashable form, keeping the key as the function saw it where they differ."""
         if any(name != _USER_KEY for name in data):
             if user_key is not key:
                 data[_USER_KEY] = user_key
             self._keys[key] = data
+            if now is not None:
+                self._written[key] = now
         else:
             self._keys.pop(key, None)
+            self._written.pop(key, None)
         self.dirty = True
+
+    def expire(self, now: int, ttl_ms: int) -> None:
+        """Remove every key whose state was last written ``ttl_ms`` or longer ago."""
+        expired = [k for k, written in self._written.items() if written + ttl_ms <= now]
+        for key in expired:
+            self._keys.pop(key, None)
+            del self._written[key]
+        if expired:
+            self.dirty = True
 
     def user_key(self, key: Any) -> Any:
         return self._keys[key].get(_USER_KEY, key)
@@ -558,9 +601,13 @@ class KeyGroup:
             self._wake.discard(timestamp)
             self.dirty = True
 
-    def wake_ups(self, processing_time: int, event_time_mode: bool) -> List[int]:
-        """The Spark timer to register so that the group's earliest pending timer gets it woken, if one is needed."""
+    def wake_ups(self, processing_time: int, event_time_mode: bool, ttl_ms: Optional[int] = None) -> List[int]:
+        """The Spark timer to register so that the group's earliest pending timer (or, in processing-time mode, the
+        earliest key TTL expiry) gets it woken, if one is needed."""
         earliest = next_wake_up(self._keys.values(), processing_time, event_time_mode)
+        if ttl_ms and self._written and not event_time_mode:
+            expiry = min(self._written.values()) + ttl_ms
+            earliest = expiry if earliest is None else min(earliest, expiry)
         if earliest is None or any(w <= earliest for w in self._wake):
             return []
         self._wake.add(earliest)

@@ -1,4 +1,4 @@
-"""Flink's unbounded GROUP BY over an updating input: a retracting aggregation on ``transformWithState``.
+"""Flink's unbounded GROUP BY over an updating input: a retracting aggregation on the keyed operator.
 
 Spark's streaming aggregations read only appends: an aggregation over another unbounded GROUP BY
 (Nexmark q4: the average of each auction's running maximum) or over an updating Top-N is refused,
@@ -11,7 +11,8 @@ retracted. That is what this operator does. A query of the form::
 is split in three: Spark projects each changelog row to its grouping keys and aggregate arguments
 (and applies WHERE), the keyed operator keeps per key the row count and one accumulator per call
 (MIN/MAX and DISTINCT keep value counts, so a retraction can remove a value), and Spark evaluates
-the SELECT list and HAVING over the operator's results. As Flink's ``GroupAggFunction`` does, a
+the SELECT list and HAVING over the operator's results. The operator is a keyed function of
+:mod:`kindling.sql.keyed` (state by key group, ``table.exec.state.ttl`` as the key TTL). As Flink's ``GroupAggFunction`` does, a
 key's first result is ``+I``, a changed result is ``-U`` (old) and ``+U`` (new), a key whose rows were
 all retracted is ``-D``, and a retraction for a key with no state is ignored. The inner unbounded
 GROUP BY is planned the same way (over its append-only input), so its changelog carries the
@@ -21,16 +22,13 @@ mini-batch), which leaves the same final rows as Flink's per-record updates.
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from pyspark.sql import DataFrame, Row
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import (
-    BinaryType,
     ByteType,
     DataType,
     DecimalType,
@@ -45,6 +43,7 @@ from pyspark.sql.types import (
 )
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+from kindling.datastream.operator import Adapter
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import (
     QUOTED,
@@ -74,6 +73,9 @@ ARRIVAL = INTERNAL_PREFIX + "agg_arrival"
 _WINDOW_WORDS = ("TUMBLE", "HOP", "SESSION", "CUMULATE", "WINDOW_START", "WINDOW_END")
 _CLAUSES = ("WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")
 _RETRACTIONS = ("-U", "-D")
+
+if TYPE_CHECKING:
+    from kindling.env import StreamEnvironment
 
 
 @dataclass
@@ -530,33 +532,53 @@ def _update(call: AggregateCall, acc: Any, value: Any, sign: int) -> Any:
 
 # --- the operator ---------------------------------------------------------------------------------
 
-class GroupAggregateProcessor(StatefulProcessor):
-    """Per grouping key: the row count, one accumulator per aggregate call, and the result last emitted."""
+class GroupAggregateFunction(Adapter):
+    """Per grouping key: the row count, one accumulator per aggregate call, and the result last emitted.
 
-    def __init__(self, calls: list[AggregateCall], output_types: list[DataType], key_count: int, output_names: list[str],
-                 ttl_ms: Optional[int], window_end_at: Optional[int] = None) -> None:
+    The key's rows of a micro-batch are applied in arrival order, then its result is compared with the one last
+    emitted (Flink's mini-batch ``GroupAggFunction``)."""
+
+    tuple_values = True
+
+    def __init__(self, calls: list[AggregateCall], output_types: list[DataType], key_count: int, ttl_ms: Optional[int],
+                 window_end_at: Optional[int] = None, global_key: bool = False) -> None:
         self.calls = calls
         self.output_types = output_types
         self.key_count = key_count
-        self.output_names = output_names
-        self.ttl_ms = ttl_ms
+        self.key_ttl_ms = ttl_ms
         # a processing-time window aggregation: the key's window_end, when its one final result is emitted
         self.window_end_at = window_end_at
+        self.global_key = global_key  # a global aggregation: the constant grouping key is no output column
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self._factory = Row(*self.output_names)
+    def open(self, runner: Any, runtime_context: Any) -> None:
+        from kindling.datastream.state import ValueStateDescriptor, state_handle
+        from kindling.datastream.timers import TimerService
+
+        self._runner = runner
+        self._state = state_handle(ValueStateDescriptor("aggregate"), lambda: runner.state)
+        self._timers = TimerService(runner)
         self._finish = [_finisher(c, t) for c, t in zip(self.calls, self.output_types)]
         self._distinct_values = [c.distinct and c.function in ("COUNT", "SUM", "AVG") for c in self.calls]
-        self._handle = handle
-        self._state = handle.getValueState("aggregate", StructType([StructField("blob", BinaryType(), True)]), self.ttl_ms)
+        self._rows: list[tuple] = []
 
     def _results(self, accumulators: list[Any]) -> tuple:
         return tuple(finish(list(acc) if distinct else acc) for finish, distinct, acc in zip(self._finish, self._distinct_values, accumulators))
 
-    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
-        k, calls = self.key_count, self.calls
-        stored = self._state.get()  # None when the key has no state: one round trip, not two
-        count, accumulators, emitted = pickle.loads(stored[0]) if stored else (0, None, None)
+    def _keys(self) -> tuple:
+        if self.global_key:
+            return ()
+        key = self._runner.current_key
+        return key if self.key_count > 1 else (key,)
+
+    def element(self, index: int, value: Any) -> list:
+        self._rows.append(value)  # (arguments..., row kind, arrival)
+        return []
+
+    def key_done(self) -> list:
+        rows, self._rows = self._rows, []
+        calls = self.calls
+        stored = self._state.value()
+        count, accumulators, emitted = stored if stored is not None else (0, None, None)
         # sorted() is stable: the rows of one input partition keep their order (a -U before its +U)
         for row in sorted(rows, key=lambda r: r[-1]):
             sign = -1 if row[-2] in _RETRACTIONS else 1
@@ -566,72 +588,58 @@ class GroupAggregateProcessor(StatefulProcessor):
                 accumulators = [_empty(c) for c in calls]
             count += sign
             for n, call in enumerate(calls):
-                accumulators[n] = _update(call, accumulators[n], row[k + n], sign)
+                accumulators[n] = _update(call, accumulators[n], row[n], sign)
         if accumulators is None:
-            return
-        keys = tuple(key)
+            return []
+        keys = self._keys()
         if self.window_end_at is not None:  # append-only rows: the result waits for the window's end
-            if not stored:
+            if stored is None:
                 end = keys[self.window_end_at]
-                self._handle.registerTimer(int(end.timestamp() * 1000) if hasattr(end, "timestamp") else int(end) // 1000)
-            self._state.update((pickle.dumps((count, accumulators, None), protocol=5),))
-            return
+                self._timers.register_processing_time_timer(int(end.timestamp() * 1000) if hasattr(end, "timestamp") else int(end) // 1000)
+            self._state.update((count, accumulators, None))
+            return []
         if count <= 0:
             self._state.clear()
-            if emitted is not None:
-                yield self._factory(*keys, *emitted, "-D")
-            return
+            return [keys + tuple(emitted) + ("-D",)] if emitted is not None else []
         results = self._results(accumulators)
-        self._state.update((pickle.dumps((count, accumulators, results), protocol=5),))
+        self._state.update((count, accumulators, results))
         if emitted is None:
-            yield self._factory(*keys, *results, "+I")
-        elif results != emitted:
-            yield self._factory(*keys, *emitted, "-U")
-            yield self._factory(*keys, *results, "+U")
+            return [keys + results + ("+I",)]
+        if results != tuple(emitted):
+            return [keys + tuple(emitted) + ("-U",), keys + results + ("+U",)]
+        return []
 
-    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Row]:
+    def timer(self, timestamp: int) -> list:
         """A processing-time window ended: its result, once, and its state is dropped."""
-        stored = self._state.get()
+        stored = self._state.value()
         self._state.clear()
-        if stored:
-            _, accumulators, _ = pickle.loads(stored[0])
-            yield self._factory(*tuple(key), *self._results(accumulators), "+I")
-
-    def close(self) -> None:
-        pass
+        if stored is None:
+            return []
+        _, accumulators, _ = stored
+        return [self._keys() + self._results(accumulators) + ("+I",)]
 
 
-def aggregate_frame(projected: DataFrame, aggregation: GroupAggregation, ttl_ms: Optional[int], processing_time_window: bool = False) -> DataFrame:
+def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation: GroupAggregation, ttl_ms: Optional[int],
+                    processing_time_window: bool = False) -> DataFrame:
     """Run the retracting aggregation over ``projected`` (keys, arguments, row kind); keys, results and row kind out.
 
     With ``processing_time_window`` the keys include a processing-time window's ``window_end``: each window's result
     is emitted once, when the wall clock passes its end (Flink's processing-time window operator).
     """
+    from kindling.sql.keyed import keyed_frame
+
     fields = {f.name: f for f in projected.schema.fields}
     key_fields = [StructField(name, fields[name].dataType, True) for name in aggregation.key_names]
     types = [result_type(call, fields[f"{ARGUMENT_PREFIX}{n}"].dataType) for n, call in enumerate(aggregation.calls)]
     output = StructType(key_fields + [StructField(f"{RESULT_PREFIX}{n}", t, True) for n, t in enumerate(types)]
                         + [StructField(ROWKIND_COLUMN, StringType(), True)])
-    columns = [F.col(f"`{name}`").alias(name, metadata={}) for name in aggregation.key_names]
-    columns += [F.col(f"`{ARGUMENT_PREFIX}{n}`").alias(f"{ARGUMENT_PREFIX}{n}", metadata={}) for n in range(len(aggregation.calls))]
-    columns += [F.col(f"`{ROWKIND_COLUMN}`"), F.spark_partition_id().alias(ARRIVAL)]
-    groups = list(aggregation.key_names)
-    if not groups:  # a global aggregation: one key for all rows
-        columns.insert(0, F.lit(0).alias(KEY_PREFIX))
-        groups = [KEY_PREFIX]
-    keyed = projected.select(*columns)
+    keyed = projected.withColumn(ARRIVAL, F.spark_partition_id())
+    keys = list(aggregation.key_names)
+    if not keys:  # a global aggregation: one key for all rows
+        keyed = keyed.withColumn(KEY_PREFIX, F.lit(0))
+        keys = [KEY_PREFIX]
+    arguments = [f"{ARGUMENT_PREFIX}{n}" for n in range(len(aggregation.calls))]
     window_end_at = [n.lower() for n in aggregation.key_names].index("window_end") if processing_time_window else None
-    operator = GroupAggregateProcessor if aggregation.key_names else _GlobalAggregateProcessor
-    processor = operator(aggregation.calls, types, len(aggregation.key_names), output.fieldNames(),
-                         None if processing_time_window else ttl_ms, window_end_at)
-    # Spark fires processing-time timers and expires state by processing time only in ProcessingTime mode
-    # (Flink's state TTL is processing time too)
-    time_mode = "ProcessingTime" if ttl_ms or processing_time_window else "None"
-    return keyed.groupBy(*groups).transformWithState(processor, output, "Append", time_mode)
-
-
-class _GlobalAggregateProcessor(GroupAggregateProcessor):
-    """A global aggregation: the constant grouping key is not an output column, and every argument sits one further."""
-
-    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
-        return super().handleInputRows((), (r[1:] for r in rows), timerValues)
+    function = GroupAggregateFunction(aggregation.calls, types, len(keys), None if processing_time_window else ttl_ms, window_end_at,
+                                      global_key=not aggregation.key_names)
+    return keyed_frame(env, keyed, keys, arguments + [ROWKIND_COLUMN, ARRIVAL], function, output, "GroupAggregate")

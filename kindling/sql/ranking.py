@@ -1,4 +1,4 @@
-"""Flink's Top-N and deduplication on streams: a keyed ranking operator on Spark's ``transformWithState``.
+"""Flink's Top-N and deduplication on streams: a keyed ranking function on the keyed operator (:mod:`kindling.sql.keyed`).
 
 Spark SQL has no streaming operator for ``ROW_NUMBER() OVER (PARTITION BY k ORDER BY x)``, so a
 query of Flink's Top-N form::
@@ -21,15 +21,12 @@ end fires. Ties are broken by arrival, as in Flink.
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import (
-    BinaryType,
     BooleanType,
     ByteType,
     DateType,
@@ -47,6 +44,7 @@ from pyspark.sql.types import (
 )
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+from kindling.datastream.operator import Adapter
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import NUMBER, QUOTED, SYMBOL, WORD, Token, matching_paren, render, significant, split_top_level, tokenize, with_depth
 
@@ -57,6 +55,9 @@ PARTITION_PREFIX = INTERNAL_PREFIX + "rank_p"
 ORDER_PREFIX = INTERNAL_PREFIX + "rank_o"
 ARRIVAL = INTERNAL_PREFIX + "rank_arrival"
 _CLAUSES = ("GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")
+
+if TYPE_CHECKING:
+    from kindling.env import StreamEnvironment
 
 
 @dataclass
@@ -421,25 +422,38 @@ class _Desc:
         return isinstance(other, _Desc) and self.v == other.v
 
 
-class RankProcessor(StatefulProcessor):
-    """Per partition key: the current top rows (or the kept row of a deduplication), and the changes to emit."""
+class RankFunction(Adapter):
+    """Per partition key: the current top rows (or the kept row of a deduplication), and the changes to emit.
 
-    def __init__(self, kind: str, function: str, limit: int, order: list[OrderKey], visible: tuple[int, int], order_at: list[int],
-                 arrival_at: int, rank_selected: bool, output_names: list[str]) -> None:
-        self.kind, self.function, self.limit = kind, function, limit
-        self.order = [(o.descending, o.nulls_low) for o in order]
-        self.visible, self.order_at, self.arrival_at = visible, order_at, arrival_at
-        self.rank_selected = rank_selected
-        self.output_names = output_names
+    A key's rows of a micro-batch are ranked together with its kept rows, and the changes of its top rows are
+    emitted once per key and batch."""
 
-    def _row(self, values: tuple, rank: int, kind: str) -> Row:
-        return self._factory(*values, rank, kind)
+    tuple_values = True
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self._factory = Row(*self.output_names)
-        self._handle = handle
-        if self.kind != "window":
-            self._state = handle.getValueState("top", StructType([StructField("blob", BinaryType(), True)]), self.ttl_ms)
+    def __init__(self, plan: RankPlan, top_n: TopN, visible: int, window_end_at: int, ttl_ms: Optional[int]) -> None:
+        self.kind, self.function, self.limit = plan.kind, top_n.function, top_n.limit
+        self.retracting = plan.retracting
+        self.order = [(o.descending, o.nulls_low) for o in top_n.order]
+        # a row's value tuple: the visible columns, the order values, the arrival (input partition), the row kind
+        self.visible = visible
+        self.order_at = [visible + k for k in range(len(top_n.order))]
+        self.arrival_at = visible + len(top_n.order)
+        self.kind_at = self.arrival_at + 1
+        self.rank_selected = top_n.rank_selected
+        self.window_end_at = window_end_at
+        self.key_ttl_ms = ttl_ms
+
+    def open(self, runner: Any, runtime_context: Any) -> None:
+        from kindling.datastream.state import ValueStateDescriptor, state_handle
+        from kindling.datastream.timers import TimerService
+
+        self._runner = runner
+        self._state = state_handle(ValueStateDescriptor("top"), lambda: runner.state)
+        self._timers = TimerService(runner)
+        self._rows: list[tuple] = []
+
+    def _row(self, values: tuple, rank: int, kind: str) -> tuple:
+        return values + (rank, kind)
 
     def _sort_key(self, values: tuple, seq: int) -> tuple:
         key = []
@@ -471,34 +485,34 @@ class RankProcessor(StatefulProcessor):
             out.append((value, seq, row))
         return out
 
-    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+    def element(self, index: int, value: Any) -> list:
+        self._rows.append(value)
+        return []
+
+    def key_done(self) -> list:
+        rows, self._rows = self._rows, []
         arrival_at, visible, order_at = self.arrival_at, self.visible, self.order_at
-        first, last = visible
         if self.retracting:
-            yield from self._retracting(sorted(rows, key=lambda r: r[arrival_at]))
-            return
-        batch = sorted(((r[arrival_at], tuple(r[first:last]), tuple(r[k] for k in order_at)) for r in rows), key=lambda e: e[0])
+            return list(self._retracting(sorted(rows, key=lambda r: r[arrival_at])))
         # sorted() is stable: rows of one input partition keep their order
+        batch = sorted(((r[arrival_at], r[:visible], tuple(r[k] for k in order_at)) for r in rows), key=lambda e: e[0])
         if self.kind == "window":
             entries = [(self._sort_key(o, n), n, o, v) for n, (_, v, o) in enumerate(batch)]
-            for rank, _, row in self._ranked(entries):
-                yield self._row(row, rank, "+I")
-            return
-        stored = self._state.get()  # None when the key has no state: one round trip, not two
-        next_seq, top = pickle.loads(stored[0]) if stored else (0, [])
+            return [self._row(row, rank, "+I") for rank, _, row in self._ranked(entries)]
+        stored = self._state.value()
+        next_seq, top = stored if stored is not None else (0, [])
         if self.kind == "window-rows":
-            if not stored:
-                self._handle.registerTimer(self._window_end_ms(key) - 1)
+            if stored is None:
+                self._timers.register_event_time_timer(self._window_end_ms() - 1)
             top = top + [(next_seq + n, o, v) for n, (_, v, o) in enumerate(batch)]
-            self._state.update((pickle.dumps((next_seq + len(batch), top), protocol=5),))
-            return
+            self._state.update((next_seq + len(batch), top))
+            return []
         if self.kind == "first-row":
             if top:
-                return
+                return []
             _, row, order_values = min(batch, key=lambda e: self._sort_key(e[2], 0))
-            self._state.update((pickle.dumps((1, [(0, order_values, row)]), protocol=5),))
-            yield self._row(row, 1, "+I")
-            return
+            self._state.update((1, [(0, order_values, row)]))
+            return [self._row(row, 1, "+I")]
         entries = [(self._sort_key(o, s), s, o, v) for s, o, v in top]
         for _, row, order_values in batch:
             entries.append((self._sort_key(order_values, next_seq), next_seq, order_values, row))
@@ -506,25 +520,24 @@ class RankProcessor(StatefulProcessor):
         old = self._positions(self._ranked([(self._sort_key(o, s), s, o, v) for s, o, v in top]))
         ranked = self._ranked(entries)
         by_seq = {s: o for _, s, o, _ in entries}
-        self._state.update((pickle.dumps((next_seq, [(s, by_seq[s], v) for _, s, v in ranked]), protocol=5),))
-        yield from self._changes(old, self._positions(ranked))
+        self._state.update((next_seq, [(s, by_seq[s], v) for _, s, v in ranked]))
+        return list(self._changes(old, self._positions(ranked)))
 
     def _positions(self, ranked: list[tuple[int, int, tuple]]) -> dict[tuple[int, int], tuple[int, tuple]]:
         return {(s, r if self.rank_selected else 0): (r, v) for r, s, v in ranked}
 
-    def _retracting(self, rows: list[Row]) -> Iterator[Row]:
+    def _retracting(self, rows: list[tuple]) -> Iterator[tuple]:
         """Flink's retractable Top-N: every row of the key is kept, a retraction removes an equal row, and the top rows
         before and after the micro-batch are compared."""
-        first, last = self.visible
-        stored = self._state.get()
-        next_seq, kept = pickle.loads(stored[0]) if stored else (0, [])
+        stored = self._state.value()
+        next_seq, kept = stored if stored is not None else (0, [])
         old = self._positions(self._ranked([(self._sort_key(o, s), s, o, v) for s, o, v in kept]))
         alive = {s: (o, v) for s, o, v in kept}  # seq -> (order values, row)
         seqs: dict[tuple, list[int]] = {}  # (order values, row) -> the seqs of its equal copies, oldest first
         for s, o, v in kept:
             seqs.setdefault((o, v), []).append(s)
         for r in rows:
-            entry = (tuple(r[k] for k in self.order_at), tuple(r[first:last]))
+            entry = (tuple(r[k] for k in self.order_at), r[:self.visible])
             if r[self.kind_at] in ("-U", "-D"):
                 copies = seqs.get(entry)
                 if copies:  # a retraction of a row never seen (expired state) is ignored, as in Flink
@@ -534,12 +547,12 @@ class RankProcessor(StatefulProcessor):
                 seqs.setdefault(entry, []).append(next_seq)
                 next_seq += 1
         if alive:
-            self._state.update((pickle.dumps((next_seq, [(s, o, v) for s, (o, v) in alive.items()]), protocol=5),))
+            self._state.update((next_seq, [(s, o, v) for s, (o, v) in alive.items()]))
         else:
             self._state.clear()
         yield from self._changes(old, self._positions(self._ranked([(self._sort_key(o, s), s, o, v) for s, (o, v) in alive.items()])))
 
-    def _changes(self, old: dict, new: dict) -> Iterator[Row]:
+    def _changes(self, old: dict, new: dict) -> Iterator[tuple]:
         """The changelog from the top rows ``old`` to ``new`` (both by (seq, rank))."""
         removed = [k for k in old if k not in new]
         added = [k for k in new if k not in old]
@@ -552,59 +565,52 @@ class RankProcessor(StatefulProcessor):
             rank, row = new[k]
             yield self._row(row, rank, "+U" if replaced and any(old_rank == rank for old_rank, _ in (old[r] for r in removed)) else "+I")
 
-    def _window_end_ms(self, key: Any) -> int:
-        end = key[self.window_end_at]
+    def _window_end_ms(self) -> int:
+        key = self._runner.current_key
+        end = key[self.window_end_at] if isinstance(key, tuple) else key
         return int(end.timestamp() * 1000) if hasattr(end, "timestamp") else int(end)
 
-    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Row]:
+    def timer(self, timestamp: int) -> list:
         """Window Top-N over the TVF's rows: the watermark passed the window's end, emit its top rows once."""
-        stored = self._state.get()
+        stored = self._state.value()
         self._state.clear()
-        if not stored:
-            return
-        _, rows = pickle.loads(stored[0])
-        for rank, _, row in self._ranked([(self._sort_key(o, s), s, o, v) for s, o, v in rows]):
-            yield self._row(row, rank, "+I")
-
-    def close(self) -> None:
-        pass
+        if stored is None:
+            return []
+        _, rows = stored
+        return [self._row(row, rank, "+I") for rank, _, row in self._ranked([(self._sort_key(o, s), s, o, v) for s, o, v in rows])]
 
 
-def rank_frame(df: DataFrame, top_n: TopN, plan: RankPlan, ttl_ms: Optional[int] = None) -> DataFrame:
+def rank_frame(env: "StreamEnvironment", df: DataFrame, top_n: TopN, plan: RankPlan, ttl_ms: Optional[int] = None) -> DataFrame:
     """Rank ``df`` (the inner query with hidden partition/order columns) per partition key; the changelog of the top rows.
 
     ``ttl_ms`` (``table.exec.state.ttl``) expires a partition key's rows after that long without a change; a window
     Top-N's state ends with its window instead, as in Flink.
     """
+    from kindling.sql.keyed import keyed_frame
+
     visible = [f.name for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
     partition = [f"{PARTITION_PREFIX}{k}" for k in range(len(top_n.partition))]
     order = [f"{ORDER_PREFIX}{k}" for k in range(len(top_n.order))]
-    groups = [F.col(_quote(c)) for c in partition] or [F.lit(0).alias(PARTITION_PREFIX)]
-    # A key's rows of one micro-batch reach the processor grouped by input partition in the order each partition read
+    keyed = df
+    if not partition:  # a global Top-N: one key for all rows
+        keyed = keyed.withColumn(PARTITION_PREFIX, F.lit(0))
+        partition = [PARTITION_PREFIX]
+    # A key's rows of one micro-batch reach the function grouped by input partition in the order each partition read
     # them; sorting (stably) by input partition orders them as they came, as Flink's arrival order for ties.
-    # Without the event-time marker: a stateful operator's input may have only one event-time column.
-    plain = [F.col(_quote(c)).alias(c, metadata={}) for c in visible + order]
-    window_end_at = 0
-    if plan.kind == "window-rows":
-        # The window end (a partition key) keeps its event-time marker: the operator's timers fire on the watermark.
-        window_end_at = top_n.partition_names.index("window_end")
-        groups = [g if k == window_end_at else g.alias(partition[k], metadata={}) for k, g in enumerate(groups)]
-    else:
-        groups = [g.alias(partition[k], metadata={}) for k, g in enumerate(groups)] if partition else groups
-    kinds = [F.col(_quote(ROWKIND_COLUMN)) if ROWKIND_COLUMN in df.columns else F.lit("+I").alias(ROWKIND_COLUMN)] if plan.retracting else []
-    keyed = df.select(*groups, *plain, F.spark_partition_id().alias(ARRIVAL), *kinds)
-    offset = len(groups)
-    processor = RankProcessor(plan.kind, top_n.function, top_n.limit, top_n.order, (offset, offset + len(visible)),
-                              [offset + len(visible) + k for k in range(len(order))], offset + len(visible) + len(order),
-                              top_n.rank_selected, plan.output.fieldNames())
-    processor.window_end_at = window_end_at
-    processor.retracting = plan.retracting
-    processor.kind_at = offset + len(visible) + len(order) + 1
-    names = partition or [PARTITION_PREFIX]
-    processor.ttl_ms = ttl_ms if plan.kind not in ("window", "window-rows") else None
-    # Spark expires state by processing time only in ProcessingTime mode
-    time_mode = "EventTime" if plan.kind == "window-rows" else "ProcessingTime" if processor.ttl_ms else "None"
-    return keyed.groupBy(*names).transformWithState(processor, plan.output, "Append", time_mode)
+    keyed = keyed.withColumn(ARRIVAL, F.spark_partition_id())
+    values = visible + order + [ARRIVAL]
+    if plan.retracting:
+        if ROWKIND_COLUMN not in keyed.columns:
+            keyed = keyed.withColumn(ROWKIND_COLUMN, F.lit("+I"))
+        values.append(ROWKIND_COLUMN)
+    window_end_at = top_n.partition_names.index("window_end") if plan.kind == "window-rows" else 0
+    window = plan.kind in ("window", "window-rows")
+    function = RankFunction(plan, top_n, len(visible), window_end_at, None if window else ttl_ms)
+    rowtime = None
+    if plan.kind == "window-rows":  # its timers fire on the watermark at the window's end
+        rowtime = F.col(_quote(partition[window_end_at])).cast(TimestampType())
+    return keyed_frame(env, keyed, partition, values, function, plan.output, "Rank", event_time=plan.kind == "window-rows",
+                       rowtime=rowtime)
 
 
 _ORDERABLE = (ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType, DecimalType)

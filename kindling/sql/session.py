@@ -660,7 +660,7 @@ class SqlSession:
             if native is not None:
                 return native, flags
         try:
-            ranked = rank_frame(inner, top_n, plan, self._state_ttl_ms())
+            ranked = rank_frame(self.env, inner, top_n, plan, self._state_ttl_ms())
         except Exception as exc:
             raise _spark_error(exc, top_n.line, "Top-N") from None
         if not plan.updating:
@@ -783,7 +783,7 @@ class SqlSession:
         """The aggregation operator over ``projected`` (keys, arguments, row kind), then the SELECT list and HAVING over
         its keys and results."""
         try:
-            aggregated = aggregate_frame(projected, aggregation, self._state_ttl_ms(), processing_time_window)
+            aggregated = aggregate_frame(self.env, projected, aggregation, self._state_ttl_ms(), processing_time_window)
         except SqlError as error:
             raise SqlError(error.reason, line=aggregation.line, construct=error.construct, hint=error.hint) from None
         except Exception as exc:

@@ -136,3 +136,17 @@ def test_rows_leaving_a_having_or_a_filter_over_a_group_by_are_retracted(agg_env
     assert sorted(tuple(r) for r in having.collect()) == [("c", 1)]
     where = agg_env.execute_sql("SELECT k, n FROM (SELECT k, COUNT(*) AS n FROM r GROUP BY k) WHERE n < 2")
     assert sorted(tuple(r) for r in where.collect()) == [("c", 1)]
+
+
+def test_a_checkpoint_of_the_per_key_sql_operators_is_refused_naming_the_operator(agg_env):
+    """The retracting aggregation and the Top-N keep state by key group, as the DataStream operators do; a checkpoint
+    they wrote one entry per key (kindling before the one keyed-state core) is refused before the job starts."""
+    agg_env.execute_sql("CREATE TABLE totals (cat STRING, n BIGINT) WITH ('connector' = 'print')")
+    old = agg_env.checkpoint_root("insert-into_totals") / "totals"
+    (old / "commits").mkdir(parents=True)
+    (old / "commits" / "0").write_text("v1")
+    (old / "state" / "0").mkdir(parents=True)
+    with pytest.raises(Exception) as refused:
+        agg_env.execute_sql(f"INSERT INTO totals SELECT cat, COUNT(*) FROM ({INNER}) GROUP BY cat")
+    assert "job 'insert-into_totals'" in str(refused.value) and "'GroupAggregate'" in str(refused.value)
+    assert "per-key layout" in str(refused.value) and "give the job another name" in str(refused.value)
