@@ -39,6 +39,18 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def failure(function: Any, operator: str, exc: BaseException, record: Any = None, has_record: bool = True) -> UserFunctionError:
+    """The one-line error for a user function's failure ``exc`` (raise it ``from exc``)."""
+    from kindling.common.typeinfo import TypeMismatchError
+
+    where = f" on record {_short(record)}" if has_record else ""
+    if isinstance(exc, TypeMismatchError):
+        what = f"returned a value that does not fit its output type: {exc}"
+    else:
+        what = f"raised {type(exc).__name__}: {exc}"
+    return UserFunctionError(_one_line(f"user function {function_name(function)} in operator '{operator}' {what}{where}"))
+
+
 @contextmanager
 def calling(function: Any, operator: str, record: Any = None, has_record: bool = True) -> Iterator[None]:
     """Run a user function's call; any error leaves as one UserFunctionError naming function, operator and record."""
@@ -47,11 +59,4 @@ def calling(function: Any, operator: str, record: Any = None, has_record: bool =
     except UserFunctionError:
         raise
     except Exception as exc:
-        from kindling.common.typeinfo import TypeMismatchError
-
-        where = f" on record {_short(record)}" if has_record else ""
-        if isinstance(exc, TypeMismatchError):
-            what = f"returned a value that does not fit its output type: {exc}"
-        else:
-            what = f"raised {type(exc).__name__}: {exc}"
-        raise UserFunctionError(_one_line(f"user function {function_name(function)} in operator '{operator}' {what}{where}")) from exc
+        raise failure(function, operator, exc, record, has_record) from exc

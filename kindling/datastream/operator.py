@@ -145,6 +145,19 @@ def from_pandas(data_type: DataType) -> Optional[Callable[[Any], Any]]:
     return None
 
 
+def row_factory(names: Sequence[str]) -> Callable[[Sequence[Any]], Row]:
+    """Rows of these field names, built from a sequence of values: a pyspark ``Row`` (``row.name``, ``row["name"]``,
+    ``row[0]``, ``asDict()``) whose class holds the names once and reads named fields through C-level properties."""
+    namespace: Dict[str, Any] = {"__fields__": list(names)}
+    get = tuple.__getitem__  # not Row.__getitem__, which tells names from positions first
+    for i, name in enumerate(names):
+        if name.isidentifier() and not name.startswith("_") and not hasattr(Row, name) and name not in namespace:
+            namespace[name] = property(lambda row, _i=i: get(row, _i))
+    cls = type("Row", (Row,), namespace)
+    make = tuple.__new__
+    return lambda values: make(cls, values)
+
+
 def _is_integral(data_type: DataType) -> bool:
     return data_type.typeName() in ("integer", "long", "short", "byte")
 
@@ -216,18 +229,6 @@ class Adapter:
         pass
 
 
-class _Record:
-    """One input record of the operator: which input, its value as the function sees it, event time, timer origin."""
-
-    __slots__ = ("index", "raw", "ts", "from_timer")
-
-    def __init__(self, index: int, raw: Any, ts: Optional[int], from_timer: bool) -> None:
-        self.index = index
-        self.raw = raw
-        self.ts = ts
-        self.from_timer = from_timer
-
-
 class KeyedRunner(StatefulProcessor):
     """Spark's StatefulProcessor running a kindling Adapter per key, with one state read and write per key group."""
 
@@ -266,17 +267,14 @@ class KeyedRunner(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         self._begin(timerValues)
-        records = self._records(rows)
+        by_key = self._records(rows)
         if self._slots is not None and key[0] != KEYED_SLOT:
-            rows = self._broadcast_rows([r for _, r in records])
+            rows = self._broadcast_rows([r for _, keyed in by_key.values() for r in keyed])
             if rows:
                 yield self._frame(rows)
             return
         self._grouping_key = tuple(key)
         group = self._load_group()
-        by_key: Dict[Any, tuple] = {}
-        for user_key, record in records:  # arrival order per key: Spark's shuffle and stable sort keep it
-            by_key.setdefault(_hashable(user_key), (user_key, []))[1].append(record)
         for user_key, keyed in by_key.values():
             self._run_key(group, user_key, lambda keyed=keyed: self._key_records(keyed))
         self._save_group(group)
@@ -307,15 +305,16 @@ class KeyedRunner(StatefulProcessor):
         if self.state.dirty:
             group.put(stored, self.state.data, user_key, self.processing_time if self._key_ttl else None)
 
-    def _key_records(self, records: List[_Record]) -> None:
+    def _key_records(self, records: List[tuple]) -> None:
+        """A key's records (index, raw value, event time, timer origin) of a micro-batch, in arrival order."""
         after = records
         if self._chained:
             # Records an upstream operator's timers emitted reached it before the batch's watermark.
-            before = [r for r in records if r.from_timer]
-            after = [r for r in records if not r.from_timer]
+            before = [r for r in records if r[3]]
+            after = [r for r in records if not r[3]]
             if before:
                 watermark = self.watermark
-                stamped = [r.ts for r in before if r.ts is not None]
+                stamped = [r[2] for r in before if r[2] is not None]
                 self.watermark = min([watermark] + [t - 1 for t in stamped])
                 self._elements(before)
                 self.watermark = watermark
@@ -330,16 +329,23 @@ class KeyedRunner(StatefulProcessor):
             with calling(getattr(self._adapter, "_function", None) or self._adapter, self._name, has_record=False):
                 self._emit_all(self._adapter.key_done())
 
-    def _elements(self, records: List[_Record]) -> None:
-        from kindling.datastream.errors import calling
+    def _elements(self, records: List[tuple]) -> None:
+        from kindling.datastream.errors import UserFunctionError, failure
 
-        function = getattr(self._adapter, "_function", None) or self._adapter
-        for record in records:
-            self.timestamp = record.ts
-            self.time_domain = None
-            value = self._value(record.index, record.raw)
-            with calling(function, self._name, value):
-                self._emit_all(self._adapter.element(record.index, value))
+        element, emit, value_of = self._adapter.element, self._emit_all, self._value
+        value = None
+        try:
+            for index, raw, ts, _ in records:
+                self.timestamp = ts
+                self.time_domain = None
+                value = value_of(index, raw)
+                results = element(index, value)
+                if results:
+                    emit(results)
+        except UserFunctionError:
+            raise
+        except Exception as exc:
+            raise failure(getattr(self._adapter, "_function", None) or self._adapter, self._name, exc, value) from exc
 
     # --- what contexts read ---------------------------------------------------------------------
     def emit_side(self, tag_id: str, value: Any) -> None:
@@ -364,10 +370,13 @@ class KeyedRunner(StatefulProcessor):
             context = TaskContext.get()
             subtask = context.partitionId() if context is not None else 0
             self._subtask = subtask
-            self._factories = [Row(*names) for names in self._input_names]
+            self._factories = [row_factory(names) for names in self._input_names]
             self._decoders = [records.Codec(StructType([StructField(n, StringType()) for n in names]), t)
                               for names, t in zip(self._input_names, self._input_types)]
             self._keys_from_pandas = [from_pandas(t) or _same for t in self._key_types]
+            # keys that are their own dict keys: no struct, array or map (and not a Python selector's object)
+            self._plain_keys = not self._pickled_key and not any(
+                isinstance(t, (StructType, ArrayType, MapType)) for t in self._key_types)
             self._values_from_pandas = [from_pandas(t) or _same for t in self._value_types]
             self._encoder = records.Codec(self._out_schema, self._out_type)
             self._none = (None,) * len(self._out_names)
@@ -389,24 +398,40 @@ class KeyedRunner(StatefulProcessor):
         self.watermark = watermark
         self.time_domain = None
 
-    def _records(self, frames: Iterator[Any]) -> List[tuple]:
-        """(user key, record) for each row of the key group's frames, in arrival order."""
-        out: List[tuple] = []
+    def _records(self, frames: Iterator[Any]) -> Dict[Any, tuple]:
+        """The key group's rows by key: hashable key -> (user key, [(input index, raw value, event time, timer origin)]),
+        keys in first-arrival order and each key's records in arrival order (Spark's shuffle and stable sort keep it)."""
+        by_key: Dict[Any, tuple] = {}
         key_names = [key_column(i) for i in range(self._key_count)]
         converters = list(zip(key_names, self._keys_from_pandas))
+        single = key_names[0] if self._key_count == 1 and self._keys_from_pandas[0] is _same and not self._pickled_key else None
+        plain_keys = self._plain_keys
+        inputs_count = len(self._input_names)
+        from_pandas = self._values_from_pandas
         for frame in frames:
             if len(frame) == 0:
                 continue
             inputs = self._column(frame, INPUT)
             metas = self._column(frame, META)
-            values = {i: self._column(frame, value_column(i)) for i in range(len(self._input_names))}
-            for n, index in enumerate(inputs):
-                index = int(index)
-                meta = metas[n]
-                raw = self._values_from_pandas[index](values[index][n])
-                user_key = self._user_key(tuple(convert(meta[name]) for name, convert in converters))
-                out.append((user_key, _Record(index, raw, meta[TS], bool(meta[FROM_TIMER]))))
-        return out
+            values = [self._column(frame, value_column(i)) for i in range(inputs_count)]
+            if inputs_count == 1 and from_pandas[0] is _same:
+                column = values[0]
+                raws: Any = column
+                indices: Any = None
+            else:
+                raws = [from_pandas[int(i)](values[int(i)][n]) for n, i in enumerate(inputs)]
+                indices = [int(i) for i in inputs]
+            for n, meta in enumerate(metas):
+                if single is not None:
+                    user_key = meta[single]
+                else:
+                    user_key = self._user_key(tuple([convert(meta[name]) for name, convert in converters]))
+                stored = user_key if plain_keys else _hashable(user_key)
+                entry = by_key.get(stored)
+                if entry is None:
+                    entry = by_key[stored] = (user_key, [])
+                entry[1].append((0 if indices is None else indices[n], raws[n], meta[TS], meta[FROM_TIMER]))
+        return by_key
 
     def _column(self, frame: Any, name: str) -> list:
         """A column of a frame Spark handed over, as a list. Spark rebuilds the frames from named tuples,
@@ -425,7 +450,7 @@ class KeyedRunner(StatefulProcessor):
             return tuple(items)
         if self._input_types[index] is not None:
             return self._decoders[index].decode(items)
-        return self._factories[index](*items)
+        return self._factories[index](items)
 
     def _user_key(self, key: tuple) -> Any:
         if self._pickled_key:
@@ -481,15 +506,9 @@ class KeyedRunner(StatefulProcessor):
                     self._out.append(encode(value, where) + (self.timestamp, from_timer, None, None))
 
     def _drain(self) -> List[tuple]:
+        """The results so far: (output values..., event time in ms or None, timer origin, side-output tag, side record)."""
         out, self._out = self._out, []
-        at = -4  # the event time, in epoch ms here; Spark's Arrow timestamps are microseconds
-        floor = self._spark_watermark
-        rows = []
-        for values in out:
-            ts = values[at] if values[at] is None else min(values[at], _LATEST_MS)
-            spark_time = min(ts if ts is not None and ts > floor else floor, _LATEST_MS) * 1000
-            rows.append(values[:at] + (ts * 1000 if ts is not None else None,) + values[at + 1:] + (spark_time,))
-        return rows
+        return out
 
     def _frames(self) -> Iterator[Any]:
         """The results so far as one frame, or none when there are none."""
@@ -501,30 +520,37 @@ class KeyedRunner(StatefulProcessor):
         """The results as the columns Spark expects: the function's values as objects, event times as microseconds.
 
         Event times travel as ``datetime64[us]``: a global window's end (Long.MAX_VALUE ms) is beyond
-        what Python's datetime can hold.
+        what Python's datetime can hold. Spark's event time (SPARK_EVENT_TIME) is the row's, raised to the
+        batch's watermark where it is behind it or missing.
         """
         import numpy as np
         import pandas as pd
 
-        names = self._out_names + [ROWTIME, FROM_TIMER, TAG_COLUMN, SIDE_COLUMN, SPARK_EVENT_TIME]
-        columns = list(zip(*rows)) if rows else [()] * len(names)
+        names = self._out_names + [ROWTIME, FROM_TIMER, TAG_COLUMN, SIDE_COLUMN]
+        columns = list(zip(*rows))
         data = {}
         for name, column in zip(names, columns):
-            if name in (ROWTIME, SPARK_EVENT_TIME):
-                micros = np.array([_NAT if v is None else v for v in column], dtype=np.int64)
-                data[name] = pd.Series(micros.view("datetime64[us]"))
+            if name == ROWTIME:
+                times = pd.array(list(column), dtype="Int64")
+                present = ~np.asarray(times.isna())
+                millis = np.minimum(times.to_numpy(dtype=np.int64, na_value=0), _LATEST_MS)
+                data[ROWTIME] = pd.Series(np.where(present, millis * 1000, _NAT).view("datetime64[us]"))
+                floor = self._spark_watermark
+                spark_ms = np.minimum(np.where(present & (millis > floor), millis, floor), _LATEST_MS)
+                spark_time = pd.Series((spark_ms * 1000).view("datetime64[us]"))
             else:
-                data[name] = pd.Series(list(column), dtype=object)
+                data[name] = pd.Series(column, dtype=object)
+        data[SPARK_EVENT_TIME] = spark_time
         return pd.DataFrame(data)
 
-    def _broadcast_rows(self, records: List[_Record]) -> List[tuple]:
+    def _broadcast_rows(self, records: List[tuple]) -> List[tuple]:
         self._grouping_key = self._slot_key()
         self.current_key = None
         self.state = self._broadcast = self._read_blob(self.processing_time)
         emitted: List[Any] = []
-        for record in records:
-            self.timestamp = record.ts
-            emitted.extend(self._adapter.broadcast(self._value(record.index, record.raw)))
+        for index, raw, ts, _ in records:
+            self.timestamp = ts
+            emitted.extend(self._adapter.broadcast(self._value(index, raw)))
         if self._subtask == 0:  # every partition applies the element; one emits its results
             self._emit_all(emitted)
         if self.state.dirty:

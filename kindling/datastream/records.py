@@ -63,7 +63,9 @@ class Codec:
     def encode(self, value: Any, where: str = "") -> tuple:
         if self.type_info is not None:
             return self.type_info.to_columns(value, where)
-        return normalise(value, self.schema)
+        if value.__class__ is tuple and len(value) == len(self.names):
+            return value
+        return normalise(value, self.schema, self.names)
 
     def format(self, value: Any) -> str:
         """A decoded record as PyFlink's print() shows it."""
@@ -95,9 +97,10 @@ def to_rows(batch: pa.RecordBatch, names: Sequence[str], decoder: Optional[Codec
     return [decode(values) for values in zip(*columns)]
 
 
-def normalise(result: Any, schema: StructType) -> tuple:
+def normalise(result: Any, schema: StructType, names: Optional[list[str]] = None) -> tuple:
     """A function's return value as a tuple in schema order (Row, tuple, list, dict or a scalar)."""
-    names = schema.fieldNames()
+    if names is None:
+        names = schema.fieldNames()
     if isinstance(result, Row) and hasattr(result, "__fields__"):
         data = result.asDict(recursive=False)
         if all(n in data for n in names):
