@@ -45,9 +45,14 @@ from pyspark.sql.types import (
     ArrayType,
     BinaryType,
     BooleanType,
+    ByteType,
     DataType,
+    DoubleType,
+    FloatType,
     IntegerType,
+    LongType,
     MapType,
+    ShortType,
     StringType,
     StructField,
     StructType,
@@ -59,6 +64,7 @@ from kindling import config as cfg
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream import records
 from kindling.datastream.context import RuntimeContext
+from kindling.datastream.operator_columns import FROM_TIMER, INPUT, TS, OperatorColumns
 from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN, encode
 from kindling.datastream.state import KeyState
 from kindling.datastream.timers import (
@@ -73,11 +79,7 @@ from kindling.datastream.timers import (
 )
 from kindling.runtime.progress import END_OF_TIME_THRESHOLD
 
-TS = INTERNAL_PREFIX + "ts"
-INPUT = INTERNAL_PREFIX + "input"
 SLOT = INTERNAL_PREFIX + "slot"
-# True on records a keyed operator emitted while firing timers (they precede the batch's watermark downstream).
-FROM_TIMER = INTERNAL_PREFIX + "from_timer"
 ROWTIME = INTERNAL_PREFIX + "rowtime"  # the same name as stream.ROWTIME (stream imports this module lazily)
 # The output's event-time column for Spark (eventTimeColumnName): ROWTIME, raised to the batch's watermark
 # where it is behind it, because Spark refuses rows older than its watermark there
@@ -87,7 +89,6 @@ SPARK_EVENT_TIME = INTERNAL_PREFIX + "spark_event_time"
 # The key group (hash bucket of the key) Spark groups the operator's state by.
 BUCKET = INTERNAL_PREFIX + "bucket"
 NO_KEY_GROUP = -1  # the key group of broadcast records
-META = INTERNAL_PREFIX + "meta"  # keys, event time and timer origin of an operator input record
 DEFAULT_KEY_GROUPS = cfg.MAX_PARALLELISM.default
 KEYED_SLOT = 2**31 - 1
 _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
@@ -95,6 +96,8 @@ _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
 # result with Long.MAX_VALUE ms; it travels as this millisecond and reads back as Long.MAX_VALUE.
 _LATEST_MS = (2**63 - 1) // 1000
 _NAT = -(2**63)  # numpy's not-a-time, as int64
+_NUMPY_TYPES = {LongType: "int64", IntegerType: "int32", ShortType: "int16", ByteType: "int8", DoubleType: "float64",
+                FloatType: "float32", BooleanType: "bool"}
 
 
 def value_column(index: int) -> str:
@@ -156,6 +159,42 @@ def row_factory(names: Sequence[str]) -> Callable[[Sequence[Any]], Row]:
     cls = type("Row", (Row,), namespace)
     make = tuple.__new__
     return lambda values: make(cls, values)
+
+
+def _numbers(column: Sequence[Any], dtype: str) -> Any:
+    """A result column of a numeric type as a numpy array when its values are exactly that (ints in range for an
+    integer column, ints or floats for a floating one, bools for a boolean one); None to leave it to Spark's
+    conversion, which checks and reports each value."""
+    import numpy as np
+
+    if None in column:
+        return None
+    try:
+        values = np.array(column)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    kind = values.dtype.kind
+    if dtype == "bool":
+        return values if kind == "b" else None
+    if dtype.startswith("float"):  # a NaN would read as a null from a numpy column: see _floats_with_nulls
+        return values.astype(dtype) if kind == "i" or (kind == "f" and not np.isnan(values).any()) else None
+    if kind != "i":
+        return None
+    limits = np.iinfo(dtype)
+    return values.astype(dtype) if len(values) == 0 or (values.min() >= limits.min and values.max() <= limits.max) else None
+
+
+def _floats_with_nulls(column: Sequence[Any], dtype: str) -> Any:
+    """A floating result column holding nulls or NaNs as an Arrow-backed array, so a NaN stays a NaN (pandas' own columns,
+    and Spark's conversion of them, take every NaN for a null); None when the values are not all numbers."""
+    import pandas as pd
+    import pyarrow as pa
+
+    try:
+        values = pa.array(column, type=pa.float32() if dtype == "float32" else pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return None
+    return pd.arrays.ArrowExtensionArray(values)
 
 
 def _is_integral(data_type: DataType) -> bool:
@@ -373,12 +412,12 @@ class KeyedRunner(StatefulProcessor):
             self._factories = [row_factory(names) for names in self._input_names]
             self._decoders = [records.Codec(StructType([StructField(n, StringType()) for n in names]), t)
                               for names, t in zip(self._input_names, self._input_types)]
-            self._keys_from_pandas = [from_pandas(t) or _same for t in self._key_types]
             # keys that are their own dict keys: no struct, array or map (and not a Python selector's object)
             self._plain_keys = not self._pickled_key and not any(
                 isinstance(t, (StructType, ArrayType, MapType)) for t in self._key_types)
-            self._values_from_pandas = [from_pandas(t) or _same for t in self._value_types]
             self._encoder = records.Codec(self._out_schema, self._out_type)
+            self._out_dtypes = ["map" if isinstance(f.dataType, MapType) else _NUMPY_TYPES.get(type(f.dataType))
+                                for f in self._out_schema.fields]
             self._none = (None,) * len(self._out_names)
             self._out: List[tuple] = []
             self.state = KeyState(None, 0)
@@ -399,38 +438,30 @@ class KeyedRunner(StatefulProcessor):
         self.time_domain = None
 
     def _records(self, frames: Iterator[Any]) -> Dict[Any, tuple]:
-        """The key group's rows by key: hashable key -> (user key, [(input index, raw value, event time, timer origin)]),
-        keys in first-arrival order and each key's records in arrival order (Spark's shuffle and stable sort keep it)."""
+        """The key group's rows by key: hashable key -> (user key, [(input index, record values, event time, timer
+        origin)]), keys in first-arrival order and each key's records in arrival order (Spark's shuffle and stable sort
+        keep it)."""
         by_key: Dict[Any, tuple] = {}
-        key_names = [key_column(i) for i in range(self._key_count)]
-        converters = list(zip(key_names, self._keys_from_pandas))
-        single = key_names[0] if self._key_count == 1 and self._keys_from_pandas[0] is _same and not self._pickled_key else None
+        single = self._key_count == 1 and not self._pickled_key
         plain_keys = self._plain_keys
-        inputs_count = len(self._input_names)
-        from_pandas = self._values_from_pandas
+        layout = self.columns
         for frame in frames:
-            if len(frame) == 0:
+            rows = len(frame)
+            if rows == 0:
                 continue
-            inputs = self._column(frame, INPUT)
-            metas = self._column(frame, META)
-            values = [self._column(frame, value_column(i)) for i in range(inputs_count)]
-            if inputs_count == 1 and from_pandas[0] is _same:
-                column = values[0]
-                raws: Any = column
-                indices: Any = None
+            inputs, keys, times, from_timer, records = layout.read(lambda name, frame=frame: self._column(frame, name), rows)
+            user_keys = keys[0] if single else [self._user_key(key) for key in zip(*keys)]
+            origins = from_timer if from_timer is not None else [False] * rows
+            if inputs is None:
+                entries: Any = ((k, (0, raw, t, ft)) for k, raw, t, ft in zip(user_keys, records[0], times, origins))
             else:
-                raws = [from_pandas[int(i)](values[int(i)][n]) for n, i in enumerate(inputs)]
-                indices = [int(i) for i in inputs]
-            for n, meta in enumerate(metas):
-                if single is not None:
-                    user_key = meta[single]
-                else:
-                    user_key = self._user_key(tuple([convert(meta[name]) for name, convert in converters]))
+                entries = ((user_keys[n], (i, records[i][n], times[n], origins[n])) for n, i in enumerate(inputs))
+            for user_key, record in entries:
                 stored = user_key if plain_keys else _hashable(user_key)
                 entry = by_key.get(stored)
                 if entry is None:
                     entry = by_key[stored] = (user_key, [])
-                entry[1].append((0 if indices is None else indices[n], raws[n], meta[TS], meta[FROM_TIMER]))
+                entry[1].append(record)
         return by_key
 
     def _column(self, frame: Any, name: str) -> list:
@@ -442,15 +473,13 @@ class KeyedRunner(StatefulProcessor):
             raise RuntimeError(f"keyed operator '{self._name}': expected the columns {self.layout}, got {list(frame.columns)}")
         return frame.iloc[:, self.layout.index(name)].tolist()
 
-    def _value(self, index: int, raw: Any) -> Any:
-        if raw is None:
-            return None
-        items = [raw[n] for n in self._input_names[index]]
+    def _value(self, index: int, raw: tuple) -> Any:
+        """A record as the function sees it, from its field values in the input's order."""
         if self._tuple_values:
-            return tuple(items)
+            return raw
         if self._input_types[index] is not None:
-            return self._decoders[index].decode(items)
-        return self._factories[index](items)
+            return self._decoders[index].decode(list(raw))
+        return self._factories[index](raw)
 
     def _user_key(self, key: tuple) -> Any:
         if self._pickled_key:
@@ -529,7 +558,15 @@ class KeyedRunner(StatefulProcessor):
         names = self._out_names + [ROWTIME, FROM_TIMER, TAG_COLUMN, SIDE_COLUMN]
         columns = list(zip(*rows))
         data = {}
-        for name, column in zip(names, columns):
+        for name, column, dtype in zip(self._out_names, columns, self._out_dtypes):
+            if dtype == "map":  # a map as functions see it (a list of pairs) as Spark's conversion takes it (a dict)
+                column = [dict(v) if isinstance(v, (list, tuple)) else v for v in column]
+                dtype = None
+            exact = _numbers(column, dtype) if dtype is not None else None
+            if exact is None and dtype is not None and dtype.startswith("float"):
+                exact = _floats_with_nulls(column, dtype)
+            data[name] = pd.Series(exact) if exact is not None else pd.Series(column, dtype=object)
+        for name, column in zip(names[len(self._out_names):], columns[len(self._out_names):]):
             if name == ROWTIME:
                 times = pd.array(list(column), dtype="Int64")
                 present = ~np.asarray(times.isna())
@@ -698,12 +735,15 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     union = aligned[0]
     for other in aligned[1:]:
         union = union.unionByName(other)
-    # Keys, event time and timer origin travel in one struct: Spark's columnar path hands a struct's
-    # fields over exactly, where a top-level integer column with a null in the batch turns into floats.
-    meta = F.struct(*[F.col(key_column(i)) for i in range(key_count)], F.col(TS), F.col(FROM_TIMER)).alias(META)
-    union = union.select(*([SLOT] if with_slot else []), key_group(key_count, runner.key_groups, with_slot).alias(bucket),
-                         INPUT, meta, *[value_column(i) for i in range(len(input_types))])
+    # Keys, records, event time and timer origin travel as top-level columns that pandas hands over exactly
+    # (kindling.datastream.operator_columns).
+    layout = OperatorColumns([union.schema[key_column(i)].dataType for i in range(key_count)], input_types, runner._chained,
+                             from_pandas)
+    columns = layout.columns(lambda i: F.col(key_column(i)), lambda i, name: F.col(value_column(i))[name], F.col(INPUT),
+                             F.col(TS), F.col(FROM_TIMER), input_types)
+    union = union.select(*([SLOT] if with_slot else []), key_group(key_count, runner.key_groups, with_slot).alias(bucket), *columns)
     runner.layout = union.columns
+    runner.columns = layout
     grouped = union.groupBy(*(([SLOT] if with_slot else []) + [bucket]))
     if runner.event_time_mode:
         return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "EventTime",

@@ -5,8 +5,10 @@ watermarks, so operator semantics are checked in milliseconds; the Spark tests c
 """
 import pandas as pd
 from pyspark.sql import Row
+from pyspark.sql.types import StringType, StructField, StructType
 
 from kindling.datastream import operator as op
+from kindling.datastream.operator_columns import NO_TIME, OperatorColumns
 
 
 class Blob:
@@ -48,10 +50,12 @@ def run(adapter, out_schema, input_names, batches, key_count=1, broadcast=False,
     h = Handle()
     slots = {0: 7} if broadcast else None
     runner = op.KeyedRunner(adapter, "t", out_schema, key_count, 1, input_names, slots, key_groups=key_groups)
+    # Keys and fields as plain columns (values as they are): the layout's typed columns are checked on Spark.
+    records = [StructType([StructField(n, StringType()) for n in names]) for names in input_names]
+    runner.columns = layout = OperatorColumns([StringType()] * key_count, records, chained=False, convert=lambda _: None)
     runner.init(h)
     out = []
     pt = 1000
-    inputs = len(input_names)
     for wm, rows in batches:
         pt += 1000
         groups = []
@@ -63,10 +67,12 @@ def run(adapter, out_schema, input_names, batches, key_count=1, broadcast=False,
         for grouping in groups:
             h.key = grouping
             members = [r for r in rows if _grouping(r[0], broadcast, key_groups) == grouping]
-            frame = {op.INPUT: [i for _, i, _, _ in members],
-                     op.META: [{op.key_column(0): k, op.TS: t, op.FROM_TIMER: None} for k, _, t, _ in members]}
-            for j in range(inputs):
-                frame[op.value_column(j)] = [v if i == j else None for _, i, _, v in members]
+            frame = {op.key_column(0): [k for k, _, _, _ in members], op.TS: [NO_TIME if t is None else t for _, _, t, _ in members]}
+            if layout.multi_input:
+                frame[op.INPUT] = [i for _, i, _, _ in members]
+            for j, fields in enumerate(layout.values):
+                for field, name in zip(fields, input_names[j]):
+                    frame[field.name] = [v[name] if i == j and v is not None else None for _, i, _, v in members]
             out += _rows(runner.handleInputRows(grouping, iter([pd.DataFrame(frame)]), TV(pt, wm)))
         for key, timers in list(h.timers.items()):
             for t in sorted(timers):

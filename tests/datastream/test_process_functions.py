@@ -215,6 +215,51 @@ def test_large_keys_beside_a_null_key_keep_their_own_state(env):
     assert sorted(r.total for r in out if r.k is None) == [100, 300]
 
 
+def kinds_of(row):
+    return row[-1].split(";")
+
+
+class Echo(KeyedProcessFunction):
+    """Every record back as the function saw it, with a flag per field saying whether it arrived as None."""
+
+    def process_element(self, value, ctx):
+        yield tuple(value) + (";".join("N" if v is None else type(v).__name__ for v in value),)
+
+
+@pytest.mark.integration
+def test_every_field_type_reaches_a_keyed_function_exactly_with_its_nulls(env):
+    """Records travel to the keyed operator as top-level columns (kindling.datastream.operator_columns): integers past
+    a double's 53 bits, NaN apart from null, instants, and nested values come back as they went, nulls as None."""
+    from decimal import Decimal
+
+    when = datetime(2024, 2, 29, 13, 45, 30, 125000, tzinfo=timezone.utc)
+    schema = ("k STRING, big BIGINT, small INT, d DOUBLE, f FLOAT, b BOOLEAN, t TIMESTAMP, day DATE, m DECIMAL(10, 2), "
+              "s STRING, raw BINARY, xs ARRAY<BIGINT>, kv MAP<STRING, BIGINT>, st STRUCT<a: BIGINT, t: TIMESTAMP>")
+    rows = [
+        ("a", 2**62 + 1, -7, float("nan"), 1.5, True, when, when.date(), Decimal("12.34"), "x", b"\x00\x01", [1, None, 3],
+         {"p": 1}, {"a": 2**62 + 3, "t": when}),
+        ("a", None, None, None, None, None, None, None, None, None, None, None, None, None),
+        ("b", -(2**62), 0, -0.5, None, False, None, when.date(), Decimal("-1.00"), "", b"", [], {}, {"a": None, "t": None}),
+    ]
+    stream = env.from_collection(rows, schema, rows_per_batch=3)
+    out = stream.key_by("k").process(Echo(), schema + ", kinds STRING").execute_and_collect()
+    got = sorted((tuple(r) for r in out), key=lambda r: (r[0], r[-1]))
+    by_kinds = {r[-1]: r[:-1] for r in got}
+    first, empty, second = got[1], got[0], got[2]
+    assert empty[-1] == "str;" + ";".join(["N"] * 13)  # every null arrives as None, not NaN or 0
+    assert first[1] == 2**62 + 1 and first[2] == -7 and first[3] != first[3]  # the BIGINT exact, NaN kept apart from null
+    assert first[4:9] == (1.5, True, when.replace(tzinfo=None), when.date(), Decimal("12.34")) or \
+        first[4:9] == (1.5, True, when, when.date(), Decimal("12.34"))
+    assert first[9:11] == ("x", bytearray(b"\x00\x01")) or first[9:11] == ("x", b"\x00\x01")
+    assert list(first[11]) == [1, None, 3] and dict(first[12]) == {"p": 1} and first[13]["a"] == 2**62 + 3
+    assert kinds_of(first)[12] == "list"  # a map as kindling's functions see it: a list of (key, value) pairs
+    assert second[1] == -(2**62) and second[2] == 0 and second[3] == -0.5 and second[4] is None and second[5] is False
+    assert second[6] is None and list(second[11]) == [] and second[13]["a"] is None
+    kinds = kinds_of(first)
+    assert kinds[:6] == ["str", "int", "int", "float", "float", "bool"] and kinds[6] == "datetime", kinds
+    assert len(by_kinds) == 3
+
+
 @pytest.mark.integration
 def test_a_checkpoint_in_the_per_key_layout_is_refused_before_the_job_starts(env, tmp_path):
     from kindling.runtime.state_layout import StateLayoutError

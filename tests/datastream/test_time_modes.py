@@ -56,11 +56,13 @@ def test_a_processing_time_timer_in_event_time_mode_fails_with_the_operator_name
     from keyed_harness import TV, Handle
 
     from kindling.datastream import operator as op
+    from kindling.datastream.operator_columns import OperatorColumns
 
     runner = op.KeyedRunner(KeyedProcessAdapter(Hidden()), "Hidden", StructType([StructField("k", StringType())]), 1, 1,
                             [["k"]], event_time_mode=True)
+    runner.columns = layout = OperatorColumns([StringType()], [StructType([StructField("k", StringType())])], chained=False,
+                                              convert=lambda _: None)
     runner.init(Handle())
-    frame = pd.DataFrame({op.INPUT: [0], op.META: [{op.key_column(0): "a", op.TS: 5, op.FROM_TIMER: None}],
-                          op.value_column(0): [{"k": "a"}]})
+    frame = pd.DataFrame({op.key_column(0): ["a"], op.TS: [5], layout.values[0][0].name: ["a"]})
     with pytest.raises(RuntimeError, match="register_processing_time_timer in 'Hidden'.*event-time mode"):
         list(runner.handleInputRows((0,), iter([frame]), TV(1000, 0)))
