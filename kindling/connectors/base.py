@@ -201,6 +201,10 @@ class Connector:
         must reach it as ``-U`` then ``+U`` (Flink's retract changelog) rather than as an upsert of the new row alone."""
         return False
 
+    # Whether the source's reader selects only the columns and applies the filters the SQL planner declares for its
+    # scan (kindling.connectors.scan_pushdown): the planner reads the optimized plan for them only then.
+    reads_scan_needs: ClassVar[bool] = False
+
     # Whether the table can be looked up by key (Flink's LookupTableSource): the dimension of a lookup join.
     supports_lookup: ClassVar[bool] = False
 

@@ -26,7 +26,8 @@ from pyspark.sql.types import StructType, TimestampType
 
 from kindling import config as cfg
 from kindling.connectors import get_connector
-from kindling.connectors.base import ROWKIND_COLUMN, Sink, Source
+from kindling.connectors.base import ROWKIND_COLUMN, TABLE_SCAN, Sink, Source
+from kindling.connectors.watermark_use import new_scan_id
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy
 from kindling.durations import parse_duration, spark_interval
@@ -34,7 +35,7 @@ from kindling.options import OptionError, nearest
 from kindling.row_layout import LATE_WATERMARK_COLUMN
 from kindling.runtime.batch_job import BatchJob
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
-from kindling.sql import ddl
+from kindling.sql import ddl, pushdown
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
 from kindling.sql.division import with_flink_division
@@ -137,6 +138,7 @@ class SqlSession:
         self.session_options: dict[str, str] = {}
         self._initial_config = env.config.copy()  # what RESET returns to (the environment's own settings, -D options)
         self._statement_set: Optional[list[ddl.Insert]] = None
+        self._scans_read_needs = False  # a table read by the query being planned uses kindling.sql.pushdown
         self._statement_set_line = 0
         self.jobs: list[Any] = []  # JobClient (streaming) or BatchJob
         self._spark_functions: dict[str, str] = {}  # user functions registered under another name than their own
@@ -512,9 +514,12 @@ class SqlSession:
         if not significant(tokenize(text)):
             raise SqlError("the query is empty", line=line, construct=construct)
         registered: dict[str, tuple[bool, bool]] = {}
+        self._scans_read_needs = False
         df, (bounded, event_time) = self._frame(text, line, construct, registered, outermost=not retractions)
         if retractions and not self.batch and ROWKIND_COLUMN not in df.columns and self._output_mode(df, line, construct) != "append":
             df = self._changelog(df, text, line, construct, registered, ())
+        if self._scans_read_needs:  # the columns and filters each table scan needs, for readers that can skip the rest
+            pushdown.declare(df)
         if self.batch:  # a batch job's result is final: insert-only, whatever the query
             if LATE_WATERMARK_COLUMN in df.columns:  # a reconciliation's tag, carried by SELECT * up to here
                 df = df.drop(LATE_WATERMARK_COLUMN)
@@ -873,8 +878,11 @@ class SqlSession:
 
     def _table_frame(self, table: CatalogTable, line: int) -> tuple[DataFrame, tuple[bool, bool]]:
         _ = self.spark  # Column expressions below need a running session
+        options = table.connector_options()
+        options.setdefault(TABLE_SCAN, new_scan_id())  # this scan's id: what it needs is declared under it (pushdown)
+        self._scans_read_needs = self._scans_read_needs or get_connector(table.connector).reads_scan_needs
         try:
-            source = Source(table.connector, table.connector_options(), table.source_schema())
+            source = Source(table.connector, options, table.source_schema())
         except (OptionError, ValueError) as exc:
             raise SqlError(f"table '{table.name}': {exc}", line=table.line, construct="WITH options of the source table") from None
         computed = {c.name: translate_expression(c.expression or "", c.line, self._spark_functions)

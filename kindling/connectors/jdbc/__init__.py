@@ -63,6 +63,7 @@ class JdbcDataSource(BoundedReads, DataSource):
 class JdbcConnector(Connector):
     name = "jdbc"
     data_source = JdbcDataSource
+    reads_scan_needs = True
     source_options = OPTIONS
     sink_options = OPTIONS
 

@@ -152,7 +152,8 @@ def test_batch_reads_push_filters_into_the_scan_and_spark_keeps_its_answer(env, 
     env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
     env.execute_sql(f"CREATE TABLE pushed (id INT, name STRING, amount DECIMAL(10, 2), day DATE, score DOUBLE{guard}) "
                     f"WITH ({with_options(db, guarded)})")
-    got = collect(env, "SELECT id, name FROM pushed WHERE id > 20 AND name = 'alice' AND amount >= 21.25 "
+    read = "id, name" + (", guard" if guard else "")  # the guard is read (only columns a query reads are selected)
+    got = collect(env, f"SELECT {read} FROM pushed WHERE id > 20 AND name = 'alice' AND amount >= 21.25 "
                        "AND day IN (DATE '2024-01-04', DATE '2024-01-14', DATE '2024-01-15') AND NOT (id = 33) AND score IS NOT NULL")
     expected = [(i, n) for i, n, a, d, s in rows if i > 20 and n == "alice" and float(a) >= 21.25
                 and d in ("2024-01-04", "2024-01-14", "2024-01-15") and i != 33 and s is not None]
@@ -203,6 +204,24 @@ def test_filter_handling_policy_never_pushes_nothing(env, postgres):
     env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
     env.execute_sql(f"CREATE TABLE pushed (id INT, guard INT) WITH ({with_options(postgres, guarded)})")
     env.execute_sql(f"CREATE TABLE kept (id INT, guard INT) WITH ({with_options(postgres, guarded, **{'filter.handling.policy': 'never'})})")
-    assert sorted(r["id"] for r in collect(env, "SELECT id FROM pushed WHERE id > 20")) == list(range(21, 31))
+    assert sorted(r["id"] for r in collect(env, "SELECT id, guard FROM pushed WHERE id > 20")) == list(range(21, 31))
     with pytest.raises(Exception, match="failed"):  # the database's division by zero, row 13 read
-        collect(env, "SELECT id FROM kept WHERE id > 20", attempts=1)
+        collect(env, "SELECT id, guard FROM kept WHERE id > 20", attempts=1)
+
+
+def test_only_the_columns_a_query_reads_are_selected_and_streaming_reads_filter_in_the_database(env, postgres):
+    """The SQL planner declares each scan's columns and filters (kindling.sql.pushdown): a column no query reads is not
+    selected (a view column failing on every row proves it), and a streaming read, to which Spark pushes no filter,
+    still has the database skip the rows its conditions exclude (the guard fails on row 13 only)."""
+    target, guarded = table_name("needs"), table_name("guarded")
+    execute(postgres, f"CREATE TABLE {target} (id INT, name VARCHAR(10))",
+            f"INSERT INTO {target} SELECT i, 'n' || i FROM generate_series(1, 30) AS i",
+            f"CREATE VIEW {guarded} AS SELECT id, name, 1 / (id - 13) AS guard, 1 / (id - id) AS never FROM {target}")
+    env.execute_sql(f"CREATE TABLE needs (id INT, name STRING, guard INT, never INT) WITH ({with_options(postgres, guarded)})")
+    for mode in ("streaming", "batch"):
+        env.execute_sql(f"SET 'execution.runtime-mode' = '{mode}'")
+        rows = collect(env, "SELECT id, guard FROM needs WHERE id > 20 AND name <> 'n25'")
+        assert sorted(r["id"] for r in rows) == [i for i in range(21, 31) if i != 25], mode
+        assert sorted(r["n"] for r in collect(env, "SELECT COUNT(*) AS n FROM needs")) == [30], mode
+    with pytest.raises(Exception, match="failed"):  # a query reading the failing column does select it
+        collect(env, "SELECT id, never FROM needs", attempts=1)
