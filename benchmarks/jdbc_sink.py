@@ -2,14 +2,16 @@
 
 Starts its own local PostgreSQL, then measures
 
-(a) kindling: ``INSERT INTO t SELECT * FROM datagen`` (a 1M-row sequence, ids as the primary key,
-    a 10-character string and a double) into a ``jdbc`` table with ``PRIMARY KEY (id) NOT ENFORCED``:
-    executors ship Arrow batches to the driver, which upserts each micro-batch with its batch id in
-    one transaction (``COPY`` into a temporary table, ``INSERT ... ON CONFLICT DO UPDATE``). Only the
-    job is timed, after an untimed warm-up job of 10k rows (Spark's start is not counted);
-(b) plain psycopg: the same rows (generated with pyarrow beforehand, not timed) upserted in chunks of
-    100k rows, each chunk ``COPY``-ed into a temporary table and ``INSERT ... ON CONFLICT DO UPDATE``
-    in its own transaction -- the fastest straightforward client loop.
+(a) kindling: ``INSERT INTO t SELECT * FROM rows`` into a ``jdbc`` table with ``PRIMARY KEY (id) NOT
+    ENFORCED``, ``rows`` being a filesystem table of one Parquet file holding the rows (ids as the primary
+    key, a 10-character string and a double): executors ship Arrow batches to the driver, which upserts
+    each micro-batch with its batch id in one transaction (``COPY`` into a temporary table, ``INSERT ... ON
+    CONFLICT DO UPDATE``). The job is timed from its submission, after an untimed warm-up job of 10k rows
+    (Spark's own start is not counted);
+(b) plain psycopg: the same rows, already in memory (generated beforehand, not timed, as the Parquet file
+    is written beforehand for (a)), upserted in chunks of 100k rows, each chunk ``COPY``-ed into a temporary
+    table and ``INSERT ... ON CONFLICT DO UPDATE`` in its own transaction -- the fastest straightforward
+    client loop.
 
 Both write into an empty table first (inserts through the upsert statement). Prints both rates in
 rows/s and, last, ``ratio=<kindling/plain>`` (target >= 0.5).
@@ -23,13 +25,22 @@ import argparse
 import io
 import tempfile
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from kindling.local.postgres import LocalPostgres
 
 TABLE_DDL = "CREATE TABLE {name} (id BIGINT PRIMARY KEY, name VARCHAR(10), score DOUBLE PRECISION)"
+
+
+def rows_table(rows: int) -> pa.Table:
+    import numpy as np
+
+    return pa.table({"id": np.arange(rows, dtype=np.int64), "name": pa.array([f"n{i % 100000:08d}" for i in range(rows)]),
+                     "score": np.random.default_rng(1).random(rows)})
 
 
 def kindling_run(server: LocalPostgres, rows: int, checkpoints: str) -> float:
@@ -43,9 +54,11 @@ def kindling_run(server: LocalPostgres, rows: int, checkpoints: str) -> float:
         connection.execute(TABLE_DDL.format(name=name))
         connection.commit()
         connection.close()
-        env.execute_sql(f"CREATE TABLE src_{name} (id BIGINT, name STRING, score DOUBLE) WITH ('connector' = 'datagen', "
-                        f"'rows-per-second' = '100000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', "
-                        f"'fields.id.end' = '{count - 1}', 'fields.name.length' = '10')")
+        source = Path(checkpoints) / f"rows_{name}"
+        source.mkdir()
+        pq.write_table(rows_table(count), source / "rows.parquet")
+        env.execute_sql(f"CREATE TABLE src_{name} (id BIGINT, name STRING, score DOUBLE) WITH ('connector' = 'filesystem', "
+                        f"'path' = '{source}', 'format' = 'parquet')")
         env.execute_sql(f"CREATE TABLE {name}_sink (id BIGINT, name STRING, score DOUBLE, PRIMARY KEY (id) NOT ENFORCED) "
                         f"WITH ('connector' = 'jdbc', 'url' = '{server.url}', 'table-name' = '{name}', "
                         f"'username' = '{server.user}', 'password' = '{server.password}')")
@@ -76,11 +89,7 @@ def kindling_run(server: LocalPostgres, rows: int, checkpoints: str) -> float:
 
 
 def plain_run(server: LocalPostgres, rows: int, chunk: int = 100_000) -> float:
-    import numpy as np
-
-    ids = np.arange(rows, dtype=np.int64)
-    table = pa.table({"id": ids, "name": pa.array([f"n{i % 100000:08d}" for i in range(rows)]),
-                      "score": np.random.default_rng(1).random(rows)})
+    table = rows_table(rows)
     connection = server.connect()
     connection.execute(TABLE_DDL.format(name="plain_bench"))
     connection.commit()
