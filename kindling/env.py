@@ -136,9 +136,9 @@ class StreamEnvironment:
             sys.path.insert(0, directory)
 
     def add_jars(self, *jars: str) -> None:
-        raise NotImplementedError(
-            "StreamExecutionEnvironment.add_jars: kindling runs Flink's connectors as Python Data Sources on Spark and "
-            "loads no Flink jars; use kindling's connectors (kindling.datastream.connectors) instead")
+        """Accepted with no effect: PyFlink programs add Flink's connector and format jars (Kafka, Avro, ...), which
+        kindling does not need: its connectors and formats are Python Data Sources on Spark, always there. A jar
+        of Java user functions gives kindling nothing to call either; such a function fails where it is used."""
 
     add_classpaths = add_jars
 
@@ -404,8 +404,15 @@ class StreamEnvironment:
         out = _sink_columns(stream._df)
         query_name = f"{_safe_name(job_name)}.{bound.get_uid()}"
 
+        from kindling.connectors import get_connector
+
+        spark_sink = get_connector(sink.connector).spark_sink_format
+
         def start():
             checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            if spark_sink is not None:  # a sink Spark writes itself, in any output mode
+                return (out.writeStream.format(spark_sink).option("checkpointLocation", str(checkpoint)).queryName(query_name)
+                        .outputMode(bound.output_mode).trigger(processingTime=interval).start())
             if bound.output_mode != "append":  # updating SQL results: Python Data Sources take appends only
                 from kindling.sql.changelog_sink import start_changelog_query
 

@@ -201,6 +201,9 @@ class Connector:
         must reach it as ``-U`` then ``+U`` (Flink's retract changelog) rather than as an upsert of the new row alone."""
         return False
 
+    # A sink Spark writes itself, in the JVM (its format name, e.g. "noop"): the query never hands its rows to Python.
+    spark_sink_format: ClassVar[Optional[str]] = None
+
     # Whether the source's reader selects only the columns and applies the filters the SQL planner declares for its
     # scan (kindling.connectors.scan_pushdown): the planner reads the optimized plan for them only then.
     reads_scan_needs: ClassVar[bool] = False
@@ -294,6 +297,9 @@ class Sink:
 
     connector: str
     options: dict[str, str] = field(default_factory=dict)
+    # A step ``sink_to`` runs first (PyFlink's sink preprocessing): the stream -> (the stream to write, the sink), for
+    # sinks whose options depend on the stream's records (a Kafka sink's serialization schemas).
+    prepare: Optional[Callable[[Any], tuple[Any, "Sink"]]] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         from kindling.connectors import get_connector
