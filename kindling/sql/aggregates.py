@@ -53,7 +53,8 @@ def _marked(tokens: list[Token], calls: list[tuple[int, int, int, int]]) -> str:
     for n, (_, open_index, close, _) in enumerate(calls):
         start = _argument_start(tokens, open_index)
         if start < close and render(tokens[start:close]).strip() not in ("", "*"):
-            spans.append((start, close, tagged(_MARKER_BASE + n, render(tokens[start:close]))))
+            # a space keeps DISTINCT/ALL apart from the tag (``DISTINCTCASE`` would not parse)
+            spans.append((start, close, " " + tagged(_MARKER_BASE + n, render(tokens[start:close]))))
     return splice(tokens, spans) or render(tokens)
 
 

@@ -577,11 +577,13 @@ class SqlSession:
                 return self._frame(projection.over(self._changelog_view(source, construct, registered)), line, construct,
                                    registered, stack)[0], source.flags
         df, (bounded, event_time) = self._spark_frame(text, line, construct, registered, stack)
-        if aggregation is not None and df.isStreaming and (chained is not None or aggregation.having):
+        # Spark refuses DISTINCT aggregates other than COUNT on streams; kindling's retracting aggregation keeps value counts.
+        distinct = aggregation is not None and any(c.distinct and c.function != "COUNT" for c in aggregation.calls)
+        if aggregation is not None and df.isStreaming and (chained is not None or aggregation.having or distinct):
             try:
                 updating = self._output_mode(df, line, construct) != "append"
             except SqlError as refused:
-                if chained is None:
+                if chained is None and not distinct:
                     return df, (bounded, event_time)  # refused where the query's output mode is decided
                 # An unbounded GROUP BY over a stateful append-only input (a window aggregation, a join): Spark runs
                 # one aggregation per query only in append mode, Flink aggregates the input's rows as they come.
@@ -1054,7 +1056,8 @@ def _spark_error(exc: BaseException, line: int, construct: str) -> SqlError:
     if "Non-time-based windows" in text:
         hint = "window aggregation with GROUP BY TUMBLE/HOP or a window TVF"
     elif "Distinct aggregations" in text:
-        hint = "COUNT(DISTINCT x) is rewritten for you; other DISTINCT aggregates are not supported on streams"
+        hint = ("DISTINCT aggregates (COUNT/SUM/AVG/MIN/MAX) in a GROUP BY without a window; a window aggregation takes "
+                "COUNT(DISTINCT x) only")
     elif "stream-stream" in text.lower() or "streaming DataFrames/Datasets" in text:
         hint = "joins of two streams need WATERMARKs on both and a time bound: a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts"
     return from_spark(exc, statement_line=line, construct=construct, hint=hint)

@@ -156,6 +156,9 @@ QUERIES = [
     Entry("agg-listagg", FUNCTIONS, "SELECT customer, CHAR_LENGTH(LISTAGG(item)) AS l FROM orders GROUP BY customer"),
     Entry("agg-first-last", FUNCTIONS, "SELECT customer, FIRST_VALUE(item) AS f, LAST_VALUE(item) AS l FROM orders GROUP BY customer"),
     Entry("agg-sum-distinct", FUNCTIONS, "SELECT SUM(DISTINCT amount) AS s FROM orders"),
+    Entry("agg-distinct-grouped", FUNCTIONS,
+          "SELECT customer, SUM(DISTINCT amount) AS s, AVG(DISTINCT amount) AS a, MAX(DISTINCT price) AS m, "
+          "COUNT(DISTINCT item) AS n FROM orders GROUP BY customer"),
     Entry("agg-bool", FUNCTIONS, "SELECT customer, BOOL_AND(amount > 5) AS all_big, BOOL_OR(amount > 12) AS any_big FROM orders GROUP BY customer"),
     Entry("agg-nested", Q + "group-agg.md",
           "SELECT n, COUNT(*) AS c FROM (SELECT customer, COUNT(*) AS n FROM orders GROUP BY customer) GROUP BY n"),

@@ -27,7 +27,6 @@ REFUSED: dict[str, str] = {
     'exists-subquery': 'SELECT',
     'order-by-time': 'SELECT',
     'limit': 'SELECT',
-    'agg-sum-distinct': 'SELECT',
     'win-session': 'window TVF SESSION',
     'win-grouping-sets': 'SELECT',
     'win-rollup': 'SELECT',
