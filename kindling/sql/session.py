@@ -1058,8 +1058,15 @@ def _spark_error(exc: BaseException, line: int, construct: str) -> SqlError:
     elif "Distinct aggregations" in text:
         hint = ("DISTINCT aggregates (COUNT/SUM/AVG/MIN/MAX) in a GROUP BY without a window; a window aggregation takes "
                 "COUNT(DISTINCT x) only")
-    elif "stream-stream" in text.lower() or "streaming DataFrames/Datasets" in text:
+    elif "Sorting is not supported" in text:
+        hint = ("ORDER BY on a stream as a Top-N: SELECT * FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY x) AS rn FROM t) "
+                "WHERE rn <= N, or the query in batch mode (SET 'execution.runtime-mode' = 'batch')")
+    elif "Intersect" in text or "Except" in text:
+        hint = "INTERSECT and EXCEPT run in batch mode (SET 'execution.runtime-mode' = 'batch'); on streams, a join"
+    elif "join" in text.lower() and ("stream-stream" in text.lower() or "streaming DataFrames/Datasets" in text):
         hint = "joins of two streams need WATERMARKs on both and a time bound: a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts"
+    elif "subquery expressions" in text:
+        hint = "IN and EXISTS over a streaming subquery as a JOIN, or the query in batch mode (SET 'execution.runtime-mode' = 'batch')"
     return from_spark(exc, statement_line=line, construct=construct, hint=hint)
 
 
