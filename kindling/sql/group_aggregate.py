@@ -54,6 +54,7 @@ from kindling.sql.tokens import (
     next_significant,
     previous_significant,
     render,
+    split_alias,
     split_top_level,
     tokenize,
     with_depth,
@@ -271,19 +272,6 @@ def find_projection(text: str, line: int) -> Optional[Projection]:
     if query is None and name is None:
         return None
     return Projection(query, name, parts.from_line, alias, render(parts.select_tokens).strip(), parts.where_text)
-
-
-def split_alias(part: list[Token]) -> tuple[str, Optional[str]]:
-    """A SELECT item's expression text and its alias (``expr AS a``, ``expr a``), or None when it has none."""
-    sig = [t for t in part if not t.trivia]
-    if len(sig) >= 3 and sig[-2].is_word("AS") and sig[-1].kind in (WORD, QUOTED):
-        end = part.index(sig[-2])
-        return render(part[:end]).strip(), sig[-1].identifier
-    if len(sig) >= 2 and sig[-1].kind in (WORD, QUOTED) and (sig[-2].kind in (WORD, QUOTED) or sig[-2].is_symbol(")")) \
-            and not sig[-2].is_symbol(".") and not sig[-1].is_word("END"):
-        end = part.index(sig[-1])
-        return render(part[:end]).strip(), sig[-1].identifier
-    return render(part).strip(), None
 
 
 def _source(tokens: list[Token]) -> Optional[tuple[Optional[str], Optional[str], Optional[str]]]:

@@ -46,7 +46,21 @@ from pyspark.sql.types import (
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.datastream.operator import Adapter
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import NUMBER, QUOTED, SYMBOL, WORD, Token, matching_paren, render, significant, split_top_level, tokenize, with_depth
+from kindling.sql.tokens import (
+    NUMBER,
+    QUOTED,
+    SYMBOL,
+    WORD,
+    Token,
+    matching_paren,
+    next_significant,
+    render,
+    significant,
+    split_alias,
+    split_top_level,
+    tokenize,
+    with_depth,
+)
 
 RANK_FUNCTIONS = ("ROW_NUMBER", "RANK", "DENSE_RANK")
 TOP_N_FORM = ("SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY x DESC) AS rn FROM t) "
@@ -54,6 +68,7 @@ TOP_N_FORM = ("SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k OR
 PARTITION_PREFIX = INTERNAL_PREFIX + "rank_p"
 ORDER_PREFIX = INTERNAL_PREFIX + "rank_o"
 ARRIVAL = INTERNAL_PREFIX + "rank_arrival"
+SORT_LIMIT_RANK = INTERNAL_PREFIX + "sort_limit_rn"  # the rank of ORDER BY ... LIMIT n on a stream
 _CLAUSES = ("GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")
 
 if TYPE_CHECKING:
@@ -136,7 +151,10 @@ def find_top_n(text: str, line: int) -> Optional[TopN]:
     if where_at is None:
         raise refuse("a ranking without a condition on the rank (WHERE rn <= N) is an OVER aggregation, which Spark cannot run on streams")
     outer_items = [t for i, t in outer if outer[0][0] < i < outer[from_at][0]]
-    outer_star = len(outer_items) == 1 and outer_items[0].is_symbol("*")
+    plain_star = len(outer_items) == 1 and outer_items[0].is_symbol("*")
+    # ``* EXCEPT (rn)``: every column but the rank (sort_limit_as_top_n writes it; Flink SQL has no EXCEPT list)
+    star_except = len(outer_items) > 1 and outer_items[0].is_symbol("*") and outer_items[1].is_word("EXCEPT")
+    outer_star = plain_star or star_except
 
     # --- the inner query ----------------------------------------------------------------------
     inner_tokens = tokens[open_index + 1:close_index]
@@ -188,7 +206,7 @@ def find_top_n(text: str, line: int) -> Optional[TopN]:
             limit = _rank_limit(conjunct, alias, refuse)
     if limit is None:
         raise refuse(f"the outer WHERE must bound the rank: WHERE {alias} <= N")
-    rank_selected = outer_star or any(t.kind in (WORD, QUOTED) and t.identifier == alias for t in outer_items)
+    rank_selected = plain_star or (not star_except and any(t.kind in (WORD, QUOTED) and t.identifier == alias for t in outer_items))
 
     # Replace the ranking column with the hidden partition and order columns.
     hidden = [f"{p} AS {PARTITION_PREFIX}{k}" for k, p in enumerate(partition)]
@@ -334,11 +352,14 @@ def _rank_limit(conjunct: list[Token], alias: str, refuse: Any) -> int:
 
 
 def _insert_before_outer_from(text: str, addition: str) -> str:
+    """``addition`` right after the last SELECT item (before any comment between it and the outer FROM)."""
+    last = None
     for t, depth in with_depth(tokenize(text)):
         if depth == 0 and t.is_word("FROM"):
-            head = text[: t.start]
-            kept = head.rstrip()
-            return kept + addition.rstrip() + head[len(kept):] + text[t.start:]
+            at = last.end if last is not None else t.start
+            return text[:at] + addition.rstrip() + text[at:]
+        if not t.trivia:
+            last = t
     return text
 
 
@@ -367,6 +388,90 @@ def ranking_upsert_key(text: str, line: int, columns: list[str]) -> Optional[lis
     if not key or any(k is None or k not in columns for k in key):
         return None
     return key  # type: ignore[return-value]
+
+
+_NOT_A_SORT = ("GROUP", "HAVING", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY", "FETCH", "OFFSET")
+_AGGREGATE_NAMES = ("COUNT", "SUM", "AVG", "MIN", "MAX", "LISTAGG", "COLLECT", "STDDEV", "STDDEV_POP", "STDDEV_SAMP",
+                    "VARIANCE", "VAR_POP", "VAR_SAMP", "FIRST_VALUE", "LAST_VALUE", "BOOL_AND", "BOOL_OR", "ARRAY_AGG")
+
+
+def sort_limit_as_top_n(text: str, line: int) -> Optional[str]:
+    """A streaming ``SELECT ... FROM t [WHERE ...] ORDER BY keys LIMIT n`` as the Top-N Flink plans it (a sort-limit: a
+    rank over the whole input, an updating result that keeps the first ``n`` rows by ``keys``); None for any other shape.
+
+    Example: ``SELECT order_id FROM orders ORDER BY ts LIMIT 3`` becomes ``SELECT order_id FROM (SELECT *, ROW_NUMBER()
+    OVER (ORDER BY ts) AS rn FROM orders) orders WHERE rn <= 3``. A FROM item is one table or subquery; the SELECT list
+    holds no aggregate or OVER, and ORDER BY names no SELECT alias of an expression (the rank is computed below the
+    SELECT list)."""
+    tokens = tokenize(text, line)
+    top = [(i, t) for i, (t, depth) in enumerate(with_depth(tokens)) if not t.trivia and depth == 0]
+    if not top or not top[0][1].is_word("SELECT"):
+        return None
+    positions: dict[str, int] = {}
+    for i, t in top:
+        if t.kind == WORD and t.upper in ("FROM", "WHERE", "ORDER", "LIMIT", *_NOT_A_SORT) and t.upper not in positions:
+            positions[t.upper] = i
+    if not {"FROM", "ORDER", "LIMIT"} <= positions.keys() or any(c in positions for c in _NOT_A_SORT):
+        return None
+    where = positions.get("WHERE")
+    if not positions["FROM"] < positions["ORDER"] < positions["LIMIT"] or (where is not None and not positions["FROM"] < where < positions["ORDER"]):
+        return None
+    select = tokens[top[0][0] + 1:positions["FROM"]]
+    select_sig = significant(select)
+    if not select_sig or select_sig[0].is_word("DISTINCT", "ALL"):
+        return None
+    for k, t in enumerate(select_sig):
+        if t.is_word("OVER") or (t.kind == WORD and t.upper in _AGGREGATE_NAMES and k + 1 < len(select_sig) and select_sig[k + 1].is_symbol("(")):
+            return None
+    star = [t.text for t in select_sig] == ["*"]
+    from_tokens = tokens[positions["FROM"] + 1:where if where is not None else positions["ORDER"]]
+    qualifier = _single_from_name(significant(from_tokens))
+    if qualifier is None:
+        return None
+    by = next_significant(tokens, positions["ORDER"])
+    if by is None or not tokens[by].is_word("BY"):
+        return None
+    order = tokens[by + 1:positions["LIMIT"]]
+    aliases = {alias.lower() for expression, alias in (split_alias(part) for part in split_top_level(select))
+               if alias and expression.lower() != alias.lower()}
+    if any(t.kind in (WORD, QUOTED) and t.identifier.lower() in aliases for t in order):
+        return None
+    limit = significant(tokens[positions["LIMIT"] + 1:])
+    if len(limit) != 1 or limit[0].kind != NUMBER or not limit[0].text.isdigit() or int(limit[0].text) < 1:
+        return None
+    # each piece ends its line: a piece may end in a -- comment
+    inner = (f"SELECT *, ROW_NUMBER() OVER (ORDER BY {render(order).strip()}\n) AS {SORT_LIMIT_RANK} FROM {render(from_tokens).strip()}\n"
+             + (f" WHERE {render(tokens[where + 1:positions['ORDER']]).strip()}\n" if where is not None else ""))
+    items = f"* EXCEPT ({SORT_LIMIT_RANK})" if star else render(select).strip()
+    return f"SELECT {items}\nFROM ({inner}) {qualifier} WHERE {SORT_LIMIT_RANK} <= {int(limit[0].text)}"
+
+
+def _single_from_name(sig: list[Token]) -> Optional[str]:
+    """The name the columns of a single FROM item are qualified by (its alias, the table's own name, or "" for a
+    subquery without an alias); None for a join, a list of tables or a table function."""
+    if not sig:
+        return None
+    if sig[0].is_symbol("("):
+        end = next((k for k, (_, depth) in enumerate(with_depth(sig)) if depth == 0 and sig[k].is_symbol(")")), None)
+        if end is None:
+            return None
+        rest = sig[end + 1:]
+        if not rest:
+            return ""  # a subquery without an alias: its columns are named unqualified
+    else:
+        k = 0
+        while k + 2 < len(sig) and sig[k].kind in (WORD, QUOTED) and sig[k + 1].is_symbol("."):
+            k += 2
+        if sig[k].kind not in (WORD, QUOTED) or sig[k].is_word("TABLE", "LATERAL", "UNNEST"):
+            return None
+        rest = sig[k + 1:]
+        if not rest:
+            return sig[k].text
+    if rest and rest[0].is_word("AS"):
+        rest = rest[1:]
+    if len(rest) == 1 and rest[0].kind in (WORD, QUOTED) and not rest[0].is_word("JOIN", "LEFT", "RIGHT", "FULL", "INNER", "CROSS"):
+        return rest[0].text
+    return None
 
 
 # --- the operator ---------------------------------------------------------------------------------
@@ -401,8 +506,9 @@ def plan_ranking(df: DataFrame, top_n: TopN, window_input: bool, updating_input:
     if "window_start" in names and "window_end" in names:
         # over a window aggregation a window's rows arrive together; over the TVF's rows they are kept until it ends
         return RankPlan("window" if window_input else "window-rows", False, output)
+    # (a sort-limit is not deduplication in Flink: ORDER BY ts DESC LIMIT 1 keeps the first of equal rows, not the last)
     if top_n.function == "ROW_NUMBER" and top_n.limit == 1 and len(top_n.order) == 1 and not top_n.rank_selected \
-            and _time_attribute(df, f"{ORDER_PREFIX}0"):
+            and top_n.alias != SORT_LIMIT_RANK and _time_attribute(df, f"{ORDER_PREFIX}0"):
         return RankPlan("last-row" if top_n.order[0].descending else "first-row", top_n.order[0].descending, output)
     return RankPlan("top-n", True, output)
 

@@ -49,14 +49,23 @@ from kindling.sql.group_aggregate import (
     find_group_aggregation,
     find_projection,
     output_name,
-    split_alias,
 )
 from kindling.sql.lookup_join import register_lookup_join
-from kindling.sql.ranking import TOP_N_FORM, RankPlan, TopN, find_top_n, plan_ranking, rank_frame, ranking_upsert_key, top_one_aggregate
+from kindling.sql.ranking import (
+    TOP_N_FORM,
+    RankPlan,
+    TopN,
+    find_top_n,
+    plan_ranking,
+    rank_frame,
+    ranking_upsert_key,
+    sort_limit_as_top_n,
+    top_one_aggregate,
+)
 from kindling.sql.result import BatchCollector, ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
 from kindling.sql.statements import Statement, split_statements
-from kindling.sql.tokens import Token, significant, split_top_level, tokenize
+from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
 
 if TYPE_CHECKING:
@@ -515,6 +524,8 @@ class SqlSession:
             raise SqlError("the query is empty", line=line, construct=construct)
         registered: dict[str, tuple[bool, bool]] = {}
         self._scans_read_needs = False
+        if not self.batch:  # ORDER BY ... LIMIT n on a stream: Flink's sort-limit, a Top-N
+            text = sort_limit_as_top_n(text, line) or text
         df, (bounded, event_time) = self._frame(text, line, construct, registered, outermost=not retractions)
         if retractions and not self.batch and ROWKIND_COLUMN not in df.columns and self._output_mode(df, line, construct) != "append":
             df = self._changelog(df, text, line, construct, registered, ())
@@ -550,6 +561,7 @@ class SqlSession:
                stack: tuple[str, ...] = (), outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
         if self.batch:  # bounded tables as Spark batch frames: Spark runs the query as it stands, every result final
             return self._spark_frame(text, line, construct, registered, stack)
+        text = sort_limit_as_top_n(text, line) or text
         top_n = find_top_n(text, line)
         if top_n is not None:
             return self._ranking_frame(top_n, construct, registered, stack, outermost)

@@ -258,3 +258,16 @@ def function_calls(tokens: list[Token], names: tuple[str, ...]) -> list[tuple[in
                 end = matching_paren(tokens, m)
         calls.append((i, j, close, end))
     return calls
+
+
+def split_alias(part: list[Token]) -> tuple[str, Optional[str]]:
+    """A SELECT item's expression text and its alias (``expr AS a``, ``expr a``), or None when it has none."""
+    sig = [t for t in part if not t.trivia]
+    if len(sig) >= 3 and sig[-2].is_word("AS") and sig[-1].kind in (WORD, QUOTED):
+        end = part.index(sig[-2])
+        return render(part[:end]).strip(), sig[-1].identifier
+    if len(sig) >= 2 and sig[-1].kind in (WORD, QUOTED) and (sig[-2].kind in (WORD, QUOTED) or sig[-2].is_symbol(")")) \
+            and not sig[-2].is_symbol(".") and not sig[-1].is_word("END"):
+        end = part.index(sig[-1])
+        return render(part[:end]).strip(), sig[-1].identifier
+    return render(part).strip(), None

@@ -123,6 +123,33 @@ def test_repeated_column_names_are_numbered_as_in_flink(env):
     assert sorted(tuple(r) for r in result.collect(timeout=120)) == [("a", 10, "a", 11), ("a", 20, "a", 21)]
 
 
+def test_order_by_limit_on_a_stream_is_flinks_sort_limit(rank_env):
+    """ORDER BY ... LIMIT n on a stream is a Top-N over the whole input (Flink's sort-limit): rows that leave the first n
+    are retracted, and a row equal to one already kept goes after it (no deduplication)."""
+    result = rank_env.execute_sql("SELECT k, v FROM r ORDER BY v DESC LIMIT 2")
+    assert _changes(result) == [
+        ("+I", ("a", 10)), ("+I", ("a", 20)),
+        ("-D", ("a", 10)), ("+I", ("a", 15)),
+        ("-D", ("a", 15)), ("+I", ("a", 20)),
+    ]
+    assert sorted(tuple(r) for r in result.collect()) == [("a", 20), ("a", 20)]
+
+
+def test_only_a_plain_sort_limit_is_rewritten():
+    from kindling.sql.ranking import sort_limit_as_top_n
+
+    assert sort_limit_as_top_n("SELECT k FROM r AS x WHERE v > 1 ORDER BY v LIMIT 3", 1) is not None
+    for query in ("SELECT k, COUNT(*) AS c FROM r GROUP BY k ORDER BY c LIMIT 3",  # an aggregation
+                  "SELECT COUNT(*) FROM r ORDER BY 1 LIMIT 3",
+                  "SELECT DISTINCT k FROM r ORDER BY k LIMIT 3",
+                  "SELECT r.k FROM r JOIN s ON r.k = s.k ORDER BY r.v LIMIT 3",  # a join
+                  "SELECT k FROM r ORDER BY v LIMIT 3 OFFSET 1",  # OFFSET: not a rank from 1
+                  "SELECT v * 2 AS w FROM r ORDER BY w LIMIT 3",  # ordered by an expression of the SELECT list
+                  "SELECT k FROM r ORDER BY v",  # no LIMIT: a sort, refused by Spark
+                  "SELECT k FROM r LIMIT 3"):
+        assert sort_limit_as_top_n(query, 1) is None, query
+
+
 def test_top_n_errors_name_the_construct_line_and_form(rank_env):
     with pytest.raises(SqlError, match=r"line 2: .*upper bound.*Supported form: SELECT \.\.\. FROM \(SELECT"):
         rank_env.execute_sql("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM r)\nWHERE rn > 3")

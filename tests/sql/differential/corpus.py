@@ -137,6 +137,9 @@ QUERIES = [
           "SELECT order_id FROM orders o WHERE EXISTS (SELECT * FROM shipments s WHERE s.order_id = o.order_id)"),
     Entry("order-by-time", Q + "orderby.md", "SELECT order_id, ts FROM orders ORDER BY ts"),
     Entry("limit", Q + "limit.md", "SELECT order_id FROM orders ORDER BY ts LIMIT 3"),
+    Entry("limit-star-desc", Q + "limit.md", "SELECT * FROM orders ORDER BY amount DESC, order_id LIMIT 2"),
+    Entry("limit-alias-where", Q + "limit.md",
+          "SELECT o.order_id, o.amount * 2 AS a2 FROM orders AS o WHERE o.amount > 5 ORDER BY o.amount, o.order_id LIMIT 2"),
     # group aggregation
     Entry("agg-count-star", Q + "group-agg.md", "SELECT COUNT(*) AS n FROM orders"),
     Entry("agg-count-distinct-global", Q + "group-agg.md", "SELECT COUNT(DISTINCT customer) AS n FROM orders"),

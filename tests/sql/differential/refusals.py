@@ -26,7 +26,6 @@ REFUSED: dict[str, str] = {
     'in-subquery': 'SELECT',
     'exists-subquery': 'SELECT',
     'order-by-time': 'SELECT',
-    'limit': 'SELECT',
     'win-session': 'window TVF SESSION',
     'win-grouping-sets': 'SELECT',
     'win-rollup': 'SELECT',

@@ -153,10 +153,9 @@ def test_kindling_gives_flinks_answer_or_refuses_by_name(outcomes):
 
 
 # What a refusal of a construct Spark cannot run on streams points to; the corpus's batch-mode entries of the same
-# queries (batch-limit, batch-intersect, ...) give Flink's answer, so the way forward named here is one that works.
+# queries (batch-order-by-time, batch-intersect, ...) give Flink's answer, so the way forward named here is one that works.
 REFUSAL_HINTS = {
-    "limit": "ROW_NUMBER() OVER",
-    "order-by-time": "batch",
+    "order-by-time": "ROW_NUMBER() OVER",
     "intersect": "batch",
     "except": "batch",
     "in-subquery": "JOIN",
