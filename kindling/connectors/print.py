@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import os
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -293,9 +292,6 @@ class PrintStreamWriter(DataSourceStreamArrowWriter):
         """Nothing was printed yet: the lines only live in the commit messages."""
 
 
-_STDOUT: list = []
-
-
 def _driver_stdout() -> Optional[Any]:
     """The standard output of the Spark JVM that runs this commit, when this is one of its Python workers.
 
@@ -303,26 +299,9 @@ def _driver_stdout() -> Optional[Any]:
     written to ``sys.stdout`` here would land on stderr (``python job.py > out.txt`` would capture
     nothing). The JVM's standard output is the driver program's, which is where Flink's print sink
     puts rows in a local run. None outside a Spark worker (the rows then go to ``sys.stdout``)."""
-    if not _STDOUT:
-        _STDOUT.append(_open_jvm_stdout())
-    return _STDOUT[0]
+    from kindling.runtime.program_output import program_stdout
 
-
-def _open_jvm_stdout() -> Optional[Any]:
-    pid = os.getppid()
-    for _ in range(4):  # the worker's parent, or the daemon's parent
-        try:
-            with open(f"/proc/{pid}/comm") as comm:
-                name = comm.read().strip()
-            if name == "java":
-                # Appending: a redirected stdout (``> out.txt``) is a file that "w" would truncate, and each
-                # worker's own offset would overwrite the others' lines. Kept open for the process's life.
-                return open(f"/proc/{pid}/fd/1", "a", buffering=1)
-            with open(f"/proc/{pid}/stat") as stat:
-                pid = int(stat.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return None
-    return None
+    return program_stdout()
 
 
 class PrintDataSource(DataSource):

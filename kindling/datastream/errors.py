@@ -51,9 +51,26 @@ def failure(function: Any, operator: str, exc: BaseException, record: Any = None
     return UserFunctionError(_one_line(f"user function {function_name(function)} in operator '{operator}' {what}{where}"))
 
 
+_OUTPUT_CHOSEN: list = []
+
+
+def _choose_output() -> None:
+    """Once per process, before a user function first runs: in a Spark Python worker, what the function prints goes to
+    the program's standard output, as under PyFlink (PySpark's daemon gives a worker the JVM's standard error)."""
+    from pyspark import TaskContext
+
+    from kindling.runtime.program_output import user_prints_to_program_stdout
+
+    _OUTPUT_CHOSEN.append(True)
+    if TaskContext.get() is not None:  # a task in a Python worker (not the driver program)
+        user_prints_to_program_stdout()
+
+
 @contextmanager
 def calling(function: Any, operator: str, record: Any = None, has_record: bool = True) -> Iterator[None]:
     """Run a user function's call; any error leaves as one UserFunctionError naming function, operator and record."""
+    if not _OUTPUT_CHOSEN:
+        _choose_output()
     try:
         yield
     except UserFunctionError:

@@ -1,0 +1,51 @@
+"""The program's standard output, from the Spark Python workers that run its functions and print sinks.
+
+Under PyFlink a local job's print sink and what its Python functions ``print`` reach the program's standard
+output. PySpark's daemon points a worker's standard output at the JVM's standard error instead (its own stdout
+carries the port it tells the JVM). The JVM's standard output is the driver program's own; a worker on this
+machine finds it through ``/proc`` and writes there.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Optional
+
+_STDOUT: list = []
+
+
+def program_stdout() -> Optional[Any]:
+    """The standard output of the Spark JVM this process is a Python worker of, opened for appending (line-buffered),
+    or None outside a Spark worker on this machine."""
+    if not _STDOUT:
+        _STDOUT.append(_open_jvm_stdout())
+    return _STDOUT[0]
+
+
+def _open_jvm_stdout() -> Optional[Any]:
+    pid = os.getppid()
+    for _ in range(4):  # the worker's parent, or the daemon's parent
+        try:
+            with open(f"/proc/{pid}/comm") as comm:
+                name = comm.read().strip()
+            if name == "java":
+                # Appending: a redirected stdout (``> out.txt``) is a file that "w" would truncate, and each
+                # worker's own offset would overwrite the others' lines. Kept open for the process's life.
+                return open(f"/proc/{pid}/fd/1", "a", buffering=1)
+            with open(f"/proc/{pid}/stat") as stat:
+                pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+    return None
+
+
+def user_prints_to_program_stdout() -> None:
+    """In a Spark Python worker, make ``print`` in user functions write to the program's standard output (once per
+    process; nothing elsewhere, the driver's own prints already go there)."""
+    stdout = program_stdout()
+    if stdout is not None and sys.stdout is not stdout:
+        sys.stdout = stdout
+
+
+__all__ = ["program_stdout", "user_prints_to_program_stdout"]
