@@ -18,6 +18,8 @@ import sys
 import types
 from typing import Any, Optional, Sequence
 
+from kindling.unsupported import ADVICE, UnsupportedPyFlinkAPI, unsupported_message
+
 # PyFlink module -> kindling modules whose names it shows (searched in order).
 ALIASES: dict[str, tuple[str, ...]] = {
     "pyflink": ("kindling",),
@@ -60,60 +62,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pyflink.table.window": ("kindling.table.window",),
     "pyflink.table.udf": ("kindling.table.udf",),
 }
-
-# What to use instead of PyFlink APIs kindling does not have.
-ADVICE: dict[str, str] = {
-    "pyflink.table": "kindling's Table API (kindling.table) or Flink SQL through t_env.execute_sql(...)",
-    "pyflink.datastream.connectors.elasticsearch": "use kindling's SQL connectors (kindling.connectors)",
-    "pyflink.datastream.connectors.pulsar": "kindling has no Pulsar connector; use Kafka (kindling.datastream.connectors.kafka)",
-    "pyflink.datastream.connectors.kinesis": "use kindling's SQL connectors (kindling.connectors)",
-    "pyflink.datastream.connectors.jdbc": "use kindling's SQL connectors (kindling.connectors)",
-    "pyflink.datastream.formats": "set a connector's value format by name (set_value_format('json'|'csv'|'avro'|'raw'))",
-}
-
-
-class UnsupportedPyFlinkAPI:
-    """Stands for a PyFlink name kindling does not implement: any use raises a message naming it."""
-
-    def __init__(self, name: str) -> None:
-        object.__setattr__(self, "_name", name)
-
-    def _fail(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(unsupported_message(object.__getattribute__(self, "_name")))
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._fail()
-
-    def __getattr__(self, item: str) -> Any:
-        if item.startswith("__") and item.endswith("__"):
-            raise AttributeError(item)
-        return UnsupportedPyFlinkAPI(f"{object.__getattribute__(self, '_name')}.{item}")
-
-    def __mro_entries__(self, bases: tuple) -> tuple:
-        # ``class X(UnsupportedName): ...`` defines a class; instantiating it fails with the message.
-        name = object.__getattribute__(self, "_name")
-
-        class Unsupported:
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                raise NotImplementedError(unsupported_message(name))
-
-            def __class_getitem__(cls, parameters: Any) -> Any:
-                return cls
-
-        return (Unsupported,)
-
-    def __getitem__(self, item: Any) -> Any:
-        return self
-
-    def __repr__(self) -> str:
-        return f"<PyFlink API {object.__getattribute__(self, '_name')} (not supported by kindling)>"
-
-
-def unsupported_message(name: str) -> str:
-    advice = next((text for prefix, text in sorted(ADVICE.items(), key=lambda kv: -len(kv[0])) if name.startswith(prefix)), None)
-    return (f"{name} is a PyFlink API that kindling does not support"
-            + (f": {advice}" if advice else "; see kindling's README for the DataStream and SQL APIs it has"))
-
 
 class PyFlinkAlias(types.ModuleType):
     """A ``pyflink.*`` module whose names are kindling's."""
@@ -172,5 +120,7 @@ def install() -> None:
         if not isinstance(sys.modules[name], PyFlinkAlias):
             del sys.modules[name]  # a real apache-flink imported earlier: the program gets kindling's
 
+
+__all__ = ["ADVICE", "ALIASES", "PyFlinkAlias", "PyFlinkFinder", "UnsupportedPyFlinkAPI", "install", "unsupported_message"]
 
 install()
