@@ -5,7 +5,8 @@
   accept Flink's SQL form ``2026-11-22 01:02:03.123`` and ISO-8601 (``T``, ``Z``, offsets), up to
   nanosecond fractions (kept to microseconds). When the bulk parse fails, the batch is bisected to
   find the bad records, so good records still parse in bulk.
-* ``csv``: the same, with ``pyarrow.csv`` (no header; columns in schema order).
+* ``csv``: the same, with ``pyarrow.csv`` (no header; columns in schema order; a record may end with one
+  line delimiter, as the DataStream API's CsvRowSerializationSchema writes them).
 * ``raw``: the value bytes as a single BINARY or STRING column.
 * ``avro`` and ``avro-confluent``: see :mod:`kindling.formats.avro` and :mod:`kindling.formats.avro_confluent`.
 
@@ -217,6 +218,8 @@ class ValueDecoder:
 
         if not values:
             return [pa.array([], type=t) for t in self.targets]
+        # A record may end with its line delimiter (the DataStream API's CsvRowSerializationSchema writes '\n').
+        values = [v[:-2] if v.endswith(b"\r\n") else v[:-1] if v.endswith((b"\n", b"\r")) else v for v in values]
         data = b"\n".join(values) + b"\n"
         table = pcsv.read_csv(
             io.BytesIO(data),

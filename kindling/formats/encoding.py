@@ -1,14 +1,13 @@
 """Encoding: Arrow record batches -> one ``bytes`` per row, for every connector that writes records.
 
 ``json`` objects (TIMESTAMP in Flink's SQL form by default, column-wise with Arrow compute where the
-types allow, byte for byte what the per-row path writes), ``csv`` lines, ``raw`` bytes of a single
+types allow, byte for byte what the per-row path writes), ``csv`` lines (ending with ``csv.line-delimiter``), ``raw`` bytes of a single
 column, ``avro`` and ``avro-confluent`` records.
 """
 
 from __future__ import annotations
 
 import base64
-import io
 from typing import Callable, Optional, Sequence
 
 import pyarrow as pa
@@ -209,7 +208,9 @@ class RowEncoder:
             if fast is not None:
                 return fast.to_pylist()
             return self._encode_json_rows(columns)
-        return self._encode_csv(columns)
+        lines = self._encode_csv(columns)
+        end = self.settings.line_delimiter.encode()
+        return [line + end for line in lines] if end else lines
 
     def _encode_json_rows(self, columns: list[pa.Array]) -> list[Optional[bytes]]:
         """The general JSON path: one ``orjson.dumps`` per row (any type, nested ones included)."""
@@ -258,34 +259,44 @@ class RowEncoder:
         return joined.cast(pa.binary())
 
     def _encode_csv(self, columns: list[pa.Array]) -> list[Optional[bytes]]:
-        import pyarrow.csv as pcsv
-
-        prepared = [
-            _timestamp_strings(c, "SQL") if pa.types.is_timestamp(c.type) else c for c in columns
-        ]
-        table = pa.Table.from_arrays(prepared, names=self.names)
-        if table.num_rows == 0:
+        """One CSV line per row, as Flink's csv format (Jackson's CSV writer) writes it: numbers and booleans as they are,
+        text quoted only where Jackson quotes it (see :func:`_csv_text`), nulls and empty text as nothing."""
+        if not columns or len(columns[0]) == 0:
             return []
-        has_newlines = any(
-            (pa.types.is_string(c.type) or pa.types.is_large_string(c.type))
-            and pc.any(pc.match_substring_regex(c, r"[\r\n]")).as_py()
-            for c in prepared
-        )
-        options = pcsv.WriteOptions(include_header=False, delimiter=self.settings.field_delimiter, quoting_style="needed")
-        if not has_newlines:
-            sink = io.BytesIO()
-            pcsv.write_csv(table, sink, write_options=options)
-            lines = sink.getvalue().split(b"\n")
-            if lines and lines[-1] == b"":
-                lines.pop()
-            if len(lines) == table.num_rows:
-                return [line.rstrip(b"\r") for line in lines]
-        out = []
-        for i in range(table.num_rows):
-            sink = io.BytesIO()
-            pcsv.write_csv(table.slice(i, 1), sink, write_options=options)
-            out.append(sink.getvalue().rstrip(b"\n"))
-        return out
+        delimiter = self.settings.field_delimiter
+        cells = []
+        for column in columns:
+            if pa.types.is_timestamp(column.type):
+                column = _timestamp_strings(column, "SQL")
+            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                cells.append(_csv_text(column.cast(pa.string()), delimiter))
+            else:
+                cells.append(pc.fill_null(column.cast(pa.string()), ""))
+        lines = cells[0] if len(cells) == 1 else pc.binary_join_element_wise(*cells, delimiter)
+        return [line.encode("utf-8") for line in lines.to_pylist()]
+
+
+_CSV_QUOTE = '"'
+_CSV_MAX_UNCHECKED = 24  # Jackson quotes longer text without looking at it (its MAX_QUOTE_CHECK, in UTF-16 units)
+
+
+def _csv_text(column: pa.Array, delimiter: str) -> pa.Array:
+    """Text cells as Jackson's CSV writer (Flink's csv format) writes them with its default quote character and no
+    escape character: quoted, inner quotes doubled, when longer than 24 UTF-16 units or holding a character below the
+    'safe' one (one above the larger of the delimiter and the quote: for ',' every character below '-', the space
+    among them), a backslash, the delimiter or the quote; else as it is. Null and empty text are both nothing."""
+    text = pc.fill_null(column, "")
+    unsafe_below = max(ord(delimiter), ord(_CSV_QUOTE)) + 1
+    specials = "".join(sorted({"\\\\", _re_escape(delimiter), _re_escape(_CSV_QUOTE)}))
+    pattern = f"[\\x00-\\x{unsafe_below - 1:02x}{specials}]"
+    utf16_length = pc.add(pc.utf8_length(text), pc.count_substring_regex(text, "[\\x{10000}-\\x{10FFFF}]"))
+    needs_quotes = pc.or_(pc.greater(utf16_length, _CSV_MAX_UNCHECKED), pc.match_substring_regex(text, pattern))
+    quoted = pc.binary_join_element_wise(_CSV_QUOTE, pc.replace_substring(text, _CSV_QUOTE, _CSV_QUOTE * 2), _CSV_QUOTE, "")
+    return pc.if_else(needs_quotes, quoted, text)
+
+
+def _re_escape(character: str) -> str:
+    return f"\\x{{{ord(character):x}}}"
 
 
 __all__ = ["RowEncoder", "json_strings"]

@@ -45,6 +45,7 @@ class FormatSettings:
     fail_on_missing_field: bool = False
     timestamp_standard: str = "SQL"
     field_delimiter: str = ","
+    line_delimiter: str = ""  # csv: what ends each record ('\n' for the DataStream API's CsvRowSerializationSchema)
     registry: Optional[Any] = None  # avro-confluent: avro_confluent.RegistrySettings
     changelog: Optional[ChangelogSettings] = None  # debezium-json, canal-json, maxwell-json
 
@@ -66,6 +67,9 @@ def format_options(prefix: str = "") -> list[ConfigOption[Any]]:
                     "'2026-11-22T01:02:03.123'. Reading accepts both."),
         bool_option(prefix + "json.encode.decimal-as-plain-number", False, "Accepted for compatibility."),
         string_option(prefix + "csv.field-delimiter", ",", "Field delimiter character."),
+        string_option(prefix + "csv.line-delimiter", "",
+                      "What ends each written record: '' (Flink SQL's csv format), '\\n', '\\r' or '\\r\\n' (the DataStream "
+                      "API's CsvRowSerializationSchema ends records with '\\n'). Reading accepts records with or without it."),
         bool_option(prefix + "csv.ignore-parse-errors", False,
                     "Skip records that are not valid CSV for the schema instead of failing (counted and logged)."),
         *confluent_options(prefix),
@@ -148,6 +152,7 @@ def format_settings(parsed: ParsedOptions, context: str, raw: Mapping[str, Any])
         fail_on_missing_field=bool(pick("json.fail-on-missing-field")),
         timestamp_standard=pick("json.timestamp-format.standard") or "SQL",
         field_delimiter=field_delimiter(pick("csv.field-delimiter") or ",", context),
+        line_delimiter=line_delimiter(pick("csv.line-delimiter") or "", context),
     )
 
 
@@ -169,5 +174,16 @@ def field_delimiter(value: str, context: str) -> str:
     return text
 
 
+_LINE_DELIMITERS = {"": "", "\n": "\n", "\r": "\r", "\r\n": "\r\n", "\\n": "\n", "\\r": "\r", "\\r\\n": "\r\n"}
+
+
+def line_delimiter(value: str, context: str) -> str:
+    """``csv.line-delimiter``: empty, ``\\n``, ``\\r`` or ``\\r\\n`` (as characters or spelled out with backslashes)."""
+    if value not in _LINE_DELIMITERS:
+        raise OptionError(f"{context} option 'csv.line-delimiter' has value {value!r}; Unsupported new line delimiter. "
+                          "Only \\n, \\r, \\r\\n, or empty string are supported.")
+    return _LINE_DELIMITERS[value]
+
+
 __all__ = ["FORMATS", "FormatError", "FormatSettings", "arrow_type", "changelog_options", "field_delimiter", "format_options",
-           "format_settings"]
+           "format_settings", "line_delimiter"]
