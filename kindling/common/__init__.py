@@ -1,7 +1,8 @@
 """PyFlink's ``pyflink.common``: types, rows, time, configuration, watermark strategies and serialization schemas.
 
 One implementation with PyFlink's names: ``Configuration`` is kindling's, ``WatermarkStrategy``
-and ``TimestampAssigner`` are kindling.datastream's, ``Encoder`` is the file sink's.
+and ``TimestampAssigner`` are kindling.datastream's, ``Encoder`` is the file sink's, the serialization
+schemas are kindling's record formats (``kindling.common.serialization``).
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from enum import Enum
 
 from kindling.common.row import Row, RowKind
 from kindling.common.serialization import (
+    ByteArraySchema,
     DeserializationSchema,
     Encoder,
-    JsonRowDeserializationSchema,
-    JsonRowSerializationSchema,
+    RowFieldExtractorSchema,
     SerializationSchema,
     SimpleStringSchema,
 )
@@ -72,8 +73,7 @@ class ExecutionConfig:
 
 
 __all__ = [
-    "Configuration", "DeserializationSchema", "Duration", "Encoder", "ExecutionConfig", "Instant",
-    "JsonRowDeserializationSchema", "JsonRowSerializationSchema", "Row", "RowKind", "RuntimeExecutionMode",
-    "SerializationSchema", "SimpleStringSchema", "Time", "TimestampAssigner", "TypeInformation", "TypeMismatchError",
-    "Types", "WatermarkStrategy",
+    "ByteArraySchema", "Configuration", "DeserializationSchema", "Duration", "Encoder", "ExecutionConfig", "Instant",
+    "Row", "RowFieldExtractorSchema", "RowKind", "RuntimeExecutionMode", "SerializationSchema", "SimpleStringSchema", "Time",
+    "TimestampAssigner", "TypeInformation", "TypeMismatchError", "Types", "WatermarkStrategy",
 ]

@@ -189,6 +189,8 @@ class RowTypeInfo(TypeInformation):
         where = where or "the record"
         if isinstance(value, Row) and value._fields is not None and all(n in value._fields for n in self.field_names):
             items = [value[n] for n in self.field_names]
+        elif isinstance(value, Row):  # positional (Row(1, 'a')), or named otherwise than the type: by position, as PyFlink
+            items = list(value._values)
         elif isinstance(value, dict):
             items = [value.get(n) for n in self.field_names]
         elif isinstance(value, (tuple, list)):
@@ -259,6 +261,26 @@ class ListTypeInfo(TypeInformation):
 
     def __repr__(self) -> str:
         return f"Types.{self.name}({self.element!r})"
+
+
+class ByteArrayTypeInfo(ListTypeInfo):
+    """PRIMITIVE_ARRAY(BYTE): Java's ``byte[]``, which PyFlink hands Python as ``bytes``; one BINARY column."""
+
+    def __init__(self) -> None:
+        super().__init__(Types.BYTE(), "PRIMITIVE_ARRAY")
+
+    def to_spark(self) -> DataType:
+        return BinaryType()
+
+    def from_field(self, value: Any) -> Any:
+        return None if value is None else bytes(value)
+
+    def to_field(self, value: Any, where: str) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise _mismatch(where, value, f"{self!r} (bytes)")
+        return bytes(value)
 
 
 class MapTypeInfo(TypeInformation):
@@ -377,6 +399,8 @@ class Types:
 
     @staticmethod
     def PRIMITIVE_ARRAY(element_type: TypeInformation) -> TypeInformation:
+        if isinstance(element_type, BasicTypeInfo) and element_type.name == "BYTE":
+            return ByteArrayTypeInfo()  # byte[]: bytes in Python, as PyFlink gives it
         return ListTypeInfo(element_type, "PRIMITIVE_ARRAY")
 
     @staticmethod
@@ -396,5 +420,30 @@ class Types:
         return MapTypeInfo(key_type_info, value_type_info)
 
 
-__all__ = ["BasicTypeInfo", "ListTypeInfo", "MapTypeInfo", "PickledBytesTypeInfo", "RowKind", "RowTypeInfo", "TupleTypeInfo",
-           "TypeInformation", "TypeMismatchError", "Types"]
+def from_spark(data_type: DataType) -> Optional[TypeInformation]:
+    """The PyFlink type information of a column of Spark type ``data_type`` (a table's rows as a DataStream gives them:
+    INT as ``Types.INT()``, a ROW as ``Types.ROW_NAMED``, ...), or None for a type without one here."""
+    simple = {StringType: Types.STRING, BooleanType: Types.BOOLEAN, ByteType: Types.BYTE, ShortType: Types.SHORT,
+              IntegerType: Types.INT, LongType: Types.LONG, FloatType: Types.FLOAT, DoubleType: Types.DOUBLE,
+              DateType: Types.LOCAL_DATE, TimestampNTZType: Types.LOCAL_DATE_TIME, TimestampType: Types.INSTANT}
+    for spark_type, factory in simple.items():
+        if type(data_type) is spark_type:
+            return factory()
+    if isinstance(data_type, DecimalType):
+        return Types.BIG_DEC()
+    if isinstance(data_type, BinaryType):
+        return Types.PRIMITIVE_ARRAY(Types.BYTE())
+    if isinstance(data_type, ArrayType):
+        element = from_spark(data_type.elementType)
+        return None if element is None else Types.LIST(element)
+    if isinstance(data_type, MapType):
+        key, value = from_spark(data_type.keyType), from_spark(data_type.valueType)
+        return None if key is None or value is None else Types.MAP(key, value)
+    if isinstance(data_type, StructType):
+        fields = [from_spark(f.dataType) for f in data_type.fields]
+        return None if any(f is None for f in fields) else Types.ROW_NAMED(data_type.fieldNames(), fields)  # type: ignore[arg-type]
+    return None
+
+
+__all__ = ["BasicTypeInfo", "ByteArrayTypeInfo", "ListTypeInfo", "MapTypeInfo", "PickledBytesTypeInfo", "RowKind", "RowTypeInfo", "TupleTypeInfo",
+           "TypeInformation", "TypeMismatchError", "Types", "from_spark"]

@@ -346,6 +346,9 @@ class DataStream:
         """Write the stream into a sink (a connector's ``Sink``)."""
         if not isinstance(sink, Sink):
             raise TypeError(f"sink_to takes a kindling Sink (for example KafkaSink.builder()...build()), got {type(sink).__name__}")
+        if sink.prepare is not None:
+            stream, prepared = sink.prepare(self)
+            return self._env._add_sink(stream, prepared)
         return self._env._add_sink(self, sink)
 
     add_sink = sink_to

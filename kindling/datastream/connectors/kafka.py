@@ -1,5 +1,23 @@
-"""PyFlink's ``pyflink.datastream.connectors.kafka``: the Kafka source and sink builders."""
+"""PyFlink's ``pyflink.datastream.connectors.kafka``: the Kafka source and sink builders, their offsets
+initializers and record serialization schema (kindling's Kafka connector, ``kindling.connectors.kafka``).
 
-from kindling.connectors.kafka.builder import DeliveryGuarantee, KafkaOffsetsInitializer, KafkaSink, KafkaSource
+Flink 2 has no ``FlinkKafkaConsumer``/``FlinkKafkaProducer``; through ``pyflink`` they fail where used, naming
+the builders to use instead."""
 
-__all__ = ["DeliveryGuarantee", "KafkaOffsetsInitializer", "KafkaSink", "KafkaSource"]
+from kindling.connectors.kafka.builder import (
+    DeliveryGuarantee,
+    KafkaOffsetResetStrategy,
+    KafkaOffsetsInitializer,
+    KafkaRecordSerializationSchema,
+    KafkaRecordSerializationSchemaBuilder,
+    KafkaSink,
+    KafkaSinkBuilder,
+    KafkaSource,
+    KafkaSourceBuilder,
+    KafkaTopicPartition,
+    KafkaTopicSelector,
+)
+
+__all__ = ["DeliveryGuarantee", "KafkaOffsetResetStrategy", "KafkaOffsetsInitializer", "KafkaRecordSerializationSchema",
+           "KafkaRecordSerializationSchemaBuilder", "KafkaSink", "KafkaSinkBuilder", "KafkaSource", "KafkaSourceBuilder",
+           "KafkaTopicPartition", "KafkaTopicSelector"]
