@@ -73,7 +73,7 @@ class FileSystemConnector(Connector):
     def validate_source(cls, options: Mapping[str, Any]) -> ParsedOptions:
         from kindling.connectors.filesystem.storage import Storage
 
-        Storage(source_config(options), attempts=1).check()
+        Storage(source_config(options), attempts=1).check(file_allowed=True)
         return SOURCE_OPTIONS.validate(options)
 
     @classmethod

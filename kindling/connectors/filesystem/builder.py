@@ -21,6 +21,7 @@ from pyspark.sql.types import StructType
 
 from kindling.connectors.base import TABLE_PARTITION_KEYS, Sink, Source
 from kindling.durations import DurationLike
+from kindling.unsupported import UnsupportedPyFlinkAPI
 
 
 def _format_name(value: Any, allowed: tuple[str, ...], what: str) -> str:
@@ -201,13 +202,38 @@ class ParquetWriters:
         return ParquetWriters(codec)
 
 
+class StreamFormat:
+    """PyFlink's ``StreamFormat``: how a FileSource reads records from a file's bytes.
+
+    ``StreamFormat.text_line_format()`` reads each line of the files as a ``str`` record (Flink's
+    ``TextLineInputFormat``: lines end at ``\\n``, ``\\r`` or ``\\r\\n``, empty lines are records too); it is the
+    filesystem connector's ``raw`` format over one STRING column."""
+
+    def __init__(self, format: str) -> None:
+        self.format = format
+
+    @staticmethod
+    def text_line_format(charset_name: str = "UTF-8") -> "StreamFormat":
+        if charset_name.upper().replace("-", "") != "UTF8":
+            raise ValueError(f"StreamFormat.text_line_format: kindling reads text files as UTF-8 only, got charset {charset_name!r}")
+        return StreamFormat("raw")
+
+
 class FileSourceBuilder:
+    set_file_enumerator = UnsupportedPyFlinkAPI("pyflink.datastream.connectors.file_system.FileSourceBuilder.set_file_enumerator")
+    set_split_assigner = UnsupportedPyFlinkAPI("pyflink.datastream.connectors.file_system.FileSourceBuilder.set_split_assigner")
+
     def __init__(self, path: str, format: str) -> None:
         self._options: dict[str, Any] = {"path": path, "format": format}
         self._schema: Optional[Union[StructType, str]] = None
 
     def monitor_continuously(self, interval: DurationLike) -> "FileSourceBuilder":
         self._options["source.monitor-interval"] = interval
+        return self
+
+    def process_static_file_set(self) -> "FileSourceBuilder":
+        """Read the files there when the job starts, then finish (the default; undoes ``monitor_continuously``)."""
+        self._options.pop("source.monitor-interval", None)
         return self
 
     def set_schema(self, schema: Union[StructType, str]) -> "FileSourceBuilder":
@@ -228,6 +254,13 @@ class FileSourceBuilder:
         return self
 
     def build(self) -> Source:
+        if self._options["format"] == "raw" and self._schema is None:
+            from kindling.common.typeinfo import Types
+
+            lines = Types.STRING()  # text lines: each record is the line, a str, as in PyFlink
+            source = Source("filesystem", dict(self._options), lines.record_schema())
+            source.type_info = lines  # type: ignore[attr-defined]
+            return source
         if self._schema is None:
             raise ValueError("FileSource needs a schema: .set_schema('id BIGINT, name STRING, ...')")
         from kindling.datastream.records import as_struct
@@ -240,8 +273,10 @@ class FileSource:
     """Flink's ``FileSource``: the files under a path, bounded or watched continuously."""
 
     @staticmethod
-    def for_record_stream_format(format: Union[Encoder, str], *paths: str) -> FileSourceBuilder:
-        return FileSourceBuilder(_single(paths), _format_name(format, ("json", "csv"), "a record format"))
+    def for_record_stream_format(format: Union[StreamFormat, Encoder, str], *paths: str) -> FileSourceBuilder:
+        """The records of the files under a path (or of one file): ``StreamFormat.text_line_format()`` (each line a
+        ``str``), or kindling's row formats by name, ``'json'`` or ``'csv'`` (with ``set_schema``)."""
+        return FileSourceBuilder(_single(paths), _format_name(format, ("raw", "json", "csv"), "a record format"))
 
     @staticmethod
     def for_bulk_file_format(format: Any, *paths: str) -> FileSourceBuilder:

@@ -1,7 +1,8 @@
-"""File formats: Parquet (a bulk format) and JSON lines / CSV (row formats), Arrow in and Arrow out.
+"""File formats: Parquet (a bulk format) and JSON lines / CSV / raw text lines (row formats), Arrow in and Arrow out.
 
 JSON and CSV are Flink's ``json`` and ``csv`` formats, shared with the Kafka connector: one
-record per line, no CSV header, timestamps in Flink's SQL standard. The changelog formats
+record per line, no CSV header, timestamps in Flink's SQL standard. ``raw`` is one value per line
+(a STRING or BYTES column), read as Flink's text line format reads a file: every line, empty ones too. The changelog formats
 (``debezium-json``, ``canal-json``, ``maxwell-json``) are row formats too: one change envelope per
 line, read into rows with their row kinds (``ROWKIND_COLUMN``) and written from them. Row-format files can be
 concatenated byte-wise (compaction of row formats); Parquet files are merged by rewriting
@@ -10,6 +11,7 @@ their records into one file.
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence
 
 import pyarrow as pa
@@ -94,7 +96,10 @@ def read_table(storage, path: str, data_schema: StructType, config: FileSystemCo
                 columns.append(pa.nulls(table.num_rows, field.type))
         return pa.Table.from_arrays(columns, schema=target)
     data = storage.read_bytes(path) or b""
-    lines = [line for line in data.split(b"\n") if line.strip()]
+    if config.format == "raw":
+        lines = text_lines(data)
+    else:
+        lines = [line for line in data.split(b"\n") if line.strip()]
     changelog = config.changelog_format is not None
     if changelog:
         target = target.append(pa.field(ROWKIND_COLUMN, pa.string(), True))
@@ -106,6 +111,20 @@ def read_table(storage, path: str, data_schema: StructType, config: FileSystemCo
         raise ValueError(f"filesystem source: line {index + 1} of {storage.uri(path)} is not valid {config.format}: {error}")
     arrays = decoded.arrays + ([decoded.kinds] if changelog else [])
     return pa.Table.from_arrays(arrays, schema=target)
+
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def text_lines(data: bytes) -> list[bytes]:
+    """The lines of a text file as Flink's text line format reads them (Java's ``readLine``): split at ``\\n``,
+    ``\\r`` or ``\\r\\n``, empty lines kept, no empty line after a final line break."""
+    if not data:
+        return []
+    lines = _LINE_BREAK.split(data)
+    if lines[-1] == b"":
+        lines.pop()
+    return lines
 
 
 def merge_files(storage, sources: Sequence[str], final_stream, config: FileSystemConfig) -> int:

@@ -30,16 +30,17 @@ from kindling.options import (
     string_option,
 )
 
-FORMATS = ("parquet", "json", "csv", *CHANGELOG_FORMATS)
-ROW_FORMATS = ("json", "csv", *CHANGELOG_FORMATS)
-EXTENSIONS = {"parquet": ".parquet", "json": ".json", "csv": ".csv", **{f: ".json" for f in CHANGELOG_FORMATS}}
+FORMATS = ("parquet", "json", "csv", "raw", *CHANGELOG_FORMATS)
+ROW_FORMATS = ("json", "csv", "raw", *CHANGELOG_FORMATS)
+EXTENSIONS = {"parquet": ".parquet", "json": ".json", "csv": ".csv", "raw": ".txt", **{f: ".json" for f in CHANGELOG_FORMATS}}
 CODECS = ("SNAPPY", "ZSTD", "GZIP", "NONE", "UNCOMPRESSED", "LZ4", "BROTLI")
 DEFAULT_FILE_SIZE = 128 * 1024 * 1024
 
 _COMMON = (
     string_option("path", None, "The directory to write to or read from: a local path, file://... or s3://bucket/...", required=True),
-    enum_option("format", FORMATS, None, "The file format: parquet, json (one object per line), csv (no header), or a changelog "
-                "format (debezium-json, canal-json, maxwell-json: one change envelope per line, read and written with row kinds)."),
+    enum_option("format", FORMATS, None, "The file format: parquet, json (one object per line), csv (no header), raw (one "
+                "STRING or BYTES value per line: Flink's text lines), or a changelog format (debezium-json, canal-json, "
+                "maxwell-json: one change envelope per line, read and written with row kinds)."),
     enum_option("parquet.compression", CODECS, "SNAPPY", "Parquet compression codec."),
     string_option("csv.field-delimiter", ",", "CSV field delimiter (one character)."),
     string_option("partition.default-name", "__DEFAULT_PARTITION__", "Directory value for a NULL or empty partition value."),

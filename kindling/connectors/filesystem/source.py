@@ -1,6 +1,6 @@
 """The filesystem source: the files under a path as a stream of Arrow batches, bounded or continuous.
 
-* Files are found by listing ``path`` recursively. Names starting with ``.`` or ``_`` (the sink's
+* ``path`` is one file, or a directory whose files are found by listing it recursively. Names starting with ``.`` or ``_`` (the sink's
   ``.kindling/`` staging and commit log, ``_SUCCESS``, temporary files) are skipped, at any depth,
   as Spark, pyarrow and Hive do; so a sink's output is read exactly as committed.
 * ``col=value`` directories give the partition columns (``kindling.table.partition-keys``, or any
@@ -53,6 +53,8 @@ def _hidden(relative: str) -> bool:
 def list_data_files(storage: Storage) -> list[str]:
     """Relative paths of every visible data file under the table (entropy directories expanded)."""
     config = storage.config
+    if storage.fs.get_file_info(storage.root).type == pafs.FileType.File:
+        return [""]  # the path is one file (Flink's FileSource reads a file or the files under a directory)
     roots = [("", storage.root)]
     if config.entropy_key and config.entropy_key in storage.data_template:
         before, _, after = storage.data_template.partition(config.entropy_key)
@@ -74,6 +76,8 @@ def list_data_files(storage: Storage) -> list[str]:
 
 
 def absolute_path(storage: Storage, relative: str) -> str:
+    if not relative:
+        return storage.root  # the path is the one file read
     if "@" in relative:
         head, rest = relative.split("@", 1)
         before = storage.data_template.partition(storage.config.entropy_key or "")[0].rstrip("/")

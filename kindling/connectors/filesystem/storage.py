@@ -96,14 +96,15 @@ class Storage:
         return ("s3://" if self.s3 else "file://") + path
 
     # --- operations ----------------------------------------------------------------------------
-    def check(self) -> None:
-        """Fail now, naming the option, if the store cannot be reached or refuses the credentials."""
+    def check(self, file_allowed: bool = False) -> None:
+        """Fail now, naming the option, if the store cannot be reached or refuses the credentials; ``path`` must be a
+        directory unless ``file_allowed`` (a source reads one file as Flink's FileSource does)."""
         try:
             info = self.fs.get_file_info(self.root)
             if self.s3:
                 bucket = self.root.split("/", 1)[0]
                 self.fs.get_file_info(pafs.FileSelector(bucket, recursive=False, allow_not_found=True))
-            elif info.type == pafs.FileType.File:
+            elif info.type == pafs.FileType.File and not file_allowed:
                 raise OptionError(f"filesystem option 'path' is {self.config.path!r}, which is a file, not a directory")
         except OSError as exc:
             raise OptionError(self._explain(exc)) from None

@@ -11,11 +11,12 @@ from kindling.connectors.filesystem.builder import (
     FileSource,
     OutputFileConfig,
     RollingPolicy,
+    StreamFormat,
 )
 from kindling.connectors.kafka.builder import DeliveryGuarantee, KafkaOffsetsInitializer, KafkaSink, KafkaSource
 from kindling.datastream.connectors.number_seq import NumberSequenceSource
 
 __all__ = [
     "DateTimeBucketAssigner", "DeliveryGuarantee", "Encoder", "FileSink", "FileSource", "KafkaOffsetsInitializer", "KafkaSink",
-    "KafkaSource", "NumberSequenceSource", "OutputFileConfig", "RollingPolicy",
+    "KafkaSource", "NumberSequenceSource", "OutputFileConfig", "RollingPolicy", "StreamFormat",
 ]

@@ -8,6 +8,8 @@ from kindling.connectors.filesystem.builder import (
     OutputFileConfig,
     ParquetWriters,
     RollingPolicy,
+    StreamFormat,
 )
 
-__all__ = ["DateTimeBucketAssigner", "Encoder", "FileSink", "FileSource", "OutputFileConfig", "ParquetWriters", "RollingPolicy"]
+__all__ = ["DateTimeBucketAssigner", "Encoder", "FileSink", "FileSource", "OutputFileConfig", "ParquetWriters", "RollingPolicy",
+           "StreamFormat"]
