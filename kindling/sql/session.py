@@ -353,6 +353,12 @@ class SqlSession:
         try:
             for index, insert in enumerate(inserts):
                 planned, table = self._plan_insert(insert)
+                if not planned.df.isStreaming:  # INSERT INTO t VALUES (...): a bounded job, run as batch mode runs it
+                    if all(not self._plan_insert(other)[0].df.isStreaming for other in inserts):
+                        return self._run_inserts_batch(inserts, line)
+                    raise SqlError(f"INSERT INTO {table.name} reads no table (VALUES or literals) and cannot run in one statement set "
+                                   "with streaming INSERTs", line=insert.line, construct="STATEMENT SET",
+                                   hint="run the INSERT ... VALUES as a statement of its own")
                 stream = DataStream(self.env, planned.df, name=f"INSERT INTO {table.name}", event_time=planned.event_time,
                                     bounded=planned.bounded)
                 try:
@@ -382,7 +388,7 @@ class SqlSession:
         return result
 
     def _collect(self, planned: PlannedQuery) -> TableResult:
-        if self.batch:
+        if self.batch or not planned.df.isStreaming:
             return self._collect_batch(planned)
         collector = ChangelogCollector(planned.columns)
         checkpoint = Path(tempfile.mkdtemp(prefix="kindling-select-"))
@@ -534,6 +540,9 @@ class SqlSession:
         if self.batch:  # a batch job's result is final: insert-only, whatever the query
             if LATE_WATERMARK_COLUMN in df.columns:  # a reconciliation's tag, carried by SELECT * up to here
                 df = df.drop(LATE_WATERMARK_COLUMN)
+            columns = _unique_names(list(df.columns))
+            return PlannedQuery(df.toDF(*columns), "append", None, True, event_time, columns)
+        if not df.isStreaming:  # reads no table (VALUES, literals): bounded and insert-only, as Flink runs it in streaming mode
             columns = _unique_names(list(df.columns))
             return PlannedQuery(df.toDF(*columns), "append", None, True, event_time, columns)
         if _UPDATING_TOP_N in registered and ROWKIND_COLUMN not in df.columns:
@@ -825,8 +834,7 @@ class SqlSession:
 
     def _output_mode(self, df: DataFrame, line: int, construct: str) -> str:
         if not df.isStreaming:
-            raise SqlError("the query reads no table: kindling runs queries over connector tables", line=line, construct=construct,
-                           hint="SELECT ... FROM <table created with CREATE TABLE ... WITH ('connector' = ...)>")
+            return "append"  # reads no table (VALUES, literals): a bounded input, every row final
         jvm = self.spark._jvm
         checker = jvm.org.apache.spark.sql.catalyst.analysis.UnsupportedOperationChecker
         modes = jvm.org.apache.spark.sql.streaming.OutputMode

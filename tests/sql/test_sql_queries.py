@@ -241,3 +241,19 @@ def test_a_user_function_named_like_a_spark_builtin_is_the_one_called(env):
     env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
     rows = env.execute_sql("SELECT upper(k) AS u, explode(v) AS e, LOWER('A') AS l FROM (VALUES ('a', 1)) AS t(k, v)").collect(timeout=300)
     assert [tuple(r) for r in rows] == [("<a>", 100, "a")]
+
+
+def test_insert_values_and_queries_without_a_table_run_bounded_in_streaming_mode(env, tmp_path):
+    """INSERT INTO t VALUES (...), as Flink's SQL client users seed a table, and SELECTs of literals run in streaming
+    mode as bounded jobs (Flink runs them so); a statement set mixing one with a streaming INSERT is refused by name."""
+    env.execute_sql(f"CREATE TABLE seeded (n INT, s STRING) WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'seeded'}', "
+                    "'format' = 'json')")
+    env.execute_sql("INSERT INTO seeded VALUES (1, 'a'), (2, 'b'), (2, 'b')").wait()
+    assert sorted(tuple(r) for r in env.execute_sql("SELECT n, s FROM seeded").collect()) == [(1, "a"), (2, "b"), (2, "b")]
+    assert [tuple(r) for r in env.execute_sql("SELECT COUNT(*) AS c, 1 + 1 AS two FROM (VALUES (1), (2)) AS t(x)").collect()] == [(2, 2)]
+    env.execute_sql(TABLE)
+    env.execute_sql(f"CREATE TABLE copied (n INT, s STRING) WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'copied'}', "
+                    "'format' = 'json')")
+    with pytest.raises(SqlError, match=r"reads no table \(VALUES or literals\).*statement set"):
+        env.execute_sql("EXECUTE STATEMENT SET BEGIN INSERT INTO copied VALUES (7, 'x'); "
+                        "INSERT INTO copied SELECT CAST(id AS INT), name FROM events; END")

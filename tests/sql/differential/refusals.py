@@ -20,7 +20,6 @@ REFUSED: dict[str, str] = {
     'json-object': 'SELECT',
     'json-string': 'SELECT',
     # Constructs Spark cannot run on streams (recorded from the first full run, 2026-11-23):
-    'select-values': 'SELECT',
     'intersect': 'SELECT',
     'except': 'SELECT',
     'in-subquery': 'SELECT',
