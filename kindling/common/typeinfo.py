@@ -208,10 +208,10 @@ class RowTypeInfo(TypeInformation):
         return None if value is None else dict(zip(self.field_names, self.to_columns(value, where)))
 
     def format(self, value: Any) -> str:
-        from kindling.connectors.print import format_value
-
+        """As PyFlink's ``print()`` shows a Row record: its Python fields' ``str`` joined by ``,`` (PyFlink maps a
+        stream of Rows to text in Python before Java prints it: ``+I[1,hi]``, not Java's ``+I[1, hi]``)."""
         kind = value.get_row_kind().short_string() if isinstance(value, Row) else "+I"
-        return kind + "[" + ", ".join(format_value(v) for v in value) + "]"
+        return kind + "[" + ",".join(str(v) for v in value) + "]"
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{n}: {t!r}" for n, t in zip(self.field_names, self.field_types))

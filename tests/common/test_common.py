@@ -44,6 +44,9 @@ def test_type_information_columns_and_values():
     assert tuple_type.record_schema().fieldNames() == ["f0", "f1"]
     assert tuple_type.from_columns(["a", 1]) == ("a", 1)
     assert tuple_type.format(("hi", 4)) == "(hi,4)"
+    # PyFlink prints a stream of Rows through Python: each field's str, joined by ',' (not Java's Row.toString)
+    assert Types.ROW([Types.INT(), Types.STRING(), Types.DOUBLE()]).format(Row(1, "hi", None)) == "+I[1,hi,None]"
+    assert row_type.format(Row.of_kind(RowKind.UPDATE_AFTER, 2, "y")) == "+U[2,y]"
     pickled = Types.PICKLED_BYTE_ARRAY()
     blob = pickled.to_columns({"a": [1, 2]})
     assert pickled.from_columns(blob) == {"a": [1, 2]}
