@@ -288,13 +288,24 @@ class TableEnvironment:
         return Table(self, f"SELECT {', '.join(columns)} FROM {name}")
 
     def to_data_stream(self, table: Table) -> Any:
-        """The table's rows as a DataStream (an insert-only table)."""
-        from kindling.datastream.stream import DataStream
+        """The table's rows as a DataStream (an insert-only table) of PyFlink Rows named by the table's columns, as
+        PyFlink gives them (``Types.ROW_NAMED``): a function on them without ``output_type`` returns untyped records."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StructType, TimestampType
+
+        from kindling.common.typeinfo import from_spark
+        from kindling.connectors.base import INTERNAL_PREFIX
+        from kindling.datastream.stream import ROWTIME, DataStream
 
         planned = table.planned
         if planned.updating:
             raise ValueError("to_data_stream takes an insert-only table; this one is updating (use to_changelog_stream)")
-        return DataStream(self._env, planned.df, name=str(table), event_time=planned.event_time, bounded=planned.bounded)
+        df = planned.df
+        if ROWTIME not in df.columns:  # no event time: records carry none, as a source's without watermarks
+            df = df.withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
+        type_info = from_spark(StructType([f for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]))
+        return DataStream(self._env, df, name=str(table), event_time=planned.event_time, bounded=planned.bounded,
+                          type_info=type_info)
 
 
 class StreamTableEnvironment(TableEnvironment):
