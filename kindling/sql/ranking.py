@@ -52,11 +52,13 @@ from kindling.sql.tokens import (
     SYMBOL,
     WORD,
     Token,
+    from_item_qualifier,
     matching_paren,
     next_significant,
     render,
     significant,
     split_alias,
+    split_conjuncts,
     split_top_level,
     tokenize,
     with_depth,
@@ -197,7 +199,7 @@ def find_top_n(text: str, line: int) -> Optional[TopN]:
     if end < len(where_tokens):
         raise refuse(f"{where_tokens[end].text} after a Top-N query is not supported; put the Top-N in a view and aggregate over it",
                      where_tokens[end])
-    conjuncts = _split_and(where_tokens)
+    conjuncts = split_conjuncts(where_tokens)
     limit = None
     for conjunct in conjuncts:
         if any(t.kind in (WORD, QUOTED) and t.identifier == alias for t in conjunct):
@@ -307,22 +309,6 @@ def _window_spec(tokens: list[Token], refuse: Any) -> tuple[list[str], list[Orde
     return partition, order
 
 
-def _split_and(tokens: list[Token]) -> list[list[Token]]:
-    parts: list[list[Token]] = [[]]
-    between = False
-    for t, depth in with_depth(tokens):
-        if depth == 0 and t.is_word("BETWEEN"):
-            between = True
-        elif depth == 0 and t.is_word("AND"):
-            if between:
-                between = False
-            else:
-                parts.append([])
-                continue
-        parts[-1].append(t)
-    return [p for p in parts if p]
-
-
 def _rank_limit(conjunct: list[Token], alias: str, refuse: Any) -> int:
     """N of ``rn <= N``, ``rn < N``, ``rn = 1``, ``N >= rn``, ``rn BETWEEN 1 AND N``."""
     def is_alias(t: Token) -> bool:
@@ -425,7 +411,7 @@ def sort_limit_as_top_n(text: str, line: int) -> Optional[str]:
             return None
     star = [t.text for t in select_sig] == ["*"]
     from_tokens = tokens[positions["FROM"] + 1:where if where is not None else positions["ORDER"]]
-    qualifier = _single_from_name(significant(from_tokens))
+    qualifier = from_item_qualifier(significant(from_tokens))
     if qualifier is None:
         return None
     by = next_significant(tokens, positions["ORDER"])
@@ -444,34 +430,6 @@ def sort_limit_as_top_n(text: str, line: int) -> Optional[str]:
              + (f" WHERE {render(tokens[where + 1:positions['ORDER']]).strip()}\n" if where is not None else ""))
     items = f"* EXCEPT ({SORT_LIMIT_RANK})" if star else render(select).strip()
     return f"SELECT {items}\nFROM ({inner}) {qualifier} WHERE {SORT_LIMIT_RANK} <= {int(limit[0].text)}"
-
-
-def _single_from_name(sig: list[Token]) -> Optional[str]:
-    """The name the columns of a single FROM item are qualified by (its alias, the table's own name, or "" for a
-    subquery without an alias); None for a join, a list of tables or a table function."""
-    if not sig:
-        return None
-    if sig[0].is_symbol("("):
-        end = next((k for k, (_, depth) in enumerate(with_depth(sig)) if depth == 0 and sig[k].is_symbol(")")), None)
-        if end is None:
-            return None
-        rest = sig[end + 1:]
-        if not rest:
-            return ""  # a subquery without an alias: its columns are named unqualified
-    else:
-        k = 0
-        while k + 2 < len(sig) and sig[k].kind in (WORD, QUOTED) and sig[k + 1].is_symbol("."):
-            k += 2
-        if sig[k].kind not in (WORD, QUOTED) or sig[k].is_word("TABLE", "LATERAL", "UNNEST"):
-            return None
-        rest = sig[k + 1:]
-        if not rest:
-            return sig[k].text
-    if rest and rest[0].is_word("AS"):
-        rest = rest[1:]
-    if len(rest) == 1 and rest[0].kind in (WORD, QUOTED) and not rest[0].is_word("JOIN", "LEFT", "RIGHT", "FULL", "INNER", "CROSS"):
-        return rest[0].text
-    return None
 
 
 # --- the operator ---------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ from kindling.sql.ranking import (
 )
 from kindling.sql.result import BatchCollector, ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
+from kindling.sql.semi_join import SemiJoin, find_semi_join, semi_join_frame
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
@@ -571,6 +572,11 @@ class SqlSession:
         if self.batch:  # bounded tables as Spark batch frames: Spark runs the query as it stands, every result final
             return self._spark_frame(text, line, construct, registered, stack)
         text = sort_limit_as_top_n(text, line) or text
+        semi = find_semi_join(text, line)
+        if semi is not None:
+            framed = self._semi_join_frame(semi, construct, registered, stack)
+            if framed is not None:
+                return framed
         top_n = find_top_n(text, line)
         if top_n is not None:
             return self._ranking_frame(top_n, construct, registered, stack, outermost)
@@ -616,6 +622,29 @@ class SqlSession:
                 # Spark's update mode drops the new value that fails HAVING and keeps the old row; Flink retracts it.
                 return self._aggregation_frame(aggregation, None, construct, registered, stack)
         return df, (bounded, event_time)
+
+    def _semi_join_frame(self, semi: SemiJoin, construct: str, registered: dict[str, tuple[bool, bool]],
+                         stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
+        """An IN/EXISTS subquery over a stream as Flink's semi join on the keyed core; None when the subquery reads no
+        stream (Spark runs a subquery over bounded rows itself)."""
+        left, (left_bounded, _) = self._frame(semi.left_text, semi.line, construct, registered, stack)
+        right, (right_bounded, _) = self._frame(semi.right_text, semi.line, construct, registered, stack)
+        if not right.isStreaming or not left.isStreaming:
+            return None
+        for side in (left, right):
+            if ROWKIND_COLUMN in side.columns or self._output_mode(side, semi.line, construct) != "append":
+                raise SqlError("IN/EXISTS with an updating query on either side is not supported (Flink's semi join would "
+                               "retract rows)", line=semi.line, construct="IN/EXISTS subquery",
+                               hint="IN/EXISTS between append-only tables or views")
+        try:
+            joined = semi_join_frame(self.env, left, right, semi)
+        except Exception as exc:
+            raise _spark_error(exc, semi.line, "IN/EXISTS subquery") from None
+        view = f"__kindling_semi_{next(_VIEW_IDS)}"
+        joined.createOrReplaceTempView(view)
+        df, _ = self._frame(semi.outer_text(view), semi.line, construct, registered, stack)
+        # the joined rows carry no event time: a regular join's output has no time attribute in Flink either
+        return df, (left_bounded and right_bounded, False)
 
     def _spark_frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                      stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
@@ -1086,7 +1115,8 @@ def _spark_error(exc: BaseException, line: int, construct: str) -> SqlError:
     elif "join" in text.lower() and ("stream-stream" in text.lower() or "streaming DataFrames/Datasets" in text):
         hint = "joins of two streams need WATERMARKs on both and a time bound: a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts"
     elif "subquery expressions" in text:
-        hint = "IN and EXISTS over a streaming subquery as a JOIN, or the query in batch mode (SET 'execution.runtime-mode' = 'batch')"
+        hint = ("x IN (SELECT y FROM t ...) and EXISTS (SELECT ... FROM t WHERE t.y = outer.x) over one table each, as a condition of "
+                "the outer WHERE; NOT IN, NOT EXISTS and other subqueries in batch mode (SET 'execution.runtime-mode' = 'batch')")
     return from_spark(exc, statement_line=line, construct=construct, hint=hint)
 
 

@@ -271,3 +271,48 @@ def split_alias(part: list[Token]) -> tuple[str, Optional[str]]:
         end = part.index(sig[-1])
         return render(part[:end]).strip(), sig[-1].identifier
     return render(part).strip(), None
+
+
+def split_conjuncts(tokens: list[Token]) -> list[list[Token]]:
+    """A condition's top-level AND operands (the AND of BETWEEN x AND y is not one)."""
+    parts: list[list[Token]] = [[]]
+    between = False
+    for t, depth in with_depth(tokens):
+        if depth == 0 and t.is_word("BETWEEN"):
+            between = True
+        elif depth == 0 and t.is_word("AND"):
+            if between:
+                between = False
+            else:
+                parts.append([])
+                continue
+        parts[-1].append(t)
+    return [p for p in parts if p]
+
+
+def from_item_qualifier(sig: list[Token]) -> Optional[str]:
+    """The name the columns of a single FROM item are qualified by (its alias, the table's own name, or "" for a
+    subquery without an alias); None for a join, a list of tables or a table function."""
+    if not sig:
+        return None
+    if sig[0].is_symbol("("):
+        end = next((k for k, (_, depth) in enumerate(with_depth(sig)) if depth == 0 and sig[k].is_symbol(")")), None)
+        if end is None:
+            return None
+        rest = sig[end + 1:]
+        if not rest:
+            return ""  # a subquery without an alias: its columns are named unqualified
+    else:
+        k = 0
+        while k + 2 < len(sig) and sig[k].kind in (WORD, QUOTED) and sig[k + 1].is_symbol("."):
+            k += 2
+        if sig[k].kind not in (WORD, QUOTED) or sig[k].is_word("TABLE", "LATERAL", "UNNEST"):
+            return None
+        rest = sig[k + 1:]
+        if not rest:
+            return sig[k].text
+    if rest and rest[0].is_word("AS"):
+        rest = rest[1:]
+    if len(rest) == 1 and rest[0].kind in (WORD, QUOTED) and not rest[0].is_word("JOIN", "LEFT", "RIGHT", "FULL", "INNER", "CROSS"):
+        return rest[0].text
+    return None

@@ -257,3 +257,25 @@ def test_insert_values_and_queries_without_a_table_run_bounded_in_streaming_mode
     with pytest.raises(SqlError, match=r"reads no table \(VALUES or literals\).*statement set"):
         env.execute_sql("EXECUTE STATEMENT SET BEGIN INSERT INTO copied VALUES (7, 'x'); "
                         "INSERT INTO copied SELECT CAST(id AS INT), name FROM events; END")
+
+
+def _collection(name: str, columns: str, rows: list) -> str:
+    import json
+
+    return (f"CREATE TABLE {name} ({columns}) WITH ('connector' = 'collection', 'rows-per-batch' = '1', "
+            f"'data' = '{json.dumps(rows)}')")
+
+
+def test_in_and_exists_subqueries_over_streams_are_flinks_semi_join(env):
+    """A left row waits for its first match and is emitted once (insert-only), whichever side arrives first; a null key
+    never matches; the rest of the WHERE still applies. NOT IN (an anti join) stays refused, pointing to batch mode."""
+    env.execute_sql(_collection("l", "k STRING, v BIGINT", [["a", 1], ["b", 2], [None, 3], ["a", 4], ["c", 5], ["b", 60]]))
+    env.execute_sql(_collection("r", "k STRING, w BIGINT", [["x", 0], ["a", 1], ["b", 2], ["b", 3], [None, 4]]))
+    result = env.execute_sql("SELECT k, v FROM l WHERE v < 50 AND k IN (SELECT k FROM r WHERE w > 0)")
+    changes = result.collect_changelog(timeout=120)
+    assert {kind for kind, _ in changes} == {"+I"}
+    assert sorted(tuple(row) for _, row in changes) == [("a", 1), ("a", 4), ("b", 2)]
+    exists = env.execute_sql("SELECT l.v FROM l WHERE EXISTS (SELECT 1 FROM r AS s WHERE s.k = l.k AND s.w >= 2)")
+    assert sorted(tuple(r) for r in exists.collect()) == [(2,), (60,)]
+    with pytest.raises(SqlError, match="NOT IN, NOT EXISTS and other subqueries in batch mode"):
+        env.execute_sql("SELECT v FROM l WHERE k NOT IN (SELECT k FROM r)")

@@ -135,6 +135,12 @@ QUERIES = [
     Entry("in-subquery", Q + "set-ops.md", "SELECT order_id FROM orders WHERE customer IN (SELECT customer FROM customers WHERE city = 'Berlin')"),
     Entry("exists-subquery", Q + "set-ops.md",
           "SELECT order_id FROM orders o WHERE EXISTS (SELECT * FROM shipments s WHERE s.order_id = o.order_id)"),
+    Entry("in-subquery-filtered", Q + "set-ops.md",
+          "SELECT o.order_id, o.amount FROM orders o WHERE o.amount > 5 AND o.customer IN (SELECT c.customer FROM customers c "
+          "WHERE c.level >= 2)"),
+    Entry("exists-outer-customers", Q + "set-ops.md",
+          "SELECT c.customer, c.city FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer = c.customer "
+          "AND o.amount > 10)"),
     Entry("order-by-time", Q + "orderby.md", "SELECT order_id, ts FROM orders ORDER BY ts"),
     Entry("limit", Q + "limit.md", "SELECT order_id FROM orders ORDER BY ts LIMIT 3"),
     Entry("limit-star-desc", Q + "limit.md", "SELECT * FROM orders ORDER BY amount DESC, order_id LIMIT 2"),

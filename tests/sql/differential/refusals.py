@@ -22,8 +22,6 @@ REFUSED: dict[str, str] = {
     # Constructs Spark cannot run on streams (recorded from the first full run, 2026-11-23):
     'intersect': 'SELECT',
     'except': 'SELECT',
-    'in-subquery': 'SELECT',
-    'exists-subquery': 'SELECT',
     'order-by-time': 'SELECT',
     'win-session': 'window TVF SESSION',
     'win-grouping-sets': 'SELECT',

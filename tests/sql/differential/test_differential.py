@@ -158,8 +158,6 @@ REFUSAL_HINTS = {
     "order-by-time": "ROW_NUMBER() OVER",
     "intersect": "batch",
     "except": "batch",
-    "in-subquery": "JOIN",
-    "exists-subquery": "JOIN",
     "join-left": "WATERMARK",
 }
 
