@@ -631,6 +631,11 @@ class SqlSession:
         right, (right_bounded, _) = self._frame(semi.right_text, semi.line, construct, registered, stack)
         if not right.isStreaming or not left.isStreaming:
             return None
+        if self._state_ttl_ms() is not None:
+            # Flink expires each kept row on its own; a key's state expiring as one would keep rows Flink forgets
+            raise SqlError("IN/EXISTS over streams with 'table.exec.state.ttl' set is not supported (Flink's semi join expires "
+                           "each kept row on its own)", line=semi.line, construct="IN/EXISTS subquery",
+                           hint="SET 'table.exec.state.ttl' = '0' (state kept), or the query in batch mode")
         for side in (left, right):
             if ROWKIND_COLUMN in side.columns or self._output_mode(side, semi.line, construct) != "append":
                 raise SqlError("IN/EXISTS with an updating query on either side is not supported (Flink's semi join would "

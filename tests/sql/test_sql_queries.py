@@ -279,3 +279,6 @@ def test_in_and_exists_subqueries_over_streams_are_flinks_semi_join(env):
     assert sorted(tuple(r) for r in exists.collect()) == [(2,), (60,)]
     with pytest.raises(SqlError, match="NOT IN, NOT EXISTS and other subqueries in batch mode"):
         env.execute_sql("SELECT v FROM l WHERE k NOT IN (SELECT k FROM r)")
+    env.execute_sql("SET 'table.exec.state.ttl' = '1 h'")
+    with pytest.raises(SqlError, match="IN/EXISTS over streams with 'table.exec.state.ttl' set is not supported"):
+        env.execute_sql("SELECT v FROM l WHERE k IN (SELECT k FROM r)")
