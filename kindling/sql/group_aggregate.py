@@ -57,7 +57,7 @@ from kindling.sql.tokens import (
     split_alias,
     split_top_level,
     tokenize,
-    with_depth,
+    top_level_clauses,
 )
 
 AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX")
@@ -167,13 +167,9 @@ class _Select:
 def _outer_select(text: str, line: int) -> Optional[_Select]:
     """The outermost SELECT's clauses; None for a query with ORDER BY, LIMIT or a set operation, or no FROM."""
     tokens = tokenize(text, line)
-    top = [(i, t) for i, (t, depth) in enumerate(with_depth(tokens)) if not t.trivia and depth == 0]
+    top, positions = top_level_clauses(tokens, ("FROM", *_CLAUSES))
     if not top or not top[0][1].is_word("SELECT"):
         return None
-    positions = {}
-    for i, t in top:
-        if t.kind == WORD and t.upper in ("FROM",) + _CLAUSES and t.upper not in positions:
-            positions[t.upper] = i
     if "FROM" not in positions or any(c in positions for c in ("ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")):
         return None
     select_tokens = tokens[top[0][0] + 1:positions["FROM"]]

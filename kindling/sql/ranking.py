@@ -61,6 +61,7 @@ from kindling.sql.tokens import (
     split_conjuncts,
     split_top_level,
     tokenize,
+    top_level_clauses,
     with_depth,
 )
 
@@ -390,13 +391,9 @@ def sort_limit_as_top_n(text: str, line: int) -> Optional[str]:
     holds no aggregate or OVER, and ORDER BY names no SELECT alias of an expression (the rank is computed below the
     SELECT list)."""
     tokens = tokenize(text, line)
-    top = [(i, t) for i, (t, depth) in enumerate(with_depth(tokens)) if not t.trivia and depth == 0]
+    top, positions = top_level_clauses(tokens, ("FROM", "WHERE", "ORDER", "LIMIT", *_NOT_A_SORT))
     if not top or not top[0][1].is_word("SELECT"):
         return None
-    positions: dict[str, int] = {}
-    for i, t in top:
-        if t.kind == WORD and t.upper in ("FROM", "WHERE", "ORDER", "LIMIT", *_NOT_A_SORT) and t.upper not in positions:
-            positions[t.upper] = i
     if not {"FROM", "ORDER", "LIMIT"} <= positions.keys() or any(c in positions for c in _NOT_A_SORT):
         return None
     where = positions.get("WHERE")

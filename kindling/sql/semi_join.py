@@ -39,6 +39,7 @@ from kindling.sql.tokens import (
     split_conjuncts,
     split_top_level,
     tokenize,
+    top_level_clauses,
     with_depth,
 )
 
@@ -77,13 +78,9 @@ def find_semi_join(text: str, line: int) -> Optional[SemiJoin]:
     Example: ``SELECT o.id FROM orders o WHERE o.amount > 5 AND o.customer IN (SELECT c.name FROM customers c
     WHERE c.city = 'Berlin')`` keys both sides by the customer and keeps ``o.amount > 5`` in the outer query."""
     tokens = tokenize(text, line)
-    top = [(i, t) for i, (t, depth) in enumerate(with_depth(tokens)) if not t.trivia and depth == 0]
+    top, positions = top_level_clauses(tokens, ("FROM", "WHERE"))
     if not top or not top[0][1].is_word("SELECT"):
         return None
-    positions: dict[str, int] = {}
-    for i, t in top:
-        if t.kind == WORD and t.upper in ("FROM", "WHERE") and t.upper not in positions:
-            positions[t.upper] = i
     if "FROM" not in positions or "WHERE" not in positions or positions["WHERE"] < positions["FROM"]:
         return None
     from_start, where = positions["FROM"] + 1, positions["WHERE"]
@@ -140,11 +137,7 @@ def _starts_with_select(tokens: list[Token]) -> bool:
 def _inner_keys(kind: str, outer_key: Optional[str], inner: list[Token],
                 qualifier: str) -> Optional[tuple[list[tuple[str, str]], str, list[str]]]:
     """((outer, inner) key expression pairs, the inner FROM item, the inner conditions that filter its rows)."""
-    top = [(i, t) for i, (t, depth) in enumerate(with_depth(inner)) if not t.trivia and depth == 0]
-    positions: dict[str, int] = {}
-    for i, t in top:
-        if t.kind == WORD and t.upper in ("FROM", "WHERE", *_CLAUSES) and t.upper not in positions:
-            positions[t.upper] = i
+    top, positions = top_level_clauses(inner, ("FROM", "WHERE", *_CLAUSES))
     if "FROM" not in positions or any(c in positions for c in _CLAUSES):
         return None
     where = positions.get("WHERE", len(inner))

@@ -316,3 +316,15 @@ def from_item_qualifier(sig: list[Token]) -> Optional[str]:
     if len(rest) == 1 and rest[0].kind in (WORD, QUOTED) and not rest[0].is_word("JOIN", "LEFT", "RIGHT", "FULL", "INNER", "CROSS"):
         return rest[0].text
     return None
+
+
+def top_level_clauses(tokens: list[Token], words: Iterable[str]) -> tuple[list[tuple[int, Token]], dict[str, int]]:
+    """A query's significant tokens outside every parenthesis (with their indexes), and the index of the first such
+    occurrence of each keyword of ``words`` (``FROM``, ``WHERE``, ``ORDER``, ...) that the query has."""
+    wanted = set(words)
+    top = [(i, t) for i, (t, depth) in enumerate(with_depth(tokens)) if not t.trivia and depth == 0]
+    positions: dict[str, int] = {}
+    for i, t in top:
+        if t.kind == WORD and t.upper in wanted and t.upper not in positions:
+            positions[t.upper] = i
+    return top, positions
