@@ -31,7 +31,11 @@ CHECKPOINTS_DIR = string_option(
     "Where checkpoints live (a path or a filesystem URI). A job's checkpoint is "
     "<dir>/<pipeline.name>/<sink>, so running the same job again resumes where it stopped.",
 )
-SAVEPOINTS_DIR = string_option("state.savepoints.dir", ".kindling/savepoints", "Default directory for savepoints.")
+SAVEPOINTS_DIR = string_option(
+    "state.savepoints.dir",
+    ".kindling/savepoints",
+    "Default directory for savepoints: a local path, or an s3:// URI reached with the s3.* options.",
+)
 SAVEPOINT_PATH = string_option("execution.savepoint.path", None, "A savepoint to resume the job from; it is copied into a fresh checkpoint location.")
 SAVEPOINT_IGNORE_UNCLAIMED = bool_option(
     "execution.savepoint.ignore-unclaimed-state",
@@ -93,6 +97,18 @@ WATERMARK_INTERVAL = duration_option(
     "Accepted for compatibility; Spark advances the watermark once per micro-batch.",
 )
 
+# Flink's S3 filesystem settings (its config.yaml keys): how savepoints reach an s3:// directory.
+S3_ENDPOINT = string_option("s3.endpoint", None, "S3 endpoint (http://host:port for S3-compatible stores); default: AWS.")
+S3_ACCESS_KEY = string_option("s3.access-key", None, "S3 access key; default: the standard AWS credential chain.")
+S3_SECRET_KEY = string_option("s3.secret-key", None, "S3 secret key (never logged or shown).")
+S3_PATH_STYLE = bool_option("s3.path.style.access", False, "Address buckets as endpoint/bucket (true) instead of bucket.endpoint.")
+S3_REGION = string_option("s3.region", None, "S3 region; default: the AWS configuration's, else us-east-1.")
+
+# Flink's rule for what its REST API and logs hide: a key containing one of these is shown as "******".
+SENSITIVE_KEY_PARTS = ("password", "secret", "token", "apikey", "api-key", "auth-params", "service-key", "basic-auth",
+                       "user-info", "jaas.config", "http-headers", "fs.azure.account.key")
+HIDDEN_VALUE = "******"
+
 OPTIONS: tuple[ConfigOption[Any], ...] = (
     CHECKPOINTING_INTERVAL,
     CHECKPOINTS_DIR,
@@ -121,6 +137,11 @@ OPTIONS: tuple[ConfigOption[Any], ...] = (
     WEB_UI,
     OBJECT_REUSE,
     WATERMARK_INTERVAL,
+    S3_ENDPOINT,
+    S3_ACCESS_KEY,
+    S3_SECRET_KEY,
+    S3_PATH_STYLE,
+    S3_REGION,
 )
 
 # PyFlink's Python-worker tuning options: programs set them (the PyFlink walkthrough sets the first), and they
@@ -183,8 +204,12 @@ class Configuration:
         return dict(_OPTION_SET.validate(self._raw).extra)
 
     def to_dict(self) -> dict[str, str]:
-        """Every set key as a string, for display and job metadata."""
+        """Every set key as a string, secrets included: what a job needs to run again."""
         return {k: str(v) for k, v in self._raw.items()}
+
+    def to_display_dict(self) -> dict[str, str]:
+        """Every set key as a string, with secrets hidden as Flink hides them: for display and metadata."""
+        return {k: HIDDEN_VALUE if is_sensitive(k) else str(v) for k, v in self._raw.items()}
 
     def keys(self) -> Iterable[str]:
         return self._raw.keys()
@@ -193,7 +218,13 @@ class Configuration:
         return Configuration(self._raw)
 
     def __repr__(self) -> str:
-        return f"Configuration({self.to_dict()!r})"
+        return f"Configuration({self.to_display_dict()!r})"
+
+
+def is_sensitive(key: str) -> bool:
+    """Whether a configuration key holds a secret (Flink's rule: the key names a password, secret, token, ...)."""
+    lowered = key.lower()
+    return any(part in lowered for part in SENSITIVE_KEY_PARTS)
 
 
 def restart_description(conf: Configuration) -> str:

@@ -45,6 +45,7 @@ from kindling.datastream.operator_sinks import OperatorSinks, operator_sinks
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
+from kindling.options import OptionError
 from kindling.row_layout import LATE_WATERMARK_COLUMN
 from kindling.runtime import control, interrupts, savepoints, state_layout
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
@@ -326,6 +327,13 @@ class StreamEnvironment:
         directory = str(self.config.get(cfg.CHECKPOINTS_DIR))
         if directory.startswith("file://"):
             directory = directory[len("file://"):]
+        elif "://" in directory:
+            raise OptionError(
+                f"configuration option 'state.checkpoints.dir' = {directory!r}: kindling keeps a job's checkpoints on a "
+                "path its driver reads as files (a local directory, or a mount every Spark worker shares, such as NFS "
+                "or an HDFS/S3 FUSE mount), because it reads Spark's offset and commit logs to restore, resume and take "
+                "savepoints. Savepoints can go to S3: set 'state.savepoints.dir' = 's3://bucket/prefix' with the s3.* options."
+            )
         return Path(directory).expanduser().resolve() / _safe_name(job_name)
 
     def execute_async(self, job_name: Optional[str] = None) -> JobClient:

@@ -2,8 +2,14 @@
 
 A savepoint directory holds one Spark checkpoint per sink uid (offsets, commits, state, sink
 commit logs) and ``_metadata`` (JSON: job, pipeline fingerprint, stateful operators per sink uid,
-configuration). Resuming copies it into a fresh checkpoint location; a pipeline whose state no
-longer maps onto the savepoint is refused unless non-restored state is allowed.
+configuration with secrets hidden). Resuming copies it into a fresh checkpoint location; a pipeline
+whose state no longer maps onto the savepoint is refused unless non-restored state is allowed.
+
+A savepoint directory may be local or on S3 (``s3://bucket/prefix``, reached with the job's ``s3.*``
+options, else the AWS default chain), while the job's checkpoints stay on a path the driver reads: Spark
+writes checkpoints through Hadoop's filesystems, kindling copies savepoints through its own S3 client. A
+savepoint is complete when its ``_metadata`` exists: locally the directory is renamed into place, on S3
+``_metadata`` is the last object written.
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
+import pyarrow.fs as pafs
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 
 from kindling import config as cfg
 from kindling.config import Configuration
+from kindling.object_store import S3Settings, bucket_path, explain, is_missing, is_s3, s3_filesystem
 
 if TYPE_CHECKING:
     from kindling.runtime.job import JobClient
@@ -110,51 +118,120 @@ def checkpoint_position(checkpoint: Path) -> dict[str, int]:
 
 
 # --- taking ------------------------------------------------------------------------------------
-def resolve_target(conf: Configuration, target: Optional[str]) -> Path:
+def resolve_target(conf: Configuration, target: Optional[str]) -> str:
+    """The savepoint directory to write to: ``target``, else ``state.savepoints.dir``; local paths made absolute."""
     directory = target or conf.get(cfg.SAVEPOINTS_DIR)
     if not directory:
         raise SavepointError("no savepoint directory: pass one or set 'state.savepoints.dir'")
-    if str(directory).startswith("file://"):
-        directory = str(directory)[len("file://"):]
-    return Path(directory).expanduser().resolve()
+    return normalise(str(directory))
+
+
+def normalise(path: str) -> str:
+    """A savepoint location as kindling records it: ``s3://bucket/key`` or an absolute local path."""
+    if is_s3(path):
+        return "s3://" + bucket_path(path)
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    return str(Path(path).expanduser().resolve())
+
+
+def _s3_settings(conf: Optional[Configuration]) -> S3Settings:
+    if conf is None:
+        return S3Settings(None, None, None, False, None)
+    return S3Settings.from_values({key: conf.get(key) for key in ("s3.endpoint", "s3.access-key", "s3.secret-key",
+                                                                   "s3.path.style.access", "s3.region")})
+
+
+class _Location:
+    """A savepoint location on the filesystem that holds it: the local disk, or an S3 bucket."""
+
+    def __init__(self, path: str, conf: Optional[Configuration], option: str) -> None:
+        self.uri = normalise(str(path))
+        self.option = option
+        self.s3 = is_s3(self.uri)
+        self.settings = _s3_settings(conf)
+        self.fs: pafs.FileSystem = s3_filesystem(self.settings) if self.s3 else pafs.LocalFileSystem()
+        self.root = bucket_path(self.uri) if self.s3 else self.uri
+
+    def error(self, exc: OSError) -> SavepointError:
+        if not self.s3:
+            return SavepointError(f"savepoint {self.uri}: {exc}")
+        return SavepointError(explain(exc, self.settings, self.uri, "configuration option", self.option))
+
+    def read_text(self, name: str) -> Optional[str]:
+        try:
+            with self.fs.open_input_stream(f"{self.root}/{name}") as stream:
+                return stream.read().decode()
+        except OSError as exc:
+            if is_missing(exc):
+                return None
+            raise self.error(exc) from None
+
+    def is_dir(self, name: str) -> bool:
+        try:
+            return self.fs.get_file_info(f"{self.root}/{name}").type == pafs.FileType.Directory
+        except OSError as exc:
+            raise self.error(exc) from None
 
 
 def write_savepoint(
-    target_directory: Path,
+    target_directory: str,
     job_id: str,
     job_name: str,
     checkpoint_root: Path,
     operators: Mapping[str, Mapping[str, Any]],
     conf: Configuration,
-) -> Path:
+) -> str:
     """Copy the (stopped) checkpoints of every sink into a new savepoint directory; return its path."""
-    target_directory.mkdir(parents=True, exist_ok=True)
-    path = target_directory / f"savepoint-{job_id[:6]}-{uuid.uuid4().hex[:12]}"
-    staging = target_directory / f".{path.name}.inprogress"
+    name = f"savepoint-{job_id[:6]}-{uuid.uuid4().hex[:12]}"
     entries = {}
     for uid, operator in operators.items():
         checkpoint = checkpoint_root / uid
-        if checkpoint.is_dir():
-            shutil.copytree(checkpoint, staging / uid)
-            position = checkpoint_position(checkpoint)
-        else:
-            position = {"lastOffsetBatch": -1, "lastCommittedBatch": -1}
+        position = checkpoint_position(checkpoint) if checkpoint.is_dir() else {"lastOffsetBatch": -1, "lastCommittedBatch": -1}
         entries[uid] = {**operator, **position}
         if position["lastOffsetBatch"] != position["lastCommittedBatch"]:
             log.info("savepoint of %s: %s was stopped while planning batch %s; that batch runs on resume", job_name, uid, position["lastOffsetBatch"])
-    metadata = {
+    metadata = json.dumps({
         "version": FORMAT_VERSION,
         "jobId": job_id,
         "jobName": job_name,
         "timestamp": int(datetime.now(timezone.utc).timestamp() * 1000),
         "pipelineFingerprint": pipeline_fingerprint(operators),
         "operators": entries,
-        "configuration": conf.to_dict(),
-    }
+        "configuration": conf.to_display_dict(),
+    }, indent=2)
+    target = _Location(target_directory, conf, "state.savepoints.dir")
+    if target.s3:
+        return _upload(target, name, checkpoint_root, list(operators), metadata)
+    directory = Path(target.root)
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = directory / f".{name}.inprogress"
+    for uid in operators:
+        if (checkpoint_root / uid).is_dir():
+            shutil.copytree(checkpoint_root / uid, staging / uid)
     staging.mkdir(parents=True, exist_ok=True)
-    (staging / METADATA_FILE).write_text(json.dumps(metadata, indent=2))
-    staging.rename(path)  # a savepoint appears complete or not at all
-    return path
+    (staging / METADATA_FILE).write_text(metadata)
+    staging.rename(directory / name)  # a savepoint appears complete or not at all
+    return str(directory / name)
+
+
+def _upload(target: _Location, name: str, checkpoint_root: Path, uids: list[str], metadata: str) -> str:
+    """Copy the checkpoints to S3, ``_metadata`` last: until it is written, the prefix is no savepoint."""
+    prefix = f"{target.root}/{name}"
+    try:
+        for uid in uids:
+            if (checkpoint_root / uid).is_dir():
+                pafs.copy_files(str(checkpoint_root / uid), f"{prefix}/{uid}", source_filesystem=pafs.LocalFileSystem(),
+                                destination_filesystem=target.fs)
+        with target.fs.open_output_stream(f"{prefix}/{METADATA_FILE}") as out:
+            out.write(metadata.encode())
+    except OSError as exc:
+        try:
+            target.fs.delete_dir(prefix)
+        except OSError:
+            log.warning("could not remove the incomplete savepoint s3://%s", prefix)
+        raise target.error(exc) from None
+    return f"s3://{prefix}"
 
 
 def trigger_savepoint(
@@ -171,24 +248,30 @@ def trigger_savepoint(
     operators = {uid: {"name": names.get(uid, uid), **fingerprint(df)} for uid, df in sinks.items()}
 
     def copy() -> str:
-        return str(write_savepoint(directory, job_id or client.job_id, client.job_name, checkpoint_root, operators, client.conf))
+        return write_savepoint(directory, job_id or client.job_id, client.job_name, checkpoint_root, operators, client.conf)
 
     return client.stop_at_batch_boundary(copy, finish=stop)
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """A savepoint's metadata; a clear error when ``path`` is not a savepoint."""
-    directory = Path(str(path)[len("file://"):] if str(path).startswith("file://") else path).expanduser()
-    metadata = directory / METADATA_FILE
-    if not metadata.is_file():
+def read_metadata(path: str | Path, conf: Optional[Configuration] = None) -> dict[str, Any]:
+    """A savepoint's metadata; a clear error when ``path`` is not a savepoint (``conf``: the ``s3.*`` options)."""
+    text = _Location(str(path), conf, "execution.savepoint.path").read_text(METADATA_FILE)
+    if text is None:
         raise SavepointError(f"'{path}' is not a kindling savepoint (no {METADATA_FILE} file in it)")
-    return json.loads(metadata.read_text())
+    return json.loads(text)
 
 
-def dispose(path: str | Path) -> None:
+def dispose(path: str | Path, conf: Optional[Configuration] = None) -> None:
     """Delete a savepoint (Flink's savepoint disposal)."""
-    read_metadata(path)
-    shutil.rmtree(Path(str(path)[len("file://"):] if str(path).startswith("file://") else path).expanduser())
+    read_metadata(path, conf)
+    location = _Location(str(path), conf, "savepoint path")
+    if not location.s3:
+        shutil.rmtree(location.root)
+        return
+    try:
+        location.fs.delete_dir(location.root)
+    except OSError as exc:
+        raise location.error(exc) from None
 
 
 # --- restoring ---------------------------------------------------------------------------------
@@ -197,16 +280,19 @@ def restore(
     checkpoint_root: Path,
     pipeline: Mapping[str, Mapping[str, Any]],
     allow_non_restored_state: bool,
+    conf: Optional[Configuration] = None,
 ) -> list[str]:
     """Copy a savepoint's checkpoints into ``checkpoint_root`` for the sinks of ``pipeline``; return the uids restored.
 
     ``pipeline`` maps each sink uid to its ``fingerprint``. Running again after a failure (the
     checkpoint root already came from this savepoint) resumes from the newer checkpoints instead.
+    ``conf`` gives the ``s3.*`` options for a savepoint on S3.
     """
-    metadata = read_metadata(savepoint_path)
-    source = Path(str(savepoint_path)[len("file://"):] if str(savepoint_path).startswith("file://") else savepoint_path).expanduser().resolve()
+    metadata = read_metadata(savepoint_path, conf)
+    location = _Location(str(savepoint_path), conf, "execution.savepoint.path")
+    source = location.uri
     marker = checkpoint_root / RESTORE_MARKER
-    if marker.is_file() and json.loads(marker.read_text()).get("savepoint") == str(source):
+    if marker.is_file() and json.loads(marker.read_text()).get("savepoint") == source:
         return []
     unmapped = []
     for uid, operator in metadata["operators"].items():
@@ -234,12 +320,17 @@ def restore(
                 f"cannot resume from savepoint {source}: the checkpoint location {target} already holds a checkpoint. "
                 "A savepoint is restored into a fresh location: change 'state.checkpoints.dir' or 'pipeline.name', or delete it."
             )
-        if (source / uid).is_dir():
+        if location.is_dir(uid):
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copytree(source / uid, target)
+            try:
+                pafs.copy_files(f"{location.root}/{uid}", str(target), source_filesystem=location.fs,
+                                destination_filesystem=pafs.LocalFileSystem())
+            except OSError as exc:
+                shutil.rmtree(target, ignore_errors=True)  # a partial copy would pass for a checkpoint
+                raise location.error(exc) from None
             restored.append(uid)
     checkpoint_root.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"savepoint": str(source), "restored": restored}))
+    marker.write_text(json.dumps({"savepoint": source, "restored": restored}))
     return restored
 
 
@@ -249,7 +340,7 @@ def restore_configured(conf: Configuration, checkpoint_root: Path, sinks: Mappin
     if not path:
         return []
     pipeline = {uid: fingerprint(df) for uid, df in sinks.items()}
-    restored = restore(path, checkpoint_root, pipeline, bool(conf.get(cfg.SAVEPOINT_IGNORE_UNCLAIMED)))
+    restored = restore(path, checkpoint_root, pipeline, bool(conf.get(cfg.SAVEPOINT_IGNORE_UNCLAIMED)), conf)
     if restored:
         log.warning("job resumes from savepoint %s (operators %s)", path, ", ".join(restored))
     return restored

@@ -106,12 +106,12 @@ class JobManager:
         if path.suffix not in (".py", ".sql"):
             raise ValueError(f"program file {path} must be a Python pipeline (.py) or a SQL file (.sql)")
         values = {str(k): str(v) for k, v in (configuration or {}).items()}
-        Configuration(values)  # an unknown key or bad value is an error now, not in the driver
+        conf = Configuration(values)  # an unknown key or bad value is an error now, not in the driver
         if parallelism is not None and parallelism < 1:
             raise ValueError(f"parallelism must be at least 1, got {parallelism}")
         if savepoint_path:
-            savepoints.read_metadata(savepoint_path)
-            savepoint_path = str(Path(savepoint_path).expanduser().resolve())
+            savepoints.read_metadata(savepoint_path, conf)
+            savepoint_path = savepoints.normalise(savepoint_path)
         jid = uuid.uuid4().hex
         record = JobRecord(
             jid=jid,
@@ -258,7 +258,7 @@ class JobManager:
             target = str(savepoints.resolve_target(Configuration(record.configuration), None))
         operation = Operation(trigger_id or uuid.uuid4().hex, kind, jid)
         self.operations[operation.id] = operation
-        supervisor.request(operation.id, kind, str(Path(target).expanduser().resolve()), drain)
+        supervisor.request(operation.id, kind, savepoints.normalise(target), drain)
         threading.Thread(target=self._await_savepoint, args=(supervisor, operation), daemon=True).start()
         return operation
 
@@ -290,11 +290,23 @@ class JobManager:
         operation = Operation(uuid.uuid4().hex, "disposal")
         self.operations[operation.id] = operation
         try:
-            savepoints.dispose(path)
+            savepoints.dispose(path, self._savepoint_configuration(path))
         except (OSError, ValueError) as exc:
             operation.failure = str(exc)
         operation.status = "COMPLETED"
         return operation
+
+    def _savepoint_configuration(self, path: str) -> Optional[Configuration]:
+        """The configuration of the job that took the savepoint at ``path`` (its ``s3.*`` options reach it), if known.
+
+        Flink disposes with the cluster's filesystem settings; kindling's job manager has none of its own, so a
+        savepoint it did not take is reached with the AWS default chain of its environment.
+        """
+        location = savepoints.normalise(path)
+        for record in self.store.all():
+            if any(entry.get("location") == location for entry in record.savepoints) or record.last_savepoint == location:
+                return Configuration(record.configuration)
+        return None
 
     def operation(self, trigger_id: str, jid: Optional[str] = None) -> Operation:
         operation = self.operations.get(trigger_id)

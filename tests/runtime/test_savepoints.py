@@ -7,6 +7,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import pyarrow.fs as pafs
 import pytest
 
 from kindling.env import StreamEnvironment
@@ -30,14 +31,17 @@ def _env(spark, checkpoints: Path, **extra) -> StreamEnvironment:
     )
 
 
-def test_stop_with_savepoint_and_resume_elsewhere_continues_counts(spark, kafka, tmp_path):
+def test_stop_with_savepoint_to_s3_and_resume_elsewhere_continues_counts(spark, kafka, s3, tmp_path):
+    """The savepoint goes to an S3 bucket through kindling's own client while checkpoints stay local."""
     suffix = uuid.uuid4().hex[:8]
+    bucket = f"savepoints-{suffix}"
+    s3.create_bucket(bucket)
     source, sink = f"sp-in-{suffix}", f"sp-out-{suffix}"
     kafka.create_topic(source, partitions=4)
     kafka.create_topic(sink, partitions=1)
     generator = ClickEventGenerator(kafka.bootstrap_servers, source)
     generator.produce(events_for(2))  # two windows now, the rest after the stop
-    env = _env(spark, tmp_path / "first")
+    env = _env(spark, tmp_path / "first", **s3.options())
     click_count.build(env, kafka.bootstrap_servers, source, sink)
     frames = {b.get_uid(): b.stream._df for b in env._sinks}
     job = env.execute_async("savepoint test")
@@ -45,21 +49,24 @@ def test_stop_with_savepoint_and_resume_elsewhere_continues_counts(spark, kafka,
     reader = OutputReader(kafka.bootstrap_servers, sink)
     try:
         reader.wait_for(2 * 6, timeout=180)
-        location = savepoints.trigger_savepoint(job, root, {u: _sink(df) for u, df in frames.items()}, str(tmp_path / "savepoints"), stop=True)
+        location = savepoints.trigger_savepoint(job, root, {u: _sink(df) for u, df in frames.items()}, f"s3://{bucket}/sp/", stop=True)
     finally:
         if job.get_job_status() not in ("FINISHED", "CANCELED", "FAILED"):
             job.cancel()
     assert job.get_job_status() == "FINISHED"  # stop-with-savepoint ends FINISHED, as in Flink
-    metadata = json.loads((Path(location) / "_metadata").read_text())
+    assert location.startswith(f"s3://{bucket}/sp/savepoint-"), location
+    with s3.filesystem().open_input_stream(location[len("s3://"):] + "/_metadata") as stream:
+        metadata = json.loads(stream.read())
     operator = metadata["operators"]["click-event-statistics-sink"]
     assert operator["lastCommittedBatch"] >= 0 and operator["lastOffsetBatch"] - operator["lastCommittedBatch"] in (0, 1)
     assert any("Aggregate" in op for op in operator["statefulOperators"]), operator
     assert metadata["configuration"]["state.checkpoints.dir"] == str(tmp_path / "first")
+    assert metadata["configuration"]["s3.secret-key"] == "******"  # hidden as Flink's REST API hides it
     reader.poll(1.0)
     before = len(reader.records)
 
     produce_clicks(kafka.bootstrap_servers, source, generator.start_ms, events_for(2), events_for(WINDOWS))
-    resumed = _env(spark, tmp_path / "second", **{"execution.savepoint.path": location})
+    resumed = _env(spark, tmp_path / "second", **s3.options(), **{"execution.savepoint.path": location})
     click_count.build(resumed, kafka.bootstrap_servers, source, sink)
     job = resumed.execute_async("savepoint test")
     try:
@@ -97,6 +104,56 @@ def test_changed_pipeline_is_refused_unless_non_restored_state_is_allowed(spark,
     assert savepoints.restore(str(savepoint), tmp_path / "fresh3", {"other": savepoints.fingerprint(counted)}, True) == []
 
     savepoints.dispose(savepoint)
-    assert not savepoint.exists()
+    assert not Path(savepoint).exists()
     with pytest.raises(savepoints.SavepointError, match="not a kindling savepoint"):
         savepoints.dispose(tmp_path)
+
+
+def _checkpoint_tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_an_s3_savepoint_is_written_restored_byte_for_byte_and_disposed(s3, tmp_path):
+    from kindling.config import Configuration
+
+    bucket = f"sp-{uuid.uuid4().hex[:8]}"
+    s3.create_bucket(bucket)
+    checkpoints = tmp_path / "checkpoints"
+    for relative, data in {"counts/offsets/0": b"v1\n{}", "counts/commits/0": b"v1\n{}", "counts/state/0/0/1.zip": bytes(range(256)),
+                           "counts/metadata": b'{"id":"x"}'}.items():
+        (checkpoints / relative).parent.mkdir(parents=True, exist_ok=True)
+        (checkpoints / relative).write_bytes(data)
+    conf = Configuration(s3.options())
+    operators = {"counts": {"name": "Counts", "fingerprint": "f", "statefulOperators": []}}
+    location = savepoints.write_savepoint(f"s3a://{bucket}/savepoints", "0123456789", "job", checkpoints, operators, conf)
+    assert location.startswith(f"s3://{bucket}/savepoints/savepoint-012345-")
+    assert savepoints.read_metadata(location, conf)["operators"]["counts"]["lastCommittedBatch"] == 0
+
+    assert savepoints.restore(location, tmp_path / "fresh", {"counts": {"fingerprint": "f"}}, False, conf) == ["counts"]
+    assert _checkpoint_tree(tmp_path / "fresh" / "counts") == _checkpoint_tree(checkpoints / "counts")
+    # A restarted job finds its restore marker and resumes from its own, newer checkpoints.
+    assert savepoints.restore(location, tmp_path / "fresh", {"counts": {"fingerprint": "f"}}, False, conf) == []
+
+    savepoints.dispose(location, conf)
+    assert not s3.filesystem().get_file_info(pafs.FileSelector(location[len("s3://"):], allow_not_found=True, recursive=True))
+    with pytest.raises(savepoints.SavepointError, match="not a kindling savepoint"):
+        savepoints.read_metadata(location, conf)
+
+
+def test_s3_savepoint_errors_name_the_option_and_never_the_secret(s3, tmp_path):
+    from kindling.config import Configuration
+
+    operators = {"counts": {"name": "Counts", "fingerprint": "f", "statefulOperators": []}}
+    wrong = Configuration({**s3.options(), "s3.secret-key": "not-the-secret-key"})
+    with pytest.raises(savepoints.SavepointError, match=r"'s3.access-key'/'s3.secret-key'.*refused the credentials") as caught:
+        savepoints.write_savepoint("s3://anything/sp", "0123456789", "job", tmp_path, operators, wrong)
+    assert "not-the-secret-key" not in str(caught.value) and "not-the-secret-key" not in repr(wrong)
+    with pytest.raises(savepoints.SavepointError, match=r"'s3://no-such-bucket-here/sp'.*(not a kindling savepoint|does not exist)"):
+        savepoints.read_metadata("s3://no-such-bucket-here/sp", Configuration(s3.options()))
+
+
+def test_checkpoints_on_an_object_store_are_refused_naming_the_option(spark, tmp_path):
+    env = _env(spark, tmp_path)
+    env.config.set("state.checkpoints.dir", "s3://bucket/checkpoints")
+    with pytest.raises(ValueError, match=r"'state.checkpoints.dir' = 's3://bucket/checkpoints'.*'state.savepoints.dir' = 's3://"):
+        env.checkpoint_root("job")

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
+import pyarrow.fs as pafs
 import pytest
 
 from kindling.local.ports import wait_until
@@ -97,9 +98,11 @@ def idle(jobmanager):
 
 
 @pytest.fixture(scope="module")
-def job(jobmanager):
+def job(jobmanager, s3):
+    """The running SQL job; it carries the S3 server's s3.* options, so it can take savepoints into a bucket."""
     http = httpx.Client(base_url=jobmanager["url"], timeout=30)
-    state = SimpleNamespace(http=http, address=jobmanager["address"], jid=_submit(jobmanager, *RESTARTS, SQL_JOB),
+    s3_options = [part for key, value in s3.options().items() for part in ("-D", f"{key}={value}")]
+    state = SimpleNamespace(http=http, address=jobmanager["address"], jid=_submit(jobmanager, *RESTARTS, *s3_options, SQL_JOB),
                             savepoints=jobmanager["home"] / f"cli-savepoints-{uuid.uuid4().hex[:6]}")
     try:
         _wait_batches(http, state.jid)
@@ -168,6 +171,22 @@ def test_savepoint(job):
     match = re.search(r"Savepoint completed\. Path: (\S+)", result.stdout)
     assert match and Path(match.group(1), "_metadata").is_file(), result.stdout
     assert "You can resume your program from this savepoint with the run command." in result.stdout
+    assert job.http.get(f"/jobs/{job.jid}").json()["state"] == "RUNNING"
+
+
+def test_savepoint_into_s3_and_its_disposal(job, s3):
+    bucket = f"cli-{uuid.uuid4().hex[:8]}"
+    s3.create_bucket(bucket)
+    result = flink("savepoint", job.jid, f"s3://{bucket}/savepoints", "-m", job.address)
+    assert result.returncode == 0, result.stdout + result.stderr
+    match = re.search(r"Savepoint completed\. Path: (s3://\S+)", result.stdout)
+    assert match, result.stdout
+    key = match.group(1)[len("s3://"):]
+    assert s3.filesystem().get_file_info(f"{key}/_metadata").size > 0
+    # The job manager disposes of it with the s3.* options of the job that took it.
+    disposed = flink("savepoint", "-d", match.group(1), "-m", job.address)
+    assert disposed.returncode == 0, disposed.stdout + disposed.stderr
+    assert not s3.filesystem().get_file_info(pafs.FileSelector(key, allow_not_found=True, recursive=True))
     assert job.http.get(f"/jobs/{job.jid}").json()["state"] == "RUNNING"
 
 

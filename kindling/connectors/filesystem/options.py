@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional
 from kindling.connectors.base import TABLE_PARTITION_KEYS
 from kindling.formats.changelog import CHANGELOG_FORMATS
 from kindling.formats.settings import FormatSettings, changelog_options, format_settings
+from kindling.object_store import S3Settings
 from kindling.options import (
     OptionError,
     OptionSet,
@@ -86,21 +87,6 @@ SOURCE_OPTIONS = OptionSet("filesystem source", _COMMON + _SINK_ONLY + _SOURCE_O
 
 
 @dataclass(frozen=True)
-class S3Settings:
-    """How to reach an S3-compatible store (secret kept out of repr)."""
-
-    endpoint: Optional[str]
-    access_key: Optional[str]
-    secret_key: Optional[str]
-    path_style: bool
-    region: Optional[str]
-
-    def __repr__(self) -> str:
-        return (f"S3Settings(endpoint={self.endpoint!r}, access_key={'***' if self.access_key else None}, "
-                f"path_style={self.path_style}, region={self.region!r})")
-
-
-@dataclass(frozen=True)
 class FileSystemConfig:
     """Everything a filesystem sink or source needs, parsed once from its options."""
 
@@ -166,7 +152,7 @@ def _common(parsed: ParsedOptions, context: str, options: Mapping[str, Any]) -> 
         compression="NONE" if compression == "UNCOMPRESSED" else compression,
         field_delimiter=delimiter,
         default_partition=parsed["partition.default-name"],
-        s3=S3Settings(parsed.get("s3.endpoint"), access, secret, bool(parsed["s3.path.style.access"]), parsed.get("s3.region")),
+        s3=S3Settings.from_values(parsed.values),
         entropy_key=key or None,
         entropy_length=parsed["s3.entropy.length"],
         partition_keys=partition_keys,

@@ -23,39 +23,11 @@ from typing import Optional
 import pyarrow.fs as pafs
 
 from kindling.connectors.filesystem.options import FileSystemConfig
+from kindling.object_store import explain, is_missing, is_s3, s3_filesystem
 from kindling.options import OptionError
 
 CONTROL_DIR = ".kindling"  # commit log and staging; readers skip names starting with '.' or '_'
 ENTROPY_ALPHABET = string.ascii_lowercase + string.digits
-S3_CONNECT_TIMEOUT_S = 5.0
-S3_REQUEST_TIMEOUT_S = 60.0
-
-
-def _s3_filesystem(config: FileSystemConfig, attempts: int = 3) -> pafs.S3FileSystem:
-    s3 = config.s3
-    kwargs: dict = {
-        "connect_timeout": S3_CONNECT_TIMEOUT_S,
-        "request_timeout": S3_REQUEST_TIMEOUT_S,
-        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=attempts),
-    }
-    if s3.access_key:
-        kwargs["access_key"], kwargs["secret_key"] = s3.access_key, s3.secret_key
-    if s3.endpoint:
-        endpoint = s3.endpoint
-        scheme = "https"
-        if "://" in endpoint:
-            scheme, endpoint = endpoint.split("://", 1)
-        kwargs["endpoint_override"] = endpoint.rstrip("/")
-        kwargs["scheme"] = scheme
-    if s3.path_style or s3.endpoint:
-        # pyarrow addresses buckets path-style unless told otherwise; AWS itself accepts both.
-        kwargs["force_virtual_addressing"] = not s3.path_style and not s3.endpoint
-    kwargs["region"] = s3.region or "us-east-1"
-    return pafs.S3FileSystem(**kwargs)
-
-
-def is_s3(path: str) -> bool:
-    return path.lower().startswith(("s3://", "s3a://", "s3n://"))
 
 
 def _strip_entropy(path: str, key: Optional[str]) -> str:
@@ -73,7 +45,7 @@ class Storage:
         path = config.path
         self.s3 = is_s3(path)
         if self.s3:
-            self.fs: pafs.FileSystem = _s3_filesystem(config, attempts)
+            self.fs: pafs.FileSystem = s3_filesystem(config.s3, attempts)
             raw = path.split("://", 1)[1].rstrip("/")
         else:
             self.fs = pafs.LocalFileSystem()
@@ -110,17 +82,7 @@ class Storage:
             raise OptionError(self._explain(exc)) from None
 
     def _explain(self, exc: OSError) -> str:
-        text = str(exc)
-        where = self.config.s3.endpoint or "AWS S3"
-        if any(code in text for code in ("ACCESS_DENIED", "SIGNATURE_DOES_NOT_MATCH", "INVALID_ACCESS_KEY", "InvalidAccessKeyId",
-                                         "SignatureDoesNotMatch", "AccessDenied", "Forbidden", "403")):
-            return (f"filesystem option 's3.access-key'/'s3.secret-key': {where} refused the credentials for "
-                    f"{self.config.path!r}: {text}")
-        if any(code in text for code in ("NETWORK_CONNECTION", "Could not connect", "curlCode", "Couldn't resolve", "Timeout", "timed out")):
-            return f"filesystem option 's3.endpoint' = {where!r} cannot be reached: {text}"
-        if "NoSuchBucket" in text or "NO_SUCH_BUCKET" in text:
-            return f"filesystem option 'path' = {self.config.path!r}: the bucket does not exist: {text}"
-        return f"filesystem option 'path' = {self.config.path!r} cannot be accessed: {text}"
+        return explain(exc, self.config.s3, self.config.path, "filesystem option", "path")
 
     def open_output(self, path: str):
         if not self.s3:
@@ -134,10 +96,8 @@ class Storage:
         try:
             with self.fs.open_input_stream(path) as stream:
                 return stream.read()
-        except FileNotFoundError:
-            return None
         except OSError as exc:
-            if "NO_SUCH_KEY" in str(exc) or "not found" in str(exc).lower():
+            if is_missing(exc):
                 return None
             raise
 
@@ -171,19 +131,15 @@ class Storage:
     def delete(self, path: str) -> None:
         try:
             self.fs.delete_file(path)
-        except FileNotFoundError:
-            pass
         except OSError as exc:
-            if "NO_SUCH_KEY" not in str(exc) and "not found" not in str(exc).lower():
+            if not is_missing(exc):
                 raise
 
     def delete_dir(self, path: str) -> None:
         try:
             self.fs.delete_dir(path)
-        except FileNotFoundError:
-            pass
         except OSError as exc:
-            if "not found" not in str(exc).lower() and "NO_SUCH" not in str(exc):
+            if not is_missing(exc):
                 raise
 
     def list(self, path: str, recursive: bool = True) -> list[pafs.FileInfo]:
