@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 
 from kindling import config as cfg
 from kindling.config import Configuration
+from kindling.options import OptionError
 from kindling.runtime import interrupts, jvm_classes
 from kindling.runtime.python_workers import launcher
 
@@ -60,6 +61,13 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     # application; the JVM and its workers inherit it from here.
     os.environ.setdefault("KINDLING_SESSION_ID", uuid.uuid4().hex)
     master = conf.get(cfg.SPARK_MASTER)
+    if master and master.lower().startswith("sc://"):
+        raise OptionError(
+            f"configuration option 'kindling.spark.master' = {master!r}: Spark Connect is not supported. Python data "
+            "sources, transformWithState and foreachBatch work over Spark Connect, but kindling's SQL planner, "
+            "savepoint fingerprints and connector registration read Spark's analyzed plans through the JVM "
+            "(DataFrame._jdf, SparkContext), which a Connect client does not have. Use spark://, yarn, k8s:// or local[N]."
+        )
     if not master or _loopback_master(master):
         # Local mode or a cluster on this machine: the driver talks to it over loopback only.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
