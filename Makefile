@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DURATION ?= 60
 
-.PHONY: demo test test-slow lint setup java chromium databases kinesis-local class-archive benchmark clean
+.PHONY: demo test lint setup java chromium databases kinesis-local class-archive benchmark clean
 .PHONY: nexmark-check nexmark-bench sql-reference datastream-reference pyflink
 
 setup: java chromium databases kinesis-local $(STAMP) class-archive
@@ -75,16 +75,11 @@ demo: setup
 
 # The tests drive kindling with the real `flink` CLI of PyFlink, in its own venv (see pyproject's bench extra).
 test: setup pyflink
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" --durations=60
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=60
 
 # Lint and import order (ruff, configured in pyproject.toml); tests/test_lint.py runs the same check in `make test`.
 lint: setup
 	$(BIN)/python -m ruff check kindling tests benchmarks examples
-
-# The end-to-end tests marked slow (the kill-and-restart run of the Kinesis connector, the worker-loss run on a
-# local cluster): not yet in `make test` (see README, Development).
-test-slow: setup pyflink
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow --durations=60
 
 pyflink:
 	@[ -x $(VENV)/pyflink/bin/python ] || ($(PYTHON) -m venv $(VENV)/pyflink && $(VENV)/pyflink/bin/pip install -q apache-flink==2.3.0)

@@ -16,7 +16,7 @@ from click_helpers import OutputReader, events_for, expected_windows, normalise_
 from kindling.local.spark import alive_workers, descendants, wait_for_workers
 from kindling.playground.click_generator import ClickEventGenerator
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 WINDOWS = 6
@@ -47,7 +47,7 @@ def test_click_count_survives_a_lost_worker_exactly_once(spark_cluster, kafka, t
     source, sink = f"cl-in-{suffix}", f"cl-out-{suffix}"
     kafka.create_topic(source, partitions=4)
     kafka.create_topic(sink, partitions=1)
-    generator = ClickEventGenerator(kafka.bootstrap_servers, source, rate=300)
+    generator = ClickEventGenerator(kafka.bootstrap_servers, source, rate=600)
     checkpoints, log = tmp_path / "checkpoints", tmp_path / "job.log"
     command = [
         sys.executable, str(ROOT / "examples" / "click_count.py"),
@@ -64,7 +64,7 @@ def test_click_count_survives_a_lost_worker_exactly_once(spark_cluster, kafka, t
     commits = checkpoints / "Click-Event-Count" / "click-event-statistics-sink" / "commits"
     try:
         _wait(lambda: _executors(victim) and _executors(spark_cluster.worker_processes[1].pid), 600, "an executor on each worker")
-        # Clicks flow once the job runs (its start takes minutes on a busy machine): 2 minutes of input.
+        # Clicks flow once the job runs (its start takes minutes on a busy machine): a minute of input.
         _wait(lambda: any(commits.glob("[0-9]*")), 600, "the job's first committed micro-batch")
         generator.start(limit=events_for(WINDOWS))
         reader.wait_for(6, timeout=600)  # the job is committing windows: now lose a machine

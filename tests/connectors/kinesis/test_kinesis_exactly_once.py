@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from kinesis_helpers import new_stream, put  # noqa: E402
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[3]
 # The producer runs until stopped after the third restart (a cap it could reach earlier would leave the kill
