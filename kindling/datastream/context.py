@@ -29,6 +29,7 @@ class RuntimeContext:
         self._store = store
         self._subtask = subtask
         self._parallelism = parallelism
+        self.time_to_live = False  # whether a state with a TTL was asked for (its clock then matters at end of input)
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -50,6 +51,8 @@ class RuntimeContext:
             raise RuntimeError(
                 f"keyed state '{descriptor.name}' is only available on a keyed stream: call key_by(...) before process(...)"
             )
+        if descriptor.ttl_config is not None and descriptor.ttl_config.is_enabled():
+            self.time_to_live = True
         return state_handle(descriptor, self._store, kind)
 
     def get_state(self, descriptor: ValueStateDescriptor) -> ValueState:

@@ -314,8 +314,11 @@ class KeyedRunner(StatefulProcessor):
             return
         self._grouping_key = tuple(key)
         group = self._load_group()
+        self._set_clock(group)
         for user_key, keyed in by_key.values():
             self._run_key(group, user_key, lambda keyed=keyed: self._key_records(keyed))
+        if self._clocked():
+            group.tick(self.processing_time)
         self._save_group(group)
         yield from self._frames()
 
@@ -325,6 +328,7 @@ class KeyedRunner(StatefulProcessor):
             return
         self._grouping_key = tuple(key)
         group = self._load_group()
+        self._set_clock(group)
         group.woken(expiredTimerInfo.getExpiryTimeInMs())
         for user_key in list(group.keys_with_timers()):
             self._run_key(group, group.user_key(user_key), self._fire_due)
@@ -334,6 +338,19 @@ class KeyedRunner(StatefulProcessor):
     def close(self) -> None:
         if self._opened:
             self._adapter.close()
+
+    def _clocked(self) -> bool:
+        """Whether state here expires by processing time (a key TTL or a state TTL), so the group keeps its clock."""
+        return bool(self._key_ttl) or self._runtime_context.time_to_live
+
+    def _set_clock(self, group: "KeyGroup") -> None:
+        """At the end of the input, processing time stands where the group's last records were processed.
+
+        Flink fires what the final watermark allows in the same instant as the last record, so no state expires
+        between the two; here the final watermark arrives a micro-batch later, seconds later on a busy machine.
+        """
+        if self.watermark == MAX_WATERMARK and group.clock is not None and self._clocked():
+            self.processing_time = min(self.processing_time, group.clock)
 
     def _run_key(self, group: "KeyGroup", user_key: Any, work: Callable[[], None]) -> None:
         self.current_key = user_key
@@ -426,6 +443,7 @@ class KeyedRunner(StatefulProcessor):
             self._key_done = getattr(type(self._adapter), "key_done", Adapter.key_done) is not Adapter.key_done
             self._key_ttl = getattr(self._adapter, "key_ttl_ms", None)
             self._adapter.open(self, runtime_context)
+            self._runtime_context = runtime_context
             self._opened = True
         self.processing_time = int(timer_values.getCurrentProcessingTimeInMs())
         watermark = int(timer_values.getCurrentWatermarkInMs())
@@ -602,10 +620,12 @@ class KeyGroup:
     (The key-group count a group was written with is checked once per job, by runtime.state_layout.)
     """
 
-    def __init__(self, keys: Dict[Any, Dict[str, Any]], wake: set, written: Optional[Dict[Any, int]] = None) -> None:
+    def __init__(self, keys: Dict[Any, Dict[str, Any]], wake: set, written: Optional[Dict[Any, int]] = None,
+                 clock: Optional[int] = None) -> None:
         self._keys = keys
         self._wake = wake
         self._written = written if written is not None else {}  # key -> when its state was last written (key TTL)
+        self.clock = clock  # processing time of the last micro-batch that brought records (kept where state has a TTL)
         self.dirty = False
 
     @staticmethod
@@ -613,13 +633,21 @@ class KeyGroup:
         if blob is None:
             return KeyGroup({}, set())
         stored = pickle.loads(blob)
-        return KeyGroup(stored["keys"], stored["wake"], stored.get("written"))
+        return KeyGroup(stored["keys"], stored["wake"], stored.get("written"), stored.get("clock"))
 
     def dump(self) -> bytes:
         stored = {"keys": self._keys, "wake": self._wake}
         if self._written:
             stored["written"] = self._written
+        if self.clock is not None:
+            stored["clock"] = self.clock
         return pickle.dumps(stored, protocol=5)
+
+    def tick(self, processing_time: int) -> None:
+        """Records were processed at ``processing_time``."""
+        if processing_time != self.clock:
+            self.clock = processing_time
+            self.dirty = True
 
     def data(self, key: Any, now: int = 0, ttl_ms: Optional[int] = None) -> Optional[Dict[str, Any]]:
         """A key's state; with a key TTL, None once it expired (never visible after, as Flink's NeverReturnExpired)."""

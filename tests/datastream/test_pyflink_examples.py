@@ -71,11 +71,7 @@ def test_every_example_is_run_or_listed_with_a_reason():
 
 
 # Programs kindling runs but does not yet get right: defects, kept visible (strict: the test fails once one passes).
-KNOWN_WRONG = {
-    "event_time_timer.py": "prints (name, None) where PyFlink prints each name's running sum: the state has a 1 s "
-                           "processing-time TTL, and kindling fires the end-of-input timers in a micro-batch more than "
-                           "1 s after the one that wrote the state (in Flink both happen within the same instant)",
-}
+KNOWN_WRONG: dict[str, str] = {}
 IN_PROCESS = [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_WRONG[p], strict=True)) if p in KNOWN_WRONG else p
               for p, kind in RUNNABLE.items() if kind == "exact" and p != "word_count.py"]
 
