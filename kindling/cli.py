@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from kindling.config import parse_defines
+
 
 def _local(args: argparse.Namespace) -> int:
     from kindling.local import kafka
@@ -138,7 +140,7 @@ def _class_archive(args: argparse.Namespace) -> int:
 def _sql(args: argparse.Namespace) -> int:
     from kindling.sql.client import interactive, run_file
 
-    defines = _defines(args.define)
+    defines = parse_defines(args.define)
     if args.file:
         return run_file(args.file, defines)
     return interactive(defines)
@@ -148,7 +150,7 @@ def _reconcile(args: argparse.Namespace) -> int:
     from kindling.reconciliation import reconcile
     from kindling.reconciliation.report import dumps
 
-    sql, defines, target, jid = args.sql, _defines(args.define), args.target, args.job
+    sql, defines, target, jid = args.sql, parse_defines(args.define), args.target, args.job
     if jid is None and target and re.fullmatch(r"[0-9a-f]{32}", target) and not Path(target).exists():
         jid, target = target, None  # a job manager's job id (Flink's 32 hex digits)
     if jid:
@@ -176,22 +178,12 @@ def _submitted_sql_job(jid: str, home: Path) -> tuple[str, dict[str, str]]:
     arguments = list(record.args)
     for flag, value in zip(arguments, arguments[1:]):
         if flag == "-D":
-            defines.update(_defines([value]))
+            defines.update(parse_defines([value]))
     defines["state.checkpoints.dir"] = record.checkpoint_dir
     if record.parallelism:
         defines["parallelism.default"] = str(record.parallelism)
     file = Path(record.file)
     return str(file if file.is_absolute() else Path(record.cwd) / file), defines
-
-
-def _defines(items: Optional[list[str]]) -> dict[str, str]:
-    defines = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"-D takes key=value, got {item!r}")
-        defines[key.strip()] = value.strip()
-    return defines
 
 
 def build_parser() -> argparse.ArgumentParser:

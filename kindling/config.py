@@ -221,6 +221,17 @@ class Configuration:
         return f"Configuration({self.to_display_dict()!r})"
 
 
+def parse_defines(items: Optional[Iterable[str]]) -> dict[str, str]:
+    """``-D key=value`` options (the values after each ``-D``) as a dict; a malformed one is an error naming it."""
+    defines = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"-D takes key=value, got {item!r}")
+        defines[key.strip()] = value.strip()
+    return defines
+
+
 def is_sensitive(key: str) -> bool:
     """Whether a configuration key holds a secret (Flink's rule: the key names a password, secret, token, ...)."""
     lowered = key.lower()

@@ -47,8 +47,9 @@ from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
 from kindling.options import OptionError
 from kindling.row_layout import LATE_WATERMARK_COLUMN
-from kindling.runtime import control, interrupts, savepoints, state_layout
+from kindling.runtime import interrupts, savepoints, state_layout
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
+from kindling.runtime.job_listeners import JobListener, process_listeners
 from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
 from kindling.runtime.session import get_or_create_session
 
@@ -73,7 +74,10 @@ class StreamEnvironment:
         # (name, key-group column) of each keyed operator built in this environment, so that a sink's
         # plan tells which keyed state its checkpoint holds.
         self.keyed_operators: list[tuple[str, str]] = []
-        control.apply_overrides(self.config)  # a job manager's -p / -s / -D settings, when it runs this driver
+        # Listeners of the whole process (a job manager's driver, `kindling run`'s options) impose their settings first.
+        self._listeners: list[JobListener] = process_listeners()
+        for listener in self._listeners:
+            listener.configure(self.config)
         self._spark = spark
         self._sinks: list[DataStreamSink] = []
         self._unnamed_jobs = 0  # execute() calls without a job name so far (see _job_name)
@@ -315,7 +319,7 @@ class StreamEnvironment:
         name = job_name or self.config.get(cfg.PIPELINE_NAME)
         if name:
             return name
-        if control.job_dir() is not None:
+        if self._stable_job_names():
             self._unnamed_jobs += 1
             return DEFAULT_JOB_NAME if self._unnamed_jobs == 1 else f"{DEFAULT_JOB_NAME}-{self._unnamed_jobs}"
         import uuid
@@ -363,9 +367,33 @@ class StreamEnvironment:
         for group in shared:
             plans.append(_shared_plan(group, f"{_safe_name(name)}.{group.uid}", root / group.uid, interval))
         self._sinks = []
-        client = JobClient(name, plans, self.config, on_end=self.take_source_cleanups())
-        control.attach(client, root, sinks)  # the job manager's control channel, when it runs this driver
+        try:
+            client = JobClient(name, plans, self.config, on_end=self.take_source_cleanups(), checkpoint_root=root, sink_frames=sinks)
+        except BaseException as exc:
+            for listener in self._listeners:
+                listener.on_job_submitted(None, exc)
+            raise
+        for listener in self._listeners:
+            listener.on_job_submitted(client, None)
         return client
+
+    # --- job listeners (PyFlink's register_job_listener) -------------------------------------------
+    def register_job_listener(self, job_listener: JobListener) -> None:
+        """Tell ``job_listener`` when this environment's jobs are submitted and when they have executed.
+
+        >>> class Announce(JobListener):
+        ...     def on_job_submitted(self, job_client, throwable):
+        ...         print("started", job_client.get_job_id())
+        >>> env.register_job_listener(Announce())  # doctest: +SKIP
+        """
+        self._listeners.append(job_listener)
+
+    def clear_job_listeners(self) -> None:
+        """Forget the listeners registered on this environment (those of the process stay, as Flink's configured ones)."""
+        self._listeners = process_listeners()
+
+    def _stable_job_names(self) -> bool:
+        return any(listener.stable_job_names for listener in self._listeners)
 
     def take_source_cleanups(self) -> list[Callable[[], None]]:
         """The end-of-job steps (``Connector.on_job_end``) of the sources read since the last job started."""
@@ -381,7 +409,7 @@ class StreamEnvironment:
 
     def execute(self, job_name: Optional[str] = None, detached: bool = False) -> JobClient:
         """Run the pipeline. Blocking by default: returns when a bounded job finishes; Ctrl-C stops cleanly."""
-        fresh = not (job_name or self.config.get(cfg.PIPELINE_NAME)) and control.job_dir() is None
+        fresh = not (job_name or self.config.get(cfg.PIPELINE_NAME)) and not self._stable_job_names()
         if detached:
             return self.execute_async(job_name)
         with interrupts.deferred():  # Ctrl-C while the queries start stops the job once they have
@@ -396,6 +424,12 @@ class StreamEnvironment:
                     file=sys.stderr,
                     flush=True,
                 )
+            except BaseException as exc:
+                for listener in self._listeners:
+                    listener.on_job_executed(None, exc)
+                raise
+        for listener in self._listeners:
+            listener.on_job_executed(client, None)
         if fresh and client.get_job_status() == "FINISHED":
             shutil.rmtree(self.checkpoint_root(client.job_name), ignore_errors=True)  # nothing can ever resume it
         return client

@@ -9,6 +9,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
 from pyspark.sql import DataFrame
@@ -87,6 +88,9 @@ class JobClient:
     exceptions: list[JobException] = field(default_factory=list)
     # Run once when the job ends FINISHED or CANCELED (its sources' clean-up, see Connector.on_job_end).
     on_end: list[Callable[[], None]] = field(default_factory=list)
+    # Where the job's checkpoints live, and each sink's frame by uid (what a savepoint fingerprints).
+    checkpoint_root: Optional[Path] = None
+    sink_frames: dict[str, DataFrame] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._status = "CREATED"

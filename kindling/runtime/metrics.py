@@ -267,7 +267,7 @@ class _Registry:
                 values[identifier] = {"type": "gauge", "value": float(gauge()), "time": time.time()}
             except Exception:  # a failing user gauge is not reported, like Flink's reporters
                 continue
-        from kindling.runtime.control import write_json
+        from kindling.runtime.json_files import write_json
 
         write_json(Path(directory) / USER_METRICS_DIR / f"{socket.gethostname()}-{os.getpid()}.json", values)
 

@@ -15,6 +15,8 @@ import urllib.request
 from datetime import datetime
 from typing import Any, Optional
 
+from kindling.config import parse_defines
+
 DEFAULT_ADDRESS = "127.0.0.1:8081"
 TERMINAL = ("FINISHED", "CANCELED", "FAILED")
 OPERATION_TIMEOUT_S = 600.0
@@ -120,21 +122,16 @@ def _answers(client: RestClient) -> bool:
 
 def _local_settings(args: argparse.Namespace) -> None:
     """``-p``, ``-s``, ``-n`` and ``-D`` for a program run in this process: every environment it creates starts with them."""
-    from kindling.runtime import control
+    from kindling.runtime.job_listeners import ImposedSettings, register_process_listener
 
-    values: dict = {}
-    for item in args.dynamic or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"-D takes key=value, got {item!r}")
-        values[key] = value
+    values: dict = dict(parse_defines(args.dynamic))
     if args.parallelism:
         values["parallelism.default"] = args.parallelism
     if args.fromSavepoint:
         values["execution.savepoint.path"] = os.path.abspath(args.fromSavepoint)
     if args.allowNonRestoredState:
         values["execution.savepoint.ignore-unclaimed-state"] = True
-    control.LOCAL_OVERRIDES.update(values)
+    register_process_listener(ImposedSettings(values))
 
 
 def _list(args: argparse.Namespace) -> int:

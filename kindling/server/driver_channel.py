@@ -5,11 +5,13 @@ savepoint to resume from, parallelism, ``-D`` options) before it starts the driv
 requests (take a savepoint, stop with a savepoint) as files into ``requests/``. The driver
 answers each in ``responses/`` and publishes its state, metrics and exceptions in
 ``status.json`` about twice a second. Files survive either side crashing, and need no port.
+
+The driver follows the program as a job listener (``DriverListener``, registered for the whole
+process before the program runs): the runtime does not know the job manager exists.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -22,6 +24,8 @@ from pyspark.sql import DataFrame
 from kindling.config import Configuration
 from kindling.runtime import metrics, savepoints
 from kindling.runtime.job import TERMINAL_STATES, JobClient
+from kindling.runtime.job_listeners import JobListener
+from kindling.runtime.json_files import read_json, write_json
 
 log = logging.getLogger("kindling.control")
 
@@ -39,52 +43,29 @@ def job_dir() -> Optional[Path]:
     return Path(value) if value else None
 
 
-def write_json(path: Path, value: Any) -> None:
-    """Replace ``path`` atomically, so that a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    staging.write_text(json.dumps(value, default=str))
-    os.replace(staging, path)
+class DriverListener(JobListener):
+    """The job manager's view of the program this driver runs: its settings imposed on every environment, a control
+    channel per job the program starts, and the jobs themselves (the driver reports how the last one ended)."""
 
+    stable_job_names = True  # a restarted driver must find its unnamed jobs' checkpoints
 
-def read_json(path: Path) -> Optional[dict]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.jobs: list[JobClient] = []
+        self.channels: list["DriverChannel"] = []
 
+    def configure(self, config: Configuration) -> None:
+        values = read_json(self.directory / OVERRIDES_FILE) or {}
+        if values:
+            config.update(values)
 
-# Settings given to ``kindling run`` when it runs the program in its own process (no job manager).
-LOCAL_OVERRIDES: dict[str, Any] = {}
-
-
-def apply_overrides(config: Configuration) -> None:
-    """Apply the configuration the job manager (or ``kindling run``'s options) imposes on this driver."""
-    if LOCAL_OVERRIDES:
-        config.update(LOCAL_OVERRIDES)
-    directory = job_dir()
-    if directory is None:
-        return
-    values = read_json(directory / OVERRIDES_FILE) or {}
-    if values:
-        config.update(values)
-
-
-# Jobs this driver started and their channels, newest last: the driver reports how the last one ended.
-ATTACHED: list[JobClient] = []
-CHANNELS: list["DriverChannel"] = []
-
-
-def attach(client: JobClient, checkpoint_root: Path, sinks: Mapping[str, DataFrame]) -> Optional["DriverChannel"]:
-    """Serve the job manager's requests for this job and publish its status (no-op outside the job manager)."""
-    directory = job_dir()
-    if directory is None:
-        return None
-    ATTACHED.append(client)
-    channel = DriverChannel(directory, client, checkpoint_root, sinks)
-    CHANNELS.append(channel)
-    channel.start()
-    return channel
+    def on_job_submitted(self, job_client: Optional[JobClient], throwable: Optional[BaseException]) -> None:
+        if job_client is None:
+            return
+        self.jobs.append(job_client)
+        channel = DriverChannel(self.directory, job_client, job_client.checkpoint_root, job_client.sink_frames)
+        self.channels.append(channel)
+        channel.start()
 
 
 class DriverChannel(threading.Thread):

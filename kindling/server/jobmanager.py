@@ -24,7 +24,7 @@ from kindling import config as cfg
 from kindling.config import Configuration
 from kindling.local.ports import wait_until
 from kindling.runtime import metrics, savepoints
-from kindling.runtime.control import read_json, write_json
+from kindling.runtime.json_files import read_json, write_json
 from kindling.server.store import JobRecord, JobStore, now_ms
 from kindling.server.supervisor import JobSupervisor, kill_group, process_alive
 

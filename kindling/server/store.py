@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from kindling.runtime.control import read_json, write_json
+from kindling.runtime.json_files import read_json, write_json
 
 JOB_STATES = ("CREATED", "RUNNING", "FAILING", "CANCELLING", "RESTARTING", "CANCELED", "FINISHED", "FAILED")
 TERMINAL = ("CANCELED", "FINISHED", "FAILED")

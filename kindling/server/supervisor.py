@@ -15,9 +15,10 @@ from typing import Any, Optional
 
 from kindling.config import Configuration
 from kindling.local.process import alive
-from kindling.runtime import control
+from kindling.runtime.json_files import read_json, write_json
 from kindling.runtime.metrics import USER_METRICS_DIR
 from kindling.runtime.restart import RestartStrategy
+from kindling.server import driver_channel
 from kindling.server.driver import RESULT_FILE, SUBMISSION_FILE
 from kindling.server.store import JobRecord, JobStore, now_ms
 
@@ -64,12 +65,12 @@ class JobSupervisor(threading.Thread):
         self._cancel = threading.Event()
         self._shutdown = threading.Event()
         self._restart: Optional[RestartStrategy] = None
-        self.status: dict[str, Any] = control.read_json(self.directory / control.STATUS_FILE) or {}
+        self.status: dict[str, Any] = read_json(self.directory / driver_channel.STATUS_FILE) or {}
 
     # --- driver process -------------------------------------------------------------------------
     def _spawn(self) -> None:
         record = self.record
-        control.write_json(self.directory / SUBMISSION_FILE, {"kind": record.kind, "file": record.file, "args": record.args})
+        write_json(self.directory / SUBMISSION_FILE, {"kind": record.kind, "file": record.file, "args": record.args})
         overrides = dict(record.configuration)
         overrides["state.checkpoints.dir"] = record.checkpoint_dir
         if record.parallelism:
@@ -78,10 +79,10 @@ class JobSupervisor(threading.Thread):
             overrides["execution.savepoint.path"] = record.savepoint_path
             if record.allow_non_restored_state:
                 overrides["execution.savepoint.ignore-unclaimed-state"] = "true"
-        control.write_json(self.directory / control.OVERRIDES_FILE, overrides)
+        write_json(self.directory / driver_channel.OVERRIDES_FILE, overrides)
         (self.directory / RESULT_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.directory / USER_METRICS_DIR, ignore_errors=True)  # user metrics restart with the driver, as in Flink
-        environment = {**os.environ, control.JOB_DIR_ENV: str(self.directory), control.JOB_ID_ENV: record.jid, "PYTHONUNBUFFERED": "1"}
+        environment = {**os.environ, driver_channel.JOB_DIR_ENV: str(self.directory), driver_channel.JOB_ID_ENV: record.jid, "PYTHONUNBUFFERED": "1"}
         log_file = (self.directory / "driver.log").open("ab")
         self._process = subprocess.Popen(
             [sys.executable, "-m", "kindling.server.driver"],
@@ -116,7 +117,7 @@ class JobSupervisor(threading.Thread):
 
     # --- following the driver -----------------------------------------------------------------
     def _read_status(self) -> None:
-        status = control.read_json(self.directory / control.STATUS_FILE)
+        status = read_json(self.directory / driver_channel.STATUS_FILE)
         if not status or status.get("pid") != self.record.driver_pid:
             return
         self.status = status
@@ -148,7 +149,7 @@ class JobSupervisor(threading.Thread):
     def _on_exit(self, code: Optional[int]) -> bool:
         """Handle a driver that ended; return True when the job goes on with a new driver."""
         self._read_status()
-        result = control.read_json(self.directory / RESULT_FILE)
+        result = read_json(self.directory / RESULT_FILE)
         if result and result.get("pid") != self.record.driver_pid:
             result = None
         if self._cancel.is_set():
@@ -223,17 +224,17 @@ class JobSupervisor(threading.Thread):
 
     def request(self, request_id: str, kind: str, target: Optional[str], drain: bool) -> None:
         """Ask the driver for a savepoint (``kind`` 'savepoint') or a stop with savepoint (``kind`` 'stop')."""
-        control.write_json(self.directory / "requests" / f"{request_id}.json",
+        write_json(self.directory / "requests" / f"{request_id}.json",
                            {"id": request_id, "kind": kind, "targetDirectory": target, "drain": drain})
 
     def request_contents(self, request_id: str, limit: int) -> None:
         """Ask the driver what its sinks hold now, up to ``limit`` rows each."""
-        control.write_json(self.directory / "requests" / f"{request_id}.json", {"id": request_id, "kind": "contents", "limit": limit})
+        write_json(self.directory / "requests" / f"{request_id}.json", {"id": request_id, "kind": "contents", "limit": limit})
 
     def response(self, request_id: str, consume: bool = False) -> Optional[dict]:
         """The driver's answer to a request, None until it has answered; ``consume`` removes the answer once read."""
         path = self.directory / "responses" / f"{request_id}.json"
-        answer = control.read_json(path)
+        answer = read_json(path)
         if answer is not None and consume:
             path.unlink(missing_ok=True)
         return answer

@@ -19,9 +19,9 @@ MARKER = "@@kindling-example-end"
 
 def main(arguments: list[str]) -> int:
     from kindling.program import run_program
-    from kindling.runtime import control
+    from kindling.runtime.job_listeners import ImposedSettings, register_process_listener
 
-    control.LOCAL_OVERRIDES.update({"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3"})
+    register_process_listener(ImposedSettings({"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3"}))
     for program, workdir in zip(arguments[::2], arguments[1::2]):
         os.chdir(workdir)
         try:

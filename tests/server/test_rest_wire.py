@@ -21,7 +21,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from kindling.runtime import metrics
-from kindling.runtime.control import write_json
+from kindling.runtime.json_files import write_json
 from kindling.server.jobmanager import JobManager
 from kindling.server.rest import create_app
 from kindling.server.store import JobRecord
