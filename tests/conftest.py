@@ -132,6 +132,31 @@ def spark_cluster(tmp_path_factory) -> Iterator[object]:
     cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def jobmanager() -> Iterator[dict]:
+    """A job manager on a free loopback port, started as a user starts it (``kindling cluster start``), with its records
+    in a temp dir; stopped (with its drivers) at the end."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from kindling.local.ports import free_port
+
+    root = Path(__file__).resolve().parents[1]
+    # Not under pytest's temp root: pytest runs started meanwhile may prune it while drivers still write there.
+    home = Path(tempfile.mkdtemp(prefix="kindling-jobmanager-"))
+    port = free_port()
+    started = subprocess.run([sys.executable, "-m", "kindling.cli", "cluster", "start", "--port", str(port), "--home", str(home)],
+                             capture_output=True, text=True, timeout=120, cwd=root)
+    assert started.returncode == 0, f"kindling cluster start failed:\n{started.stdout}\n{started.stderr}"
+    try:
+        yield {"url": f"http://127.0.0.1:{port}", "address": f"127.0.0.1:{port}", "home": home, "port": port}
+    finally:
+        subprocess.run([sys.executable, "-m", "kindling.cli", "cluster", "stop", "--home", str(home)], capture_output=True, timeout=120, cwd=root)
+        shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.fixture
 def topic(kafka) -> Iterator[str]:
     """A fresh 4-partition topic name for one test, deleted afterwards."""

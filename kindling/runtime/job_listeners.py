@@ -1,12 +1,13 @@
 """Job listeners: what follows a program's jobs from outside, without the runtime knowing who listens.
 
 Flink's Java ``JobListener`` (``env.registerJobListener``; PyFlink has no Python form, kindling offers
-``env.register_job_listener``) is told when a job is submitted and when it has executed. kindling's listeners may also impose configuration on every environment the program creates
-(``configure``), and ask that unnamed jobs get stable names (``stable_job_names``): that is how the job
-manager's driver process follows a program it did not write (its ``-p``/``-s``/``-D`` settings, its
-control channel), and how ``kindling run`` applies its options. Such process-wide listeners are registered
-once, before the program runs (``register_process_listener``), as Flink's ``execution.job-listeners``
-names listeners every environment instantiates.
+``env.register_job_listener``) is told when a job is submitted and when it has executed. kindling's
+listeners may also impose configuration on every environment the program creates (``configure``), and
+ask that unnamed jobs get stable names (``stable_job_names``): that is how the job manager's driver
+process follows a program it did not write (its ``-p``/``-s``/``-D`` settings, its control channel),
+and how ``kindling run`` applies its options. Such process-wide listeners are registered once, before
+the program runs (``register_process_listener``), as Flink's ``execution.job-listeners`` names
+listeners every environment instantiates.
 
 >>> from kindling.runtime.job_listeners import JobListener
 >>> class Announce(JobListener):

@@ -68,6 +68,34 @@ class DriverListener(JobListener):
         channel.start()
 
 
+def spark_executors() -> Optional[dict[str, dict[str, Any]]]:
+    """The executors of this process's Spark application by ``host:port`` (the driver left out), or None if unknown.
+
+    In local mode there are none: the driver runs the tasks itself.
+    """
+    from pyspark.sql import SparkSession
+
+    session = SparkSession._instantiatedSession
+    if session is None:
+        return None
+    try:
+        # Spark's own status store (what its UI shows): every executor with its id, host:port and cores.
+        listed = session.sparkContext._jsc.sc().statusStore().executorList(True)  # type: ignore[union-attr]
+        executors = {}
+        for index in range(listed.size()):
+            summary = listed.apply(index)
+            if summary.id() == "driver":
+                continue
+            host, _, port = str(summary.hostPort()).rpartition(":")
+            executors[str(summary.hostPort())] = {
+                "id": str(summary.id()), "host": host, "port": int(port or 0), "cores": int(summary.totalCores()),
+                "runningTasks": int(summary.activeTasks()), "memory": int(summary.maxMemory()),
+            }
+        return executors
+    except Exception:  # the JVM is stopping or gone: nothing to report this round
+        return None
+
+
 class DriverChannel(threading.Thread):
     """Publishes a job's status and serves savepoint requests from the job manager."""
 
@@ -79,6 +107,8 @@ class DriverChannel(threading.Thread):
         self.sinks = dict(sinks)
         self.job_id = os.environ.get(JOB_ID_ENV) or client.job_id
         self._points: dict[str, dict[int, dict]] = {uid: {} for uid in sinks}
+        self._executors: dict[str, dict[str, Any]] = {}  # Spark executors by host:port, as last seen
+        self._lost: list[dict[str, Any]] = []  # executors lost while the job ran: Flink's lost task managers
 
     # --- requests ---------------------------------------------------------------------------------
     def savepoint(self, target: Optional[str], stop: bool) -> str:
@@ -145,8 +175,31 @@ class DriverChannel(threading.Thread):
             for batch_id in sorted(seen)[:-MAX_POINTS]:
                 del seen[batch_id]
 
+    # --- executors: Flink's task managers ---------------------------------------------------------
+    def _follow_executors(self, state: str) -> None:
+        """Read the application's executors; one that is gone while the job runs is a lost task manager.
+
+        Spark runs a lost executor's tasks again on the others (a failover, in Flink's words): it shows in the
+        exceptions history and counts as a restart, as Flink counts the restart after a task manager loss.
+        """
+        current = spark_executors()
+        if current is None:
+            return
+        now = int(time.time() * 1000)
+        if state in ("RUNNING", "RESTARTING"):
+            for address, executor in self._executors.items():
+                if address not in current:
+                    self._lost.append({
+                        "timestamp": now, "exceptionName": "ExecutorLostFailure", "taskName": f"executor {address}",
+                        "message": f"TaskManager (Spark executor {executor['id']}) {address} is no longer reachable; "
+                                   "Spark runs its tasks again on the remaining executors from the last committed micro-batch",
+                    })
+                    log.warning("job %s lost executor %s", self.client.job_name, address)
+        self._executors = current
+
     def status(self) -> dict[str, Any]:
         state = self.client.get_job_status()
+        self._follow_executors(state)
         self._collect_points()
         names = {plan.uid: plan.name for plan in self.client.plans}
         queries = {}
@@ -165,12 +218,13 @@ class DriverChannel(threading.Thread):
             "startTime": int(self.client.start_time.timestamp() * 1000),
             "updated": int(time.time() * 1000),
             "configuration": self.client.conf.to_dict(),
-            "restarts": self.client.restarts,
+            "restarts": self.client.restarts + len(self._lost),
             "queries": queries,
             "exceptions": [
                 {"timestamp": int(e.timestamp.timestamp() * 1000), "taskName": e.query, "message": e.message}
                 for e in self.client.exceptions
-            ],
+            ] + self._lost,
+            "executors": list(self._executors.values()),
             "userMetrics": metrics.read_user_metrics(self.directory / metrics.USER_METRICS_DIR),
         }
 

@@ -347,8 +347,9 @@ def create_app(manager: JobManager) -> FastAPI:
         records = manager.store.all()
         running = [r for r in records if not r.terminal]
         drivers = [s for s in manager.supervisors.values() if not s.record.terminal]
+        executors = sum(len(s.status.get("executors") or []) for s in drivers)
         return ClusterOverviewWithVersion(
-            taskmanagers=len(drivers), slots_total=sum(r.parallelism or 1 for r in running), slots_available=0,
+            taskmanagers=len(drivers) + executors, slots_total=sum(r.parallelism or 1 for r in running), slots_available=0,
             jobs_running=len(running), jobs_finished=sum(r.state == "FINISHED" for r in records),
             jobs_cancelled=sum(r.state == "CANCELED" for r in records), jobs_failed=sum(r.state == "FAILED" for r in records),
             flink_version=FLINK_VERSION, flink_commit=f"kindling {kindling.__version__}",
@@ -385,8 +386,22 @@ def create_app(manager: JobManager) -> FastAPI:
                 time_since_last_heartbeat=now_ms() - int(status.get("updated") or record.start_time),
                 slots_number=slots, free_slots=0, total_resource=resource, free_resource=ResourceProfileInfo(cpu_cores=0.0),
                 hardware=HardwareDescription(cpu_cores=os.cpu_count() or 1, physical_memory=_memory("MemTotal"), free_memory=_memory("MemAvailable")),
-                job_id=record.jid, pid=record.driver_pid,
+                job_id=record.jid, pid=record.driver_pid, kind="driver",
             ))
+            # On a cluster the executors run the tasks: Flink's task managers, as the driver last saw them.
+            for executor in status.get("executors") or []:
+                cores = int(executor.get("cores") or 1)
+                result.append(TaskManagerInfo(
+                    id=f"executor-{executor['host']}:{executor['port']}", path=f"spark-executor://{executor['host']}:{executor['port']}",
+                    data_port=int(executor["port"]), jmx_port=-1,
+                    time_since_last_heartbeat=now_ms() - int(status.get("updated") or record.start_time),
+                    slots_number=cores, free_slots=max(0, cores - int(executor.get("runningTasks") or 0)),
+                    total_resource=ResourceProfileInfo(cpu_cores=float(cores)),
+                    free_resource=ResourceProfileInfo(cpu_cores=float(max(0, cores - int(executor.get("runningTasks") or 0)))),
+                    hardware=HardwareDescription(cpu_cores=cores, physical_memory=-1, free_memory=-1,
+                                                 managed_memory=int(executor.get("memory") or 0)),
+                    job_id=record.jid, kind="executor", host=executor["host"],
+                ))
         return TaskManagersInfo(taskmanagers=result)
 
     @app.get("/applications/overview", summary="Applications (Flink 2.x): one per submitted program", response_model=MultipleApplicationsDetails)

@@ -412,9 +412,11 @@ class TaskManagerInfo(FlinkModel):
     hardware: HardwareDescription
     memory_configuration: dict[str, Any] = Field(default_factory=dict, alias="memoryConfiguration")
     blocked: bool = False
-    # kindling: the job this driver process runs, and its pid.
+    # kindling: the job this process serves; a driver's pid; whether it is a Spark driver or executor, and its host.
     job_id: Optional[str] = Field(None, alias="jobId")
     pid: Optional[int] = None
+    kind: Optional[str] = None
+    host: Optional[str] = None
 
 
 class TaskManagersInfo(FlinkModel):

@@ -125,7 +125,8 @@ class JobSupervisor(threading.Thread):
             self.record.name = status["jobName"]
             self._save()
         for exception in status.get("exceptions") or []:
-            self._add_exception(exception["timestamp"], "QueryFailure", exception["message"], exception.get("taskName", ""))
+            self._add_exception(exception["timestamp"], exception.get("exceptionName", "QueryFailure"), exception["message"],
+                                exception.get("taskName", ""))
         driver_state = status.get("state")
         if driver_state in ("RUNNING", "RESTARTING") and self.record.state not in ("CANCELLING",):
             self._set_state(driver_state)
@@ -174,7 +175,9 @@ class JobSupervisor(threading.Thread):
         if delay is None:
             self._set_state("FAILED")
             return False
-        self.record.restarts += 1
+        # The dead driver's own restarts (queries restarted in it, executors lost under it) stay counted.
+        self.record.restarts += 1 + int(self.status.get("restarts") or 0)
+        self.status = {**self.status, "restarts": 0}
         self._set_state("RESTARTING")
         log.warning("job %s: %s; restarting from its last checkpoint in %s", self.record.jid, message, delay)
         if self._cancel.wait(delay.total_seconds()):  # the restart delay; cancel cuts it short

@@ -71,7 +71,7 @@ def _metric(http: httpx.Client, jid: str, name: str) -> float:
 
 
 def _driver_pid(http: httpx.Client, jid: str) -> int:
-    managers = [t for t in http.get("/taskmanagers").json()["taskmanagers"] if t["jobId"] == jid]
+    managers = [t for t in http.get("/taskmanagers").json()["taskmanagers"] if t["jobId"] == jid and t["kind"] == "driver"]
     assert len(managers) == 1, managers
     return int(managers[0]["pid"])
 
@@ -226,6 +226,9 @@ def test_dashboard_shows_the_running_job_and_plots_throughput(playground, jobman
         row = page.locator(f"tr.job-row[data-jid='{playground.a}']")
         row.wait_for(timeout=30_000)
         assert "RUNNING" in row.inner_text() and "Click Event Count" in row.inner_text()
+        # Its driver among the task managers (on a cluster, its executors too: test_click_count_cluster.py).
+        drivers = page.locator("#taskmanagers tr.tm-row[data-kind='driver']")
+        assert drivers.count() >= 1 and "Click Event Count" in page.locator("#taskmanagers").inner_text()
         row.locator("a.job-link").click()
         page.wait_for_function("document.querySelectorAll('#plot-throughput circle.point').length > 1", timeout=60_000)
         assert page.locator("#job-state").inner_text() == "RUNNING"

@@ -135,7 +135,7 @@ async function showSinkContents(jid) {
 async function showCluster() {
   const o = await api("/overview");
   document.getElementById("cluster").textContent =
-    `${o["flink-version"]} · drivers ${o.taskmanagers} · running ${o["jobs-running"]} · finished ${o["jobs-finished"]} · canceled ${o["jobs-cancelled"]} · failed ${o["jobs-failed"]}`;
+    `${o["flink-version"]} · task managers ${o.taskmanagers} · running ${o["jobs-running"]} · finished ${o["jobs-finished"]} · canceled ${o["jobs-cancelled"]} · failed ${o["jobs-failed"]}`;
 }
 
 async function showJobs(view) {
@@ -150,9 +150,18 @@ async function showJobs(view) {
       <td><span class="state ${job.state}">${job.state}</span></td>
       <td>${time(job["start-time"])}</td><td>${duration(job.duration)}</td>
       <td class="throughput">${number(rates[job.jid])}</td></tr>`).join("");
+  const managers = (await api("/taskmanagers")).taskmanagers;
+  const names = Object.fromEntries(jobs.map(job => [job.jid, job.name]));
+  const managerRows = managers.map(tm => `<tr class="tm-row" data-kind="${escapeHtml(tm.kind || "")}">
+      <td>${escapeHtml(tm.kind === "executor" ? "Spark executor" : "Spark driver")}</td><td>${escapeHtml(tm.id)}</td>
+      <td>${escapeHtml(names[tm.jobId] || tm.jobId || "")}</td><td>${tm.slotsNumber}</td><td>${tm.slotsNumber - tm.freeSlots}</td>
+      <td>${duration(tm.timeSinceLastHeartbeat)}</td></tr>`).join("");
   view.innerHTML = `<h1>Jobs</h1>
     <table id="jobs"><thead><tr><th>Job</th><th>State</th><th>Started</th><th>Duration</th><th>Records in/s</th></tr></thead>
-    <tbody>${rows || '<tr><td colspan="5" class="muted">No jobs yet: submit one with "kindling run -d pipeline.py".</td></tr>'}</tbody></table>`;
+    <tbody>${rows || '<tr><td colspan="5" class="muted">No jobs yet: submit one with "kindling run -d pipeline.py".</td></tr>'}</tbody></table>
+    <h2>Task managers</h2>
+    <table id="taskmanagers"><thead><tr><th>Kind</th><th>Id</th><th>Job</th><th>Slots</th><th>Busy</th><th>Last heartbeat</th></tr></thead>
+    <tbody>${managerRows || '<tr><td colspan="6" class="muted">None: no job is running.</td></tr>'}</tbody></table>`;
 }
 
 async function act(jid, action) {
