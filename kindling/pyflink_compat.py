@@ -47,6 +47,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pyflink.datastream.formats": ("kindling.datastream.formats",),
     "pyflink.datastream.formats.json": ("kindling.datastream.formats.json",),
     "pyflink.datastream.formats.csv": ("kindling.datastream.formats.csv",),
+    "pyflink.datastream.formats.avro": ("kindling.datastream.formats.avro",),
     "pyflink.datastream.async_data_stream": ("kindling.datastream.async_data_stream",),
     "pyflink.datastream.async_retry_strategies": ("kindling.datastream.async_retry_strategies",),
     "pyflink.datastream.async_retry_predicates": ("kindling.datastream.async_retry_predicates",),

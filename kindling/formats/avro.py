@@ -94,11 +94,14 @@ def _avro_type(data_type: DataType, name: str, precision: int) -> Any:
 class AvroCodec:
     """Arrow record batches <-> Avro binary values for one set of columns."""
 
-    def __init__(self, schema: StructType, precision: int = 3) -> None:
+    def __init__(self, schema: StructType, precision: int = 3, writer_schema: Optional[str] = None) -> None:
+        """``writer_schema``: the Avro record schema to use (JSON text; its fields are the columns by name), instead
+        of the one Flink's SQL format derives from the columns."""
         import fastavro
 
         self.schema = schema
-        self.parsed = fastavro.parse_schema(avro_schema(schema, precision=precision))
+        self.parsed = fastavro.parse_schema(avro_schema(schema, precision=precision) if writer_schema is None
+                                            else given_schema(writer_schema, [f.name for f in schema.fields]))
         self._precision = precision
 
     def decode(self, values: Sequence[bytes], arrow_schema: pa.Schema) -> list[pa.Array]:
@@ -120,6 +123,22 @@ class AvroCodec:
             fastavro.schemaless_writer(buffer, self.parsed, {k: _avro_value(v) for k, v in row.items()})
             out.append(buffer.getvalue())
         return out
+
+
+def given_schema(text: str, columns: Sequence[str]) -> dict:
+    """A user's Avro record schema, checked to be a record whose fields are ``columns``."""
+    import json
+
+    try:
+        schema = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"the Avro schema is not JSON ({exc}): {text!r}") from None
+    if not isinstance(schema, dict) or schema.get("type") != "record":
+        raise ValueError(f"the Avro schema must be a record schema ({{\"type\": \"record\", \"fields\": [...]}}), got {text!r}")
+    names = [f.get("name") for f in schema.get("fields") or []]
+    if names != list(columns):
+        raise ValueError(f"the Avro schema's fields {names} are not the records' fields {list(columns)}")
+    return schema
 
 
 def _avro_value(value: Any) -> Any:

@@ -155,7 +155,7 @@ class ValueDecoder:
             from kindling.formats.avro import AvroCodec
 
             try:
-                self._avro = AvroCodec(schema)
+                self._avro = AvroCodec(schema, writer_schema=settings.avro_schema)
             except ValueError as exc:
                 raise FormatError(str(exc)) from None
         elif settings.name == "avro-confluent":

@@ -163,7 +163,7 @@ class RowEncoder:
             if schema is None:
                 raise FormatError("the 'avro' format needs the columns' types")
             try:
-                self._avro = AvroCodec(StructType([schema[n] for n in self.names]))
+                self._avro = AvroCodec(StructType([schema[n] for n in self.names]), writer_schema=settings.avro_schema)
             except ValueError as exc:
                 raise FormatError(str(exc)) from None
         elif settings.name == "avro-confluent":

@@ -22,7 +22,7 @@ from kindling.options import ConfigOption, OptionError, ParsedOptions, bool_opti
 # The formats a record-oriented connector accepts, by Flink's names.
 FORMATS = ("json", "csv", "raw", "avro", "avro-confluent", *CHANGELOG_FORMATS)
 # Format names that prefix their own options ('json.ignore-parse-errors', 'canal-json.table.include', ...).
-_OPTION_FAMILIES = ("json", "csv", "avro-confluent", *CHANGELOG_FORMATS)
+_OPTION_FAMILIES = ("json", "csv", "avro", "avro-confluent", *CHANGELOG_FORMATS)
 
 
 class FormatError(ValueError):
@@ -47,6 +47,7 @@ class FormatSettings:
     field_delimiter: str = ","
     line_delimiter: str = ""  # csv: what ends each record ('\n' for the DataStream API's CsvRowSerializationSchema)
     registry: Optional[Any] = None  # avro-confluent: avro_confluent.RegistrySettings
+    avro_schema: Optional[str] = None  # avro: the record schema given (JSON text); None: derived from the columns
     changelog: Optional[ChangelogSettings] = None  # debezium-json, canal-json, maxwell-json
 
     @property
@@ -72,6 +73,10 @@ def format_options(prefix: str = "") -> list[ConfigOption[Any]]:
                       "API's CsvRowSerializationSchema ends records with '\\n'). Reading accepts records with or without it."),
         bool_option(prefix + "csv.ignore-parse-errors", False,
                     "Skip records that are not valid CSV for the schema instead of failing (counted and logged)."),
+        string_option(prefix + "avro.schema", None,
+                      "The Avro record schema (JSON) values are written and read with, whose fields are the columns by "
+                      "name (what the DataStream API's AvroRowSerializationSchema(avro_schema_string=...) gives); default: "
+                      "derived from the columns, as Flink SQL's avro format does."),
         *confluent_options(prefix),
         *changelog_options(prefix),
     ]
@@ -153,6 +158,7 @@ def format_settings(parsed: ParsedOptions, context: str, raw: Mapping[str, Any])
         timestamp_standard=pick("json.timestamp-format.standard") or "SQL",
         field_delimiter=field_delimiter(pick("csv.field-delimiter") or ",", context),
         line_delimiter=line_delimiter(pick("csv.line-delimiter") or "", context),
+        avro_schema=pick("avro.schema") if name == "avro" else None,
     )
 
 

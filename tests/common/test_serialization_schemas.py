@@ -107,3 +107,36 @@ def test_row_schemas_refuse_types_whose_text_is_not_flinks():
         CsvRowSerializationSchema.Builder(Types.ROW([Types.DOUBLE()])).build()
     with pytest.raises(NotImplementedError, match="JsonRowSerializationSchema: field 'f1'"):
         JsonRowSerializationSchema(Types.ROW([Types.INT(), Types.SQL_TIMESTAMP()]))
+
+
+NULLABLE_SCHEMA = ('{"type": "record", "name": "R", "fields": [{"name": "id", "type": ["null", "long"]}, '
+                   '{"name": "ok", "type": "boolean"}, {"name": "score", "type": "double"}]}')
+
+
+def test_avro_row_schemas_write_the_given_schema_and_read_it_back():
+    from kindling.datastream.formats.avro import AvroRowDeserializationSchema, AvroRowSerializationSchema
+
+    writer, reader = AvroRowSerializationSchema(avro_schema_string=NULLABLE_SCHEMA), AvroRowDeserializationSchema(avro_schema_string=NULLABLE_SCHEMA)
+    assert writer.row_type == reader.produced_type() == Types.ROW_NAMED(["id", "ok", "score"], [Types.LONG(), Types.BOOLEAN(), Types.DOUBLE()])
+    rows = pa.RecordBatch.from_arrays([pa.array([7, None]), pa.array([True, False]), pa.array([0.5, -2.0])], names=["id", "ok", "score"])
+    encoded = RowEncoder(FormatSettings("avro", avro_schema=writer.format_options()["avro.schema"]), ["id", "ok", "score"],
+                         writer.row_type.record_schema()).encode(rows)
+    # The union's branch index (1: long, 0: null), then the value; a boolean is one byte, a double eight little-endian.
+    assert encoded == [bytes.fromhex("02" "0e" "01" "000000000000e03f"), bytes.fromhex("00" "00" "00000000000000c0")]
+    read_settings = FormatSettings("avro", avro_schema=reader.format_options()["avro.schema"])
+    decoded = ValueDecoder(reader.produced_type().record_schema(), read_settings).decode(encoded)
+    assert not decoded.errors and [a.to_pylist() for a in decoded.arrays] == [[7, None], [True, False], [0.5, -2.0]]
+
+
+def test_avro_row_schemas_refuse_what_kindling_cannot_read_or_write():
+    from kindling.datastream.formats.avro import AvroRowSerializationSchema
+
+    with pytest.raises(NotImplementedError, match="SpecificRecord classes are Java classes"):
+        AvroRowSerializationSchema(record_class="com.example.User")
+    with pytest.raises(NotImplementedError, match="field 'tags' is of Avro type"):
+        AvroRowSerializationSchema(avro_schema_string='{"type": "record", "name": "R", "fields": [{"name": "tags", '
+                                                      '"type": {"type": "array", "items": "string"}}]}')
+    with pytest.raises(ValueError, match="must be an Avro record schema"):
+        AvroRowSerializationSchema(avro_schema_string='"string"')
+    with pytest.raises(TypeError, match="AvroRowSerializationSchema serializes records of"):
+        AvroRowSerializationSchema(avro_schema_string=NULLABLE_SCHEMA).written_fields(ROW, ROW.record_schema())
