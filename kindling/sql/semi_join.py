@@ -10,8 +10,14 @@ written. A null key never matches, as ``=`` and ``IN`` say.
 
 Handled: one such condition, a top-level operand of the outer WHERE's ANDs; a single FROM item outside and inside;
 an uncorrelated ``IN`` subquery of one column, or an ``EXISTS`` subquery correlated by equalities between an outer
-and an inner expression (its other conditions filter the inner rows). ``NOT IN``/``NOT EXISTS`` (an anti join, whose
-rows are retracted when a match arrives) and other shapes are left to Spark, which refuses them on streams.
+and an inner expression (its other conditions filter the inner rows).
+
+``NOT EXISTS`` is Flink's anti join: a left row is emitted (``+I``) while its key has no match, and retracted (``-D``)
+when the first match arrives; a row whose key is null never matches and stays. Its result is a retract changelog,
+so the outer query must be a projection and filter over the one FROM item (nothing after WHERE): the select list
+and the other conditions are applied to the left rows before the join, and the anti join's rows are the query's.
+``NOT IN`` is left to Spark, which refuses it on streams: Flink's NOT IN is null-aware (one null in the subquery
+empties the result), a condition on the whole subquery, not on a key.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, StructField, StructType
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream.operator import Adapter
@@ -63,6 +69,7 @@ class SemiJoin:
     _from_span: tuple[int, int]
     _condition_span: tuple[int, int]
     _qualifier: str
+    anti: bool = False  # NOT EXISTS: left_text then holds the outer select list and its other conditions
 
     def outer_text(self, view: str) -> str:
         """The query with ``view`` (the semi join's rows) in place of its FROM item and TRUE in place of the subquery."""
@@ -88,11 +95,12 @@ def find_semi_join(text: str, line: int) -> Optional[SemiJoin]:
     if qualifier is None:
         return None
     where_end = next((i for i, t in top if i > where and t.kind == WORD and t.upper in _CLAUSES), len(tokens))
-    found = [(c, sub) for c in split_conjuncts(tokens[where + 1:where_end]) if (sub := _subquery(c)) is not None]
+    conjuncts = split_conjuncts(tokens[where + 1:where_end])
+    found = [(c, sub) for c in conjuncts if (sub := _subquery(c)) is not None]
     if len(found) != 1:
         return None
     conjunct, (kind, outer_key, inner) = found[0]
-    keys = _inner_keys(kind, outer_key, inner, qualifier)
+    keys = _inner_keys("EXISTS" if kind == "NOT EXISTS" else kind, outer_key, inner, qualifier)
     if keys is None:
         return None
     pairs, inner_from, inner_filters = keys
@@ -100,20 +108,33 @@ def find_semi_join(text: str, line: int) -> Optional[SemiJoin]:
     right_keys = ", ".join(f"{inner_expression} AS {KEY_PREFIX}{n}" for n, (_, inner_expression) in enumerate(pairs))
     written = significant(conjunct)
     first, last = tokens.index(written[0]), tokens.index(written[-1])
+    left_text = f"SELECT *, {left_keys}\nFROM {render(tokens[from_start:where]).strip()}\n"
+    if kind == "NOT EXISTS":
+        select_list = significant(tokens[top[0][0] + 1:positions["FROM"]])
+        if where_end != len(tokens) or not select_list or select_list[0].is_word("DISTINCT") or select_list[0].is_word("ALL"):
+            return None  # the anti join's changelog under GROUP BY, DISTINCT, ORDER BY ...: not planned here
+        others = [render(c).strip() for c in conjuncts if c is not conjunct]
+        left_text = (f"SELECT {render(tokens[top[0][0] + 1:positions['FROM']]).strip()}, {left_keys}\n"
+                     f"FROM {render(tokens[from_start:where]).strip()}\n"
+                     + (f"WHERE {' AND '.join(f'({c})' for c in others)}\n" if others else ""))
     return SemiJoin(
-        left_text=f"SELECT *, {left_keys}\nFROM {render(tokens[from_start:where]).strip()}\n",
+        left_text=left_text,
         right_text=f"SELECT {right_keys}\nFROM {inner_from}\n" + (f"WHERE {' AND '.join(f'({c})' for c in inner_filters)}\n"
                                                                   if inner_filters else ""),
         key_count=len(pairs), line=line, _tokens=tokens, _from_span=(from_start, where),
-        _condition_span=(first, last + 1), _qualifier=qualifier)
+        _condition_span=(first, last + 1), _qualifier=qualifier, anti=kind == "NOT EXISTS")
 
 
 def _subquery(conjunct: list[Token]) -> Optional[tuple[str, Optional[str], list[Token]]]:
     """("IN", outer expression, inner tokens) for ``x IN (SELECT ...)``, ("EXISTS", None, inner tokens) for
-    ``EXISTS (SELECT ...)``; None for anything else (NOT IN and NOT EXISTS included)."""
+    ``EXISTS (SELECT ...)``, ("NOT EXISTS", None, inner tokens) for ``NOT EXISTS (SELECT ...)``; None for anything
+    else (NOT IN included)."""
     sig = significant(conjunct)
     if len(sig) < 4 or not sig[-1].is_symbol(")"):
         return None
+    if sig[0].is_word("NOT") and len(sig) > 4 and sig[1].is_word("EXISTS") and sig[2].is_symbol("(") and matching_paren(sig, 2) == len(sig) - 1:
+        inner = conjunct[conjunct.index(sig[2]) + 1:conjunct.index(sig[-1])]
+        return ("NOT EXISTS", None, inner) if _starts_with_select(inner) else None
     if sig[0].is_word("EXISTS") and sig[1].is_symbol("(") and matching_paren(sig, 1) == len(sig) - 1:
         inner = conjunct[conjunct.index(sig[1]) + 1:conjunct.index(sig[-1])]
         return ("EXISTS", None, inner) if _starts_with_select(inner) else None
@@ -238,6 +259,61 @@ def semi_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame,
     rows = left_rows.unionByName(right_rows).withColumn(SIDE, F.col(SIDE).cast(IntegerType()))
     output = StructType([StructField(c, left.schema[c].dataType, True) for c in values])
     return keyed_frame(env, rows, keys, values + [SIDE], SemiJoinFunction(), output, "SemiJoin")
+
+
+class AntiJoinFunction(Adapter):
+    """Per join key: whether a right row has arrived, and the left rows emitted while none had (retracted when one does)."""
+
+    tuple_values = True
+
+    def open(self, runner: Any, runtime_context: Any) -> None:
+        from kindling.datastream.state import ValueStateDescriptor, state_handle
+
+        self._state = state_handle(ValueStateDescriptor("anti_join"), lambda: runner.state)
+        self._left: list[tuple] = []
+        self._matched = False
+
+    def element(self, index: int, value: Any) -> list:
+        if value[-1] == 1:
+            self._matched = True
+        else:
+            self._left.append(tuple(value[:-1]))
+        return []
+
+    def key_done(self) -> list:
+        left, self._left = self._left, []
+        matched_now, self._matched = self._matched, False
+        stored = self._state.value()
+        matched, emitted = stored if stored is not None else (False, [])
+        if matched:
+            return []
+        if matched_now:  # the key's first match: every row emitted for it is retracted; rows of this batch never show
+            self._state.update((True, []))
+            return [(*row, "-D") for row in emitted]
+        if left:
+            self._state.update((False, [*emitted, *left]))
+        return [(*row, "+I") for row in left]
+
+
+def anti_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame, semi: SemiJoin) -> DataFrame:
+    """Flink's anti join of ``left`` (the outer rows, projected and filtered, with the key columns) against ``right``:
+    a retract changelog (``ROWKIND_COLUMN``) of the left rows whose key has no match. Null keys never match: such
+    rows are inserted and stay."""
+    from kindling.connectors.base import ROWKIND_COLUMN
+    from kindling.sql.keyed import keyed_frame
+
+    keys = [f"{KEY_PREFIX}{n}" for n in range(semi.key_count)]
+    values = [c for c in left.columns if c not in keys]
+    present = reduce(lambda a, b: a & b, [F.col(k).isNotNull() for k in keys])
+    left_rows = left.where(present).select(*[F.col(_quote(c)) for c in keys + values], F.lit(0).alias(SIDE))
+    right_rows = right.where(present).select(
+        *[F.col(k).cast(left.schema[k].dataType).alias(k) for k in keys],
+        *[F.lit(None).cast(left.schema[c].dataType).alias(c) for c in values], F.lit(1).alias(SIDE))
+    rows = left_rows.unionByName(right_rows).withColumn(SIDE, F.col(SIDE).cast(IntegerType()))
+    output = StructType([StructField(c, left.schema[c].dataType, True) for c in values] + [StructField(ROWKIND_COLUMN, StringType(), True)])
+    joined = keyed_frame(env, rows, keys, values + [SIDE], AntiJoinFunction(), output, "AntiJoin")
+    unmatched = left.where(~present).select(*[F.col(_quote(c)) for c in values], F.lit("+I").alias(ROWKIND_COLUMN))
+    return joined.unionByName(unmatched)
 
 
 def _quote(name: str) -> str:

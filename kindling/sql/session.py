@@ -64,7 +64,7 @@ from kindling.sql.ranking import (
 )
 from kindling.sql.result import BatchCollector, ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
-from kindling.sql.semi_join import SemiJoin, find_semi_join, semi_join_frame
+from kindling.sql.semi_join import SemiJoin, anti_join_frame, find_semi_join, semi_join_frame
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
@@ -641,6 +641,11 @@ class SqlSession:
                 raise SqlError("IN/EXISTS with an updating query on either side is not supported (Flink's semi join would "
                                "retract rows)", line=semi.line, construct="IN/EXISTS subquery",
                                hint="IN/EXISTS between append-only tables or views")
+        if semi.anti:  # the outer query is the left side's projection and filter: the anti join's changelog is the result
+            try:
+                return anti_join_frame(self.env, left, right, semi), (left_bounded and right_bounded, False)
+            except Exception as exc:
+                raise _spark_error(exc, semi.line, "NOT EXISTS subquery") from None
         try:
             joined = semi_join_frame(self.env, left, right, semi)
         except Exception as exc:
@@ -1120,8 +1125,9 @@ def _spark_error(exc: BaseException, line: int, construct: str) -> SqlError:
     elif "join" in text.lower() and ("stream-stream" in text.lower() or "streaming DataFrames/Datasets" in text):
         hint = "joins of two streams need WATERMARKs on both and a time bound: a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts"
     elif "subquery expressions" in text:
-        hint = ("x IN (SELECT y FROM t ...) and EXISTS (SELECT ... FROM t WHERE t.y = outer.x) over one table each, as a condition of "
-                "the outer WHERE; NOT IN, NOT EXISTS and other subqueries in batch mode (SET 'execution.runtime-mode' = 'batch')")
+        hint = ("x IN (SELECT y FROM t ...) and [NOT] EXISTS (SELECT ... FROM t WHERE t.y = outer.x) over one table each, as a "
+                "condition of the outer WHERE (NOT EXISTS under a projection and filter only); NOT IN and other subqueries in "
+                "batch mode (SET 'execution.runtime-mode' = 'batch')")
     return from_spark(exc, statement_line=line, construct=construct, hint=hint)
 
 

@@ -141,6 +141,11 @@ QUERIES = [
     Entry("exists-outer-customers", Q + "set-ops.md",
           "SELECT c.customer, c.city FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer = c.customer "
           "AND o.amount > 10)"),
+    Entry("not-exists", Q + "joins.md",
+          "SELECT order_id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.order_id)"),
+    Entry("not-exists-projected", Q + "set-ops.md",
+          "SELECT c.customer, UPPER(c.city) AS city FROM customers c WHERE c.level >= 1 AND NOT EXISTS (SELECT 1 FROM orders o "
+          "WHERE o.customer = c.customer AND o.amount > 10)"),
     Entry("order-by-time", Q + "orderby.md", "SELECT order_id, ts FROM orders ORDER BY ts"),
     Entry("limit", Q + "limit.md", "SELECT order_id FROM orders ORDER BY ts LIMIT 3"),
     Entry("limit-star-desc", Q + "limit.md", "SELECT * FROM orders ORDER BY amount DESC, order_id LIMIT 2"),
@@ -278,8 +283,6 @@ BATCH_QUERIES = [replace(e, id=B + e.id, mode="batch", upsert_key=()) for e in Q
            "SELECT o.order_id, s.ship_id FROM orders o FULL OUTER JOIN shipments s ON o.order_id = s.order_id"),
     _batch("join-left-nonequi", Q + "joins.md",
            "SELECT o.order_id, c.city FROM orders o LEFT JOIN customers c ON o.customer = c.customer AND c.level > 1"),
-    _batch("not-exists", Q + "joins.md",
-           "SELECT order_id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.order_id)"),
     _batch("not-in", Q + "set-ops.md",
            "SELECT customer FROM customers WHERE customer NOT IN (SELECT customer FROM orders WHERE customer IS NOT NULL)"),
     _batch("in-correlated", Q + "set-ops.md",
