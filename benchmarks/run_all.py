@@ -3,7 +3,7 @@
 Runs each benchmark script in its own process (its own Spark JVM and local servers), reads the
 kindling rate it printed and its last ``ratio=<kindling/reference>`` line, and prints the table;
 writes it to ``artifacts/benchmarks.md`` with the machine's core count, load average and commit.
-A benchmark that fails or needs what is missing (PyFlink for Nexmark) gets a row saying so.
+A benchmark that fails or needs what is missing (PyFlink for Nexmark and async I/O) gets a row saying so.
 
     python benchmarks/run_all.py [--only stateful,kafka_source] [--quick]
 
@@ -62,6 +62,8 @@ BENCHMARKS: List[Benchmark] = [
               "batch_mode.py", [], ["--rows", "200000"], "kindling batch mode", "hand-written PySpark", ">= 0.95"),
     Benchmark("reconcile", "Reconciliation of a click-count job over 1M Kafka records (vs the streaming run)",
               "reconcile.py", [], ["--records", "20000"], "reconcile", "streaming run", "<= 1"),
+    Benchmark("async_io", "Async I/O, 100k records awaiting a 10 ms local HTTP call, capacity 100 (vs PyFlink 2.3)",
+              "async_io.py", [], ["--quick"], "kindling async I/O", "pyflink async I/O", "-"),
     Benchmark("nexmark", "Nexmark, 1M events, geometric mean over the queries (vs PyFlink 2.3)",
               "nexmark/run.py", [], ["--events", "20000", "--queries", "q0,q1,q2"], "", "", ">= 2"),
 ]
@@ -105,7 +107,7 @@ def _rate(output: str, prefix: str) -> str:
 
 def run(benchmark: Benchmark, quick: bool, timeout: float) -> Result:
     args = list(benchmark.quick_args if quick else benchmark.args)
-    if benchmark.name == "nexmark":
+    if benchmark.name in ("nexmark", "async_io"):
         if not PYFLINK.exists():
             return Result(benchmark, "-", "-", "-", 0.0, "skipped: no .venv/pyflink (make pyflink)")
         args += ["--pyflink-python", str(PYFLINK)]
