@@ -86,7 +86,7 @@ def test_click_count_survives_a_lost_worker_and_a_killed_driver_exactly_once(spa
     source, sink = f"cl-in-{suffix}", f"cl-out-{suffix}"
     kafka.create_topic(source, partitions=4)
     kafka.create_topic(sink, partitions=1)
-    generator = ClickEventGenerator(kafka.bootstrap_servers, source, rate=600)
+    generator = ClickEventGenerator(kafka.bootstrap_servers, source, rate=1200)
     http = httpx.Client(base_url=jobmanager["url"], timeout=30)
     reader = OutputReader(kafka.bootstrap_servers, sink)
     jid = _submit(
@@ -105,7 +105,7 @@ def test_click_count_survives_a_lost_worker_and_a_killed_driver_exactly_once(spa
                    600, "the job's first committed micro-batch", interval=0.5)
         # The job manager lists both executors as the job's task managers, beside its driver.
         wait_until(lambda: len(_task_managers(http, jid, "executor")) == 2, 60, "two executors listed", interval=0.5)
-        generator.start(limit=events_for(BEFORE_DRIVER_KILL))  # 40 s of clicks
+        generator.start(limit=events_for(BEFORE_DRIVER_KILL))  # 20 s of clicks
         reader.wait_for(6, timeout=600)  # the job is committing windows: now lose a machine
         assert len(reader.distinct()) < WINDOWS * 6, "every window was out before the kill; the kill must land mid-stream"
         killed_at = int(time.time() * 1000)
