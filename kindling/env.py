@@ -377,7 +377,7 @@ class StreamEnvironment:
             listener.on_job_submitted(client, None)
         return client
 
-    # --- job listeners (PyFlink's register_job_listener) -------------------------------------------
+    # --- job listeners (Flink's registerJobListener) ---------------------------------------------------
     def register_job_listener(self, job_listener: JobListener) -> None:
         """Tell ``job_listener`` when this environment's jobs are submitted and when they have executed.
 

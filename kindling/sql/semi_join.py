@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import TYPE_CHECKING, Any, Optional
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
@@ -212,15 +212,17 @@ def _correlation(condition: list[Token], qualifier: str) -> Optional[tuple[str, 
     return None
 
 
-class SemiJoinFunction(Adapter):
-    """Per join key: whether a right row has arrived, and the left rows waiting for one (emitted when it comes)."""
+class _MatchByKey(Adapter):
+    """Per join key: whether a right row has arrived, and the left rows kept for the key; subclasses say what a key's
+    micro-batch emits (``changes``) and keep their state through ``self._state``: (matched, kept rows)."""
 
     tuple_values = True
+    state_name = ""
 
     def open(self, runner: Any, runtime_context: Any) -> None:
         from kindling.datastream.state import ValueStateDescriptor, state_handle
 
-        self._state = state_handle(ValueStateDescriptor("semi_join"), lambda: runner.state)
+        self._state = state_handle(ValueStateDescriptor(self.state_name), lambda: runner.state)
         self._left: list[tuple] = []
         self._matched = False
 
@@ -235,20 +237,47 @@ class SemiJoinFunction(Adapter):
         left, self._left = self._left, []
         matched_now, self._matched = self._matched, False
         stored = self._state.value()
-        matched, waiting = stored if stored is not None else (False, [])
+        matched, kept = stored if stored is not None else (False, [])
+        return self.changes(matched, matched_now, kept, left)
+
+    def changes(self, matched: bool, matched_now: bool, kept: list[tuple], left: list[tuple]) -> list:
+        raise NotImplementedError
+
+
+class SemiJoinFunction(_MatchByKey):
+    """Left rows wait for their key's first match and are emitted then, once."""
+
+    state_name = "semi_join"
+
+    def changes(self, matched: bool, matched_now: bool, kept: list[tuple], left: list[tuple]) -> list:
         if matched or matched_now:
             if not matched:
                 self._state.update((True, []))
-            return [*waiting, *left]
+            return [*kept, *left]
         if left:
-            self._state.update((False, [*waiting, *left]))
+            self._state.update((False, [*kept, *left]))
         return []
 
 
-def semi_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame, semi: SemiJoin) -> DataFrame:
-    """The rows of ``left`` (planned from ``semi.left_text``) whose key some row of ``right`` has, each once."""
-    from kindling.sql.keyed import keyed_frame
+class AntiJoinFunction(_MatchByKey):
+    """Left rows are emitted while their key has no match, and retracted when the first match arrives."""
 
+    state_name = "anti_join"
+
+    def changes(self, matched: bool, matched_now: bool, kept: list[tuple], left: list[tuple]) -> list:
+        if matched:
+            return []
+        if matched_now:  # the key's first match: every row emitted for it is retracted; rows of this batch never show
+            self._state.update((True, []))
+            return [(*row, "-D") for row in kept]
+        if left:
+            self._state.update((False, [*kept, *left]))
+        return [(*row, "+I") for row in left]
+
+
+def _keyed_sides(left: DataFrame, right: DataFrame, semi: SemiJoin) -> tuple[DataFrame, list[str], list[str], Column]:
+    """Both sides as one frame of (keys, left values, side) rows with non-null keys; the key and value columns; the
+    condition that a left row's key is present."""
     keys = [f"{KEY_PREFIX}{n}" for n in range(semi.key_count)]
     values = [c for c in left.columns if c not in keys]
     present = reduce(lambda a, b: a & b, [F.col(k).isNotNull() for k in keys])
@@ -257,42 +286,16 @@ def semi_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame,
         *[F.col(k).cast(left.schema[k].dataType).alias(k) for k in keys],
         *[F.lit(None).cast(left.schema[c].dataType).alias(c) for c in values], F.lit(1).alias(SIDE))
     rows = left_rows.unionByName(right_rows).withColumn(SIDE, F.col(SIDE).cast(IntegerType()))
+    return rows, keys, values, present
+
+
+def semi_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame, semi: SemiJoin) -> DataFrame:
+    """The rows of ``left`` (planned from ``semi.left_text``) whose key some row of ``right`` has, each once."""
+    from kindling.sql.keyed import keyed_frame
+
+    rows, keys, values, _ = _keyed_sides(left, right, semi)
     output = StructType([StructField(c, left.schema[c].dataType, True) for c in values])
     return keyed_frame(env, rows, keys, values + [SIDE], SemiJoinFunction(), output, "SemiJoin")
-
-
-class AntiJoinFunction(Adapter):
-    """Per join key: whether a right row has arrived, and the left rows emitted while none had (retracted when one does)."""
-
-    tuple_values = True
-
-    def open(self, runner: Any, runtime_context: Any) -> None:
-        from kindling.datastream.state import ValueStateDescriptor, state_handle
-
-        self._state = state_handle(ValueStateDescriptor("anti_join"), lambda: runner.state)
-        self._left: list[tuple] = []
-        self._matched = False
-
-    def element(self, index: int, value: Any) -> list:
-        if value[-1] == 1:
-            self._matched = True
-        else:
-            self._left.append(tuple(value[:-1]))
-        return []
-
-    def key_done(self) -> list:
-        left, self._left = self._left, []
-        matched_now, self._matched = self._matched, False
-        stored = self._state.value()
-        matched, emitted = stored if stored is not None else (False, [])
-        if matched:
-            return []
-        if matched_now:  # the key's first match: every row emitted for it is retracted; rows of this batch never show
-            self._state.update((True, []))
-            return [(*row, "-D") for row in emitted]
-        if left:
-            self._state.update((False, [*emitted, *left]))
-        return [(*row, "+I") for row in left]
 
 
 def anti_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame, semi: SemiJoin) -> DataFrame:
@@ -302,14 +305,7 @@ def anti_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame,
     from kindling.connectors.base import ROWKIND_COLUMN
     from kindling.sql.keyed import keyed_frame
 
-    keys = [f"{KEY_PREFIX}{n}" for n in range(semi.key_count)]
-    values = [c for c in left.columns if c not in keys]
-    present = reduce(lambda a, b: a & b, [F.col(k).isNotNull() for k in keys])
-    left_rows = left.where(present).select(*[F.col(_quote(c)) for c in keys + values], F.lit(0).alias(SIDE))
-    right_rows = right.where(present).select(
-        *[F.col(k).cast(left.schema[k].dataType).alias(k) for k in keys],
-        *[F.lit(None).cast(left.schema[c].dataType).alias(c) for c in values], F.lit(1).alias(SIDE))
-    rows = left_rows.unionByName(right_rows).withColumn(SIDE, F.col(SIDE).cast(IntegerType()))
+    rows, keys, values, present = _keyed_sides(left, right, semi)
     output = StructType([StructField(c, left.schema[c].dataType, True) for c in values] + [StructField(ROWKIND_COLUMN, StringType(), True)])
     joined = keyed_frame(env, rows, keys, values + [SIDE], AntiJoinFunction(), output, "AntiJoin")
     unmatched = left.where(~present).select(*[F.col(_quote(c)) for c in values], F.lit("+I").alias(ROWKIND_COLUMN))
