@@ -24,3 +24,11 @@ def test_local_kafka_start_status_stop(tmp_path, capsys):
     finally:
         assert main(["local", "kafka", "stop", "--state-dir", state]) == 0
     assert main(["local", "kafka", "status", "--state-dir", state]) == 3
+
+
+def test_run_from_a_savepoint_keeps_an_s3_uri_and_makes_a_local_path_absolute(tmp_path, monkeypatch):
+    from kindling.server.cli import savepoint_location
+
+    monkeypatch.chdir(tmp_path)
+    assert savepoint_location("s3://bucket/savepoints/savepoint-abc") == "s3://bucket/savepoints/savepoint-abc"
+    assert savepoint_location("savepoints/savepoint-abc") == str(tmp_path / "savepoints" / "savepoint-abc")

@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
     body = {
         "file": os.path.abspath(args.file),
         "programArgsList": list(args.args),
-        "savepointPath": os.path.abspath(args.fromSavepoint) if args.fromSavepoint else None,
+        "savepointPath": savepoint_location(args.fromSavepoint) if args.fromSavepoint else None,
         "allowNonRestoredState": args.allowNonRestoredState,
         "parallelism": args.parallelism,
         "flinkConfiguration": configuration,
@@ -120,6 +120,13 @@ def _answers(client: RestClient) -> bool:
         return False
 
 
+def savepoint_location(text: str) -> str:
+    """``-s``'s savepoint as the job reads it: an S3 URI as given, a local path made absolute (the job's directory differs)."""
+    from kindling.object_store import is_s3
+
+    return text if is_s3(text) else os.path.abspath(text)
+
+
 def _local_settings(args: argparse.Namespace) -> None:
     """``-p``, ``-s``, ``-n`` and ``-D`` for a program run in this process: every environment it creates starts with them."""
     from kindling.runtime.job_listeners import ImposedSettings, register_process_listener
@@ -128,7 +135,7 @@ def _local_settings(args: argparse.Namespace) -> None:
     if args.parallelism:
         values["parallelism.default"] = args.parallelism
     if args.fromSavepoint:
-        values["execution.savepoint.path"] = os.path.abspath(args.fromSavepoint)
+        values["execution.savepoint.path"] = savepoint_location(args.fromSavepoint)
     if args.allowNonRestoredState:
         values["execution.savepoint.ignore-unclaimed-state"] = True
     register_process_listener(ImposedSettings(values))
