@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Iterable, Mapping, Optional
 
+from kindling.object_store import S3_OPTIONS
 from kindling.options import (
     ConfigOption,
     OptionError,
@@ -97,13 +98,6 @@ WATERMARK_INTERVAL = duration_option(
     "Accepted for compatibility; Spark advances the watermark once per micro-batch.",
 )
 
-# Flink's S3 filesystem settings (its config.yaml keys): how savepoints reach an s3:// directory.
-S3_ENDPOINT = string_option("s3.endpoint", None, "S3 endpoint (http://host:port for S3-compatible stores); default: AWS.")
-S3_ACCESS_KEY = string_option("s3.access-key", None, "S3 access key; default: the standard AWS credential chain.")
-S3_SECRET_KEY = string_option("s3.secret-key", None, "S3 secret key (never logged or shown).")
-S3_PATH_STYLE = bool_option("s3.path.style.access", False, "Address buckets as endpoint/bucket (true) instead of bucket.endpoint.")
-S3_REGION = string_option("s3.region", None, "S3 region; default: the AWS configuration's, else us-east-1.")
-
 # Flink's rule for what its REST API and logs hide: a key containing one of these is shown as "******".
 SENSITIVE_KEY_PARTS = ("password", "secret", "token", "apikey", "api-key", "auth-params", "service-key", "basic-auth",
                        "user-info", "jaas.config", "http-headers", "fs.azure.account.key")
@@ -137,11 +131,7 @@ OPTIONS: tuple[ConfigOption[Any], ...] = (
     WEB_UI,
     OBJECT_REUSE,
     WATERMARK_INTERVAL,
-    S3_ENDPOINT,
-    S3_ACCESS_KEY,
-    S3_SECRET_KEY,
-    S3_PATH_STYLE,
-    S3_REGION,
+    *S3_OPTIONS,  # how savepoints reach an s3:// directory
 )
 
 # PyFlink's Python-worker tuning options: programs set them (the PyFlink walkthrough sets the first), and they

@@ -19,9 +19,21 @@ from typing import Any, Mapping, Optional
 
 import pyarrow.fs as pafs
 
+from kindling.options import ConfigOption, bool_option, string_option
+
 S3_SCHEMES = ("s3://", "s3a://", "s3n://")
 S3_CONNECT_TIMEOUT_S = 5.0
 S3_REQUEST_TIMEOUT_S = 60.0
+
+
+# Flink's S3 filesystem settings (its config.yaml keys): a filesystem table's options and a job's configuration.
+S3_OPTIONS: tuple[ConfigOption[Any], ...] = (
+    string_option("s3.endpoint", None, "S3 endpoint (http://host:port for S3-compatible stores); default: AWS."),
+    string_option("s3.access-key", None, "S3 access key; default: the standard AWS credential chain."),
+    string_option("s3.secret-key", None, "S3 secret key (never logged or shown)."),
+    bool_option("s3.path.style.access", False, "Address buckets as endpoint/bucket (true) instead of bucket.endpoint."),
+    string_option("s3.region", None, "S3 region; default: the AWS configuration's, else us-east-1."),
+)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from kindling import config as cfg
 from kindling.config import Configuration
-from kindling.object_store import S3Settings, bucket_path, explain, is_missing, is_s3, s3_filesystem
+from kindling.object_store import S3_OPTIONS, S3Settings, bucket_path, explain, is_missing, is_s3, s3_filesystem
 
 if TYPE_CHECKING:
     from kindling.runtime.job import JobClient
@@ -138,8 +138,7 @@ def normalise(path: str) -> str:
 def _s3_settings(conf: Optional[Configuration]) -> S3Settings:
     if conf is None:
         return S3Settings(None, None, None, False, None)
-    return S3Settings.from_values({key: conf.get(key) for key in ("s3.endpoint", "s3.access-key", "s3.secret-key",
-                                                                   "s3.path.style.access", "s3.region")})
+    return S3Settings.from_values({option.key: conf.get(option) for option in S3_OPTIONS})
 
 
 class _Location:

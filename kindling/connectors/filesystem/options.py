@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional
 from kindling.connectors.base import TABLE_PARTITION_KEYS
 from kindling.formats.changelog import CHANGELOG_FORMATS
 from kindling.formats.settings import FormatSettings, changelog_options, format_settings
-from kindling.object_store import S3Settings
+from kindling.object_store import S3_OPTIONS, S3Settings
 from kindling.options import (
     OptionError,
     OptionSet,
@@ -45,11 +45,7 @@ _COMMON = (
     enum_option("parquet.compression", CODECS, "SNAPPY", "Parquet compression codec."),
     string_option("csv.field-delimiter", ",", "CSV field delimiter (one character)."),
     string_option("partition.default-name", "__DEFAULT_PARTITION__", "Directory value for a NULL or empty partition value."),
-    string_option("s3.endpoint", None, "S3 endpoint (http://host:port for S3-compatible stores); default: AWS."),
-    string_option("s3.access-key", None, "S3 access key; default: the standard AWS credential chain."),
-    string_option("s3.secret-key", None, "S3 secret key (never logged)."),
-    bool_option("s3.path.style.access", False, "Address buckets as endpoint/bucket (true) instead of bucket.endpoint."),
-    string_option("s3.region", None, "S3 region; default: the AWS configuration's, else us-east-1."),
+    *S3_OPTIONS,
     string_option("s3.entropy.key", None, "A marker in the path replaced by random characters in data file paths."),
     int_option("s3.entropy.length", 4, "How many random characters replace s3.entropy.key.", minimum=1),
     *changelog_options(),
