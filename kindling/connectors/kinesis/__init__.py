@@ -7,6 +7,7 @@
 * ``source``: the POLLING and EFO stream reader, exactly once (per-shard sequence numbers in Spark's checkpoint,
   parents before children across resharding);
 * ``alignment``: watermark synchronisation across shards and idle shards, at admission on the driver;
+* ``aggregation``: KPL-aggregated records de-aggregated into their user records, on the executors;
 * ``sink``: PutRecords batching, partial failures re-queued, at-least-once per micro-batch.
 """
 

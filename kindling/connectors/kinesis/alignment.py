@@ -22,7 +22,9 @@ A shard that gave no record for ``scan.shard.idle.interval`` ms holds nothing ba
 it holds back until it has records), nor does a closed shard or one that never held a record.
 
 Event time is the table's rowtime column when it is a column of the record (decoded on the driver),
-else the record's approximate arrival time (Flink's default timestamp for Kinesis).
+else the record's approximate arrival time (Flink's default timestamp for Kinesis). A KPL-aggregated
+record is admitted whole, at the latest event time of its user records
+(:mod:`kindling.connectors.kinesis.aggregation` says why).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Optional, Sequence
 
+from kindling.connectors.kinesis.aggregation import deaggregate
 from kindling.formats import ValueDecoder, epoch_millis
 
 # A record as the source buffers it: (sequence number, data, approximate arrival ms).
@@ -47,13 +50,21 @@ def event_time_reader(decoder: ValueDecoder, names: Sequence[str], rowtime: Opti
     def read(records: Sequence[Record]) -> list[Optional[int]]:
         if not records:
             return []
-        decoded = decoder.decode([r[1] for r in records])
+        users = deaggregate([r[1] for r in records])
+        decoded = decoder.decode(users.data)
         times = epoch_millis(decoded.arrays[index], unit_ms, offset_ms).to_pylist()
         if decoded.kept is not None:  # malformed records were skipped: they hold nothing back
             kept = iter(times)
             positions = set(decoded.kept)
-            return [next(kept) if i in positions else None for i in range(len(records))]
-        return times
+            times = [next(kept) if i in positions else None for i in range(len(users.data))]
+        if users.origin is None:
+            return times
+        # An aggregated record is admitted whole: it counts at its latest user record (see aggregation).
+        latest: list[Optional[int]] = [None] * len(records)
+        for record, time_ms in zip(users.origin, times):
+            if time_ms is not None and (latest[record] is None or time_ms > latest[record]):
+                latest[record] = time_ms
+        return latest
 
     return read
 

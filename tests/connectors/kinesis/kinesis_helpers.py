@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 import uuid
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Sequence
 
 from kindling.connectors.base import with_eos
 
@@ -36,6 +37,37 @@ def put(client, stream: str, records: Iterable[tuple[str, bytes]]) -> list[tuple
                     retry.append(index)
             pending = retry
     return [p for p in placed if p is not None]
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def kpl_aggregate(records: Sequence[tuple[str, bytes, Optional[str]]], extra: bytes = b"") -> bytes:
+    """A KPL-aggregated Kinesis record of ``(partition key, data, explicit hash key or None)`` user records:
+    the magic, the ``AggregatedRecord`` protobuf (``extra`` appended to each ``Record``: tags, unknown
+    fields), its MD5. Keys are shared through the tables, as the KPL writes them."""
+    keys: dict[str, int] = {}
+    hash_keys: dict[str, int] = {}
+    entries = []
+    for key, data, hash_key in records:
+        entry = _varint(1 << 3) + _varint(keys.setdefault(key, len(keys)))
+        if hash_key is not None:
+            entry += _varint(2 << 3) + _varint(hash_keys.setdefault(hash_key, len(hash_keys)))
+        entries.append(entry + _field(3, data) + extra)
+    message = (b"".join(_field(1, k.encode()) for k in keys) + b"".join(_field(2, h.encode()) for h in hash_keys)
+               + b"".join(_field(3, e) for e in entries))
+    return b"\xf3\x89\x9a\xc2" + message + hashlib.md5(message).digest()
 
 
 TRANSIENT = "Python worker failed to connect back"  # Spark's fixed 10 s, missed on an overloaded machine
