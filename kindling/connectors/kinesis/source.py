@@ -32,7 +32,8 @@ How a micro-batch is read, exactly once:
   batch's records (the normal case) they travel in the partition (Arrow IPC) and the executor only
   decodes them; a replayed batch (after a restart) is read again by the executor from Kinesis, from the
   start position up to the end sequence number. Executors yield Arrow batches of the schema, with the
-  metadata columns ``timestamp`` (approximate arrival), ``shard-id`` and ``sequence-number``.
+  metadata columns ``timestamp`` (approximate arrival), ``shard-id`` and ``sequence-number``. A KPL-aggregated
+  record becomes rows of its user records (:mod:`kindling.connectors.kinesis.aggregation`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 from kindling.arrow import arrow_schema
 from kindling.connectors import watermark_use
 from kindling.connectors.base import EOS_COLUMN, TABLE_SCAN, with_eos
+from kindling.connectors.kinesis.aggregation import deaggregate_batch
 from kindling.connectors.kinesis.alignment import Record, ShardAligner, event_time_reader
 from kindling.connectors.kinesis.aws import describe_failure, kinesis_client, with_retries
 from kindling.connectors.kinesis.efo import Http2Signer, ShardSubscription, consumer_arn
@@ -237,7 +239,9 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._listed: Optional[set[str]] = None
         self._last_discovery: Optional[float] = None
         self._available_now_ms: Optional[int] = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # buffers: between a read-ahead thread and partitions()/commit()
+        self._ahead: Optional[threading.Thread] = None
+        self._ahead_stop = threading.Event()
         self._aligner: Optional[ShardAligner] = None
         self._event_times: Optional[Callable[[Sequence[Record]], list[Optional[int]]]] = None
         if self.config.lookahead_ms is not None or (
@@ -256,7 +260,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The reader is pickled to executors: never ship the driver's client, buffers or lock."""
         state = dict(self.__dict__)
         state.update(_client=None, _buffers={}, _lock=None, _aligner=None, _event_times=None, _subscriptions={},
-                     _consumer=None, _signer=None)
+                     _consumer=None, _signer=None, _ahead=None, _ahead_stop=None)
         return state
 
     # ------------------------------------------------------------------ driver side
@@ -313,6 +317,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._last_discovery is None or (interval > 0 and time.monotonic() - self._last_discovery >= interval / 1000.0)
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        self._stop_reading_ahead()
         shards: dict[str, str] = dict(start.get("shards", {}))
         if self._discovery_due():
             listed = self._list_shards()
@@ -331,10 +336,11 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 if buffer is None or not buffer.advance(shards[shard]):
                     self._buffers[shard] = _ShardBuffer(base=shards[shard])
                     self._unsubscribe(shard)
+        self._poll(readable)
+        while self._available_now_ms is not None and not self._has_new(readable, shards) and not self._all_done(readable):
+            time.sleep(0.05)  # Trigger.AvailableNow ends when nothing is new: poll until caught up
             self._poll(readable)
-            while self._available_now_ms is not None and not self._has_new(readable, shards) and not self._all_done(readable):
-                time.sleep(0.05)  # Trigger.AvailableNow ends when nothing is new: poll until caught up
-                self._poll(readable)
+        with self._lock:
             end = dict(shards)
             began: dict[str, str] = {}
             admitted = self._admitted(readable)
@@ -345,6 +351,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     AFTER + buffer.records[count - 1][0] if count else shards[shard])
                 if end[shard] != shards[shard] and not _read_from(shards[shard]):
                     began[shard] = shards[shard]
+        self._read_ahead(readable)
         offset: dict[str, Any] = {"stream": start.get("stream", self.config.stream), "shards": end}
         if began:
             # Where these shards' reading began (a start position, not a record): logged with the batch, so
@@ -371,21 +378,56 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return False
         return all(shards.get(parent, SHARD_END) == SHARD_END for parent in self._parents.get(shard, ()))
 
-    def _poll(self, shards: list[str]) -> None:
-        """One GetRecords per due shard, in parallel (one thread per shard, as Flink's ShardConsumer)."""
+    def _wanted(self, shards: list[str]) -> list[str]:
+        """Shards a fetch may add to: open, below the buffer limit, and not finished for Trigger.AvailableNow."""
+        buffers = [(s, self._buffers.get(s)) for s in shards]  # commit() drops the buffer of a finished shard
+        return [s for s, b in buffers if b is not None and not b.ended and len(b.records) < BUFFER_RECORDS
+                and not (self._available_now_ms is not None and b.caught_up)]
+
+    def _poll(self, shards: list[str]) -> bool:
+        """One GetRecords per due shard, in parallel (one thread per shard, as Flink's ShardConsumer);
+        whether any shard was due."""
         now = time.monotonic()
         interval = self.config.get_records_interval_ms / 1000.0
-        due = [s for s in shards if not self._buffers[s].ended and len(self._buffers[s].records) < BUFFER_RECORDS
-               and now - self._buffers[s].last_call >= interval and not self._done_for_available_now(s)]
+        due = [s for s in self._wanted(shards) if now - self._buffers[s].last_call >= interval]
         if not due:
-            return
+            return False
         if len(due) == 1 or self.config.publisher == "EFO":  # EFO only takes what the subscriptions received
             for shard in due:
                 self._fetch(shard)
-            return
+            return True
         with ThreadPoolExecutor(max_workers=min(32, len(due))) as pool:
             for future in [pool.submit(self._fetch, shard) for shard in due]:
                 future.result()
+        return True
+
+    def _read_ahead(self, shards: list[str]) -> None:
+        """POLLING: keep fetching in the background while Spark runs the micro-batch just planned, as Flink's
+        shard consumers poll while records are emitted; stopped at the next ``latestOffset``. It stops by
+        itself once every shard is caught up, closed, or holds ``BUFFER_RECORDS`` (EFO subscriptions read
+        ahead in their own threads)."""
+        if self.config.publisher == "EFO" or not shards:
+            return
+        stop = self._ahead_stop = threading.Event()
+        interval = self.config.get_records_interval_ms / 1000.0
+
+        def run() -> None:
+            try:
+                while not stop.is_set() and any(not self._buffers[s].caught_up for s in self._wanted(shards)):
+                    wanted = [s for s in self._wanted(shards) if not self._buffers[s].caught_up]
+                    if not self._poll(wanted):
+                        stop.wait(interval)
+            except Exception as exc:  # the next latestOffset polls again and raises what persists
+                log.debug("kinesis source: reading ahead stopped: %s", exc)
+
+        self._ahead = threading.Thread(target=run, name="kinesis-read-ahead", daemon=True)
+        self._ahead.start()
+
+    def _stop_reading_ahead(self) -> None:
+        if self._ahead is not None:
+            self._ahead_stop.set()
+            self._ahead.join()
+            self._ahead = None
 
     def _done_for_available_now(self, shard: str) -> bool:
         buffer = self._buffers[shard]
@@ -424,13 +466,10 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._available_now_ms is not None:
             kept = [r for r in records if r[2] <= self._available_now_ms]
             if len(kept) < len(records) or caught_up:
-                self._keep(shard, buffer, kept)
-                buffer.caught_up = True
+                self._keep(shard, buffer, kept, caught_up=True)
                 self._unsubscribe(shard)  # a later take would miss what this one dropped
                 return
-        self._keep(shard, buffer, records)
-        buffer.ended = ended
-        buffer.caught_up = caught_up
+        self._keep(shard, buffer, records, ended=ended, caught_up=caught_up)
 
     def _fetch(self, shard: str) -> None:
         if self.config.publisher == "EFO":
@@ -442,7 +481,8 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         buffer.last_call = time.monotonic()
         for attempt in range(2):
             if buffer.iterator is None:
-                request = iterator_request(buffer.next_position())
+                with self._lock:
+                    request = iterator_request(buffer.next_position())
                 buffer.iterator = with_retries(
                     lambda request=request: client.get_shard_iterator(StreamName=config.stream, ShardId=shard, **request),
                     config.get_iterator_retry, "GetShardIterator")["ShardIterator"]
@@ -459,20 +499,21 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._available_now_ms is not None:
             kept = [r for r in records if r[2] <= self._available_now_ms]
             if len(kept) < len(records):  # reached what arrived after the query started
-                self._keep(shard, buffer, kept)
-                buffer.caught_up = True
+                self._keep(shard, buffer, kept, caught_up=True)
                 buffer.iterator = None
                 return
-        self._keep(shard, buffer, records)
         buffer.iterator = response.get("NextShardIterator")
-        buffer.ended = buffer.iterator is None
-        buffer.caught_up = not records and response.get("MillisBehindLatest", 0) == 0
+        self._keep(shard, buffer, records, ended=buffer.iterator is None,
+                   caught_up=not records and response.get("MillisBehindLatest", 0) == 0)
 
-    def _keep(self, shard: str, buffer: _ShardBuffer, records: list) -> None:
-        buffer.records.extend(records)
-        if self._aligner is not None and self._event_times is not None:
-            buffer.times.extend(self._event_times(records))
-            self._aligner.fetched(shard, len(records))
+    def _keep(self, shard: str, buffer: _ShardBuffer, records: list, ended: bool = False, caught_up: bool = False) -> None:
+        times = self._event_times(records) if self._aligner is not None and self._event_times is not None else None
+        with self._lock:
+            buffer.records.extend(records)
+            buffer.ended, buffer.caught_up = ended, caught_up
+            if times is not None:
+                buffer.times.extend(times)
+                self._aligner.fetched(shard, len(records))
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         begin = start.get("shards", {}) if start else {}
@@ -505,6 +546,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     buffer.advance(position)
 
     def stop(self) -> None:
+        self._stop_reading_ahead()
         for shard in list(self._subscriptions):
             self._unsubscribe(shard)
         self._signer = None
@@ -567,6 +609,7 @@ def _fetch_range(config: SourceConfig, part: KinesisInputPartition, connector: s
 
 
 def _to_batch(layout: _SourceLayout, config: SourceConfig, shard: str, records: pa.RecordBatch) -> pa.RecordBatch:
+    records = deaggregate_batch(config, shard, records)  # KPL-aggregated records: rows of their user records
     data = records.column(0).to_pylist()
     decoded = layout.decoder.decode(data)
     sequences = records.column(1)
