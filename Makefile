@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DURATION ?= 60
 
-.PHONY: demo test lint setup java chromium databases kinesis-local class-archive benchmark clean
+.PHONY: demo test lint setup java chromium databases kinesis-local kinesalite class-archive benchmark clean
 .PHONY: nexmark-check nexmark-bench sql-reference datastream-reference pyflink
 
 setup: java chromium databases kinesis-local $(STAMP) class-archive
@@ -64,6 +64,13 @@ $(KINESIS_LOCAL):
 	mkdir -p .kindling/node
 	npm install --prefix .kindling/node --no-audit --no-fund --silent kinesis-local@0.6.2
 
+# kinesalite (npm), the Kinesis source benchmark's server: it loads and serves 200k records where kinesis-local
+# slows down as a stream grows; in memory, so leveldown's native build is not needed.
+KINESALITE := .kindling/node/node_modules/kinesalite/cli.js
+kinesalite: $(KINESALITE)
+$(KINESALITE): $(KINESIS_LOCAL)
+	npm install --prefix .kindling/node --no-audit --no-fund --silent --ignore-scripts kinesalite@3.3.3
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
@@ -86,7 +93,7 @@ pyflink:
 
 # Every benchmark in benchmarks/ as one table (workload, kindling, reference, ratio, target), also written
 # to artifacts/benchmarks.md; BENCHMARK_ARGS="--only stateful,kafka_source" or "--quick" (small inputs).
-benchmark: setup pyflink
+benchmark: setup pyflink kinesalite
 	@$(BIN)/python -c 'import duckdb' 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python benchmarks/run_all.py $(BENCHMARK_ARGS)
 

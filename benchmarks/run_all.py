@@ -56,7 +56,7 @@ BENCHMARKS: List[Benchmark] = [
     Benchmark("elasticsearch_sink", "Elasticsearch sink, 500k documents (vs streaming_bulk)",
               "elasticsearch_sink.py", [], ["--documents", "20000"], "kindling rate-micro-batch -> elasticsearch-7 sink",
               "elasticsearch.helpers.streaming_bulk", ">= 0.7"),
-    Benchmark("kinesis_source", "Kinesis source, 20k records / 4 shards (vs boto3 GetRecords loop)",
+    Benchmark("kinesis_source", "Kinesis source, 200k records / 4 shards on kinesalite (vs boto3 GetRecords loop)",
               "kinesis_source.py", [], ["--records", "2000"], "kindling kinesis source", "plain boto3 get_records", ">= 0.8"),
     Benchmark("batch_mode", "SQL batch mode, GROUP BY over 2M bounded rows (vs hand-written PySpark)",
               "batch_mode.py", [], ["--rows", "200000"], "kindling batch mode", "hand-written PySpark", ">= 0.95"),

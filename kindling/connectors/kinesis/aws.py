@@ -17,6 +17,7 @@ Errors name the provider option and what is missing; they never carry a secret.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -161,3 +162,80 @@ def describe_failure(exc: BaseException, aws: AwsSettings, stream: str, context:
     if code in ("UnrecognizedClientException", "InvalidSignatureException", "AccessDeniedException", "ExpiredTokenException"):
         return f"{context} option 'aws.credentials.provider' = '{aws.provider}': the credentials were refused ({code})"
     return f"{context}: cannot describe stream {stream!r} at the {aws.describe()}: {name}: {exc}"
+
+
+class JsonApi:
+    """Kinesis's JSON 1.1 API called without botocore's response parser: requests signed with SigV4 (botocore's
+    signer, the credential provider's session) and sent over a pooled HTTP/1.1 client, answers read with
+    ``json.loads``. GetRecords goes this way: botocore's parser walks its shape model for every record and, on
+    a 10,000-record answer, costs more than the call (measured here: 0.36-0.40 s through boto3 against 0.23 s,
+    0.21 s of it the server). Errors are botocore's modelled exceptions (``client.exceptions``) and its
+    connection errors, so ``with_retries`` and ``describe_failure`` treat them as they treat boto3 calls."""
+
+    def __init__(self, aws: AwsSettings, client: Any, context: str) -> None:
+        self.url = client.meta.endpoint_url.rstrip("/") + "/"
+        self.region = client.meta.region_name or aws.region or "us-east-1"
+        self.verify = not aws.trust_all_certificates
+        self._credentials = aws_session(aws, context).get_credentials()  # renewed as they expire (STS providers)
+        self._exceptions = client.exceptions
+        self._http: Any = None
+
+    def signed(self, target: str, body: bytes) -> tuple[str, dict[str, str]]:
+        """The URL and SigV4-signed headers of a ``Kinesis_20131202.<target>`` request with ``body``."""
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+
+        request = AWSRequest(method="POST", url=self.url, data=body, headers={
+            "Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": f"Kinesis_20131202.{target}"})
+        SigV4Auth(self._credentials.get_frozen_credentials(), "kinesis", self.region).add_auth(request)
+        return self.url, dict(request.headers.items())
+
+    def call(self, operation: str, payload: dict) -> dict:
+        """One request; the answer's JSON, or the error Kinesis returned raised as botocore raises it."""
+        import httpx
+        from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
+
+        if self._http is None:
+            self._http = httpx.Client(verify=self.verify, timeout=httpx.Timeout(60.0, connect=10.0),
+                                      limits=httpx.Limits(max_connections=64))
+        body = json.dumps(payload).encode()
+        url, headers = self.signed(operation, body)
+        try:
+            response = self._http.post(url, content=body, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise ReadTimeoutError(endpoint_url=url, error=exc) from None
+        except httpx.TransportError as exc:
+            raise EndpointConnectionError(endpoint_url=url, error=exc) from None
+        if response.status_code < 300:
+            return json.loads(response.content)
+        try:
+            detail = json.loads(response.content)
+        except ValueError:
+            detail = {}
+        code = str(detail.get("__type") or response.headers.get("x-amzn-ErrorType") or f"HTTP{response.status_code}")
+        code = code.rsplit("#", 1)[-1].split(":", 1)[0]
+        error = {"Error": {"Code": code, "Message": detail.get("message") or detail.get("Message") or response.text},
+                 "ResponseMetadata": {"HTTPStatusCode": response.status_code}}
+        raise self._exceptions.from_code(code)(error, operation)
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
+
+def arrival_ms(seconds: Any) -> int:
+    """A record's ApproximateArrivalTimestamp (epoch seconds as Kinesis's JSON carries it) in epoch ms: the one
+    conversion for GetRecords and SubscribeToShard, so a batch replayed by another path has the same times."""
+    return round(float(seconds) * 1000)
+
+
+def get_records(api: JsonApi, iterator: str, limit: int) -> tuple[list[tuple[str, bytes, int]], dict]:
+    """GetRecords: its records as (sequence number, data, approximate arrival ms), and the rest of the answer."""
+    import base64
+
+    response = api.call("GetRecords", {"ShardIterator": iterator, "Limit": limit})
+    decode = base64.b64decode
+    records = [(r["SequenceNumber"], decode(r["Data"]), arrival_ms(r["ApproximateArrivalTimestamp"]))
+               for r in response.pop("Records", None) or ()]
+    return records, response

@@ -56,7 +56,7 @@ from kindling.connectors import watermark_use
 from kindling.connectors.base import EOS_COLUMN, TABLE_SCAN, with_eos
 from kindling.connectors.kinesis.aggregation import deaggregate_batch
 from kindling.connectors.kinesis.alignment import Record, ShardAligner, event_time_reader
-from kindling.connectors.kinesis.aws import describe_failure, kinesis_client, with_retries
+from kindling.connectors.kinesis.aws import JsonApi, describe_failure, get_records, kinesis_client, with_retries
 from kindling.connectors.kinesis.efo import Http2Signer, ShardSubscription, consumer_arn
 from kindling.connectors.kinesis.options import SourceConfig, source_config
 from kindling.formats import ValueDecoder, value_columns
@@ -120,12 +120,6 @@ def _ipc(batch: pa.RecordBatch) -> bytes:
     with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as stream:
         stream.write_batch(batch)
     return sink.getvalue().to_pybytes()
-
-
-def _records(response: dict) -> list[tuple[str, bytes, int]]:
-    """(sequence number, data, approximate arrival ms) of a GetRecords response."""
-    return [(r["SequenceNumber"], r["Data"], int(r["ApproximateArrivalTimestamp"].timestamp() * 1000))
-            for r in response.get("Records", ())]
 
 
 @dataclass
@@ -234,6 +228,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.schema = schema
         layout = _SourceLayout(self.config, schema)  # fail on the driver, before any task, on a bad schema
         self._client: Any = None
+        self._api: Optional[JsonApi] = None
         self._buffers: dict[str, _ShardBuffer] = {}
         self._parents: dict[str, tuple[str, ...]] = {}
         self._listed: Optional[set[str]] = None
@@ -260,7 +255,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The reader is pickled to executors: never ship the driver's client, buffers or lock."""
         state = dict(self.__dict__)
         state.update(_client=None, _buffers={}, _lock=None, _aligner=None, _event_times=None, _subscriptions={},
-                     _consumer=None, _signer=None, _ahead=None, _ahead_stop=None)
+                     _consumer=None, _signer=None, _ahead=None, _ahead_stop=None, _api=None)
         return state
 
     # ------------------------------------------------------------------ driver side
@@ -269,6 +264,11 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._client is None:
             self._client = kinesis_client(self.config.aws, f"{self.connector} source")
         return self._client
+
+    def _json_api(self) -> JsonApi:
+        if self._api is None:
+            self._api = JsonApi(self.config.aws, self._kinesis(), f"{self.connector} source")
+        return self._api
 
     def _list_shards(self) -> dict[str, tuple[str, ...]]:
         """Every shard ListShards returns, with its parents; remembered for the parent-before-child rule."""
@@ -477,7 +477,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return
         config = self.config
         buffer = self._buffers[shard]
-        client = self._kinesis()
+        client, api = self._kinesis(), self._json_api()
         buffer.last_call = time.monotonic()
         for attempt in range(2):
             if buffer.iterator is None:
@@ -487,15 +487,14 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     lambda request=request: client.get_shard_iterator(StreamName=config.stream, ShardId=shard, **request),
                     config.get_iterator_retry, "GetShardIterator")["ShardIterator"]
             try:
-                response = with_retries(lambda: client.get_records(ShardIterator=buffer.iterator, Limit=config.max_records_per_get),
-                                        config.get_records_retry, "GetRecords")
+                records, response = with_retries(lambda: get_records(api, buffer.iterator, config.max_records_per_get),
+                                                 config.get_records_retry, "GetRecords")
                 break
             except Exception as exc:
                 if type(exc).__name__ == "ExpiredIteratorException" and attempt == 0:
                     buffer.iterator = None  # iterators live 5 minutes: take a new one at the same place
                     continue
                 raise
-        records = _records(response)
         if self._available_now_ms is not None:
             kept = [r for r in records if r[2] <= self._available_now_ms]
             if len(kept) < len(records):  # reached what arrived after the query started
@@ -550,6 +549,9 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for shard in list(self._subscriptions):
             self._unsubscribe(shard)
         self._signer = None
+        if self._api is not None:
+            self._api.close()
+            self._api = None
         self._client = None
         self._buffers = {}
 
@@ -581,15 +583,15 @@ def read_partition(config: SourceConfig, schema: StructType, part: KinesisInputP
 def _fetch_range(config: SourceConfig, part: KinesisInputPartition, connector: str) -> Iterator[list]:
     """GetRecords from ``part.start`` until the record with the end sequence number (or the shard's end)."""
     client = kinesis_client(config.aws, f"{connector} source")
+    api = JsonApi(config.aws, client, f"{connector} source")
     last = _seq(part.end)
     request = iterator_request(part.start)
     iterator = with_retries(lambda: client.get_shard_iterator(StreamName=config.stream, ShardId=part.shard, **request),
                             config.get_iterator_retry, "GetShardIterator")["ShardIterator"]
     progress = time.monotonic()
     while iterator is not None:
-        response = with_retries(lambda iterator=iterator: client.get_records(ShardIterator=iterator, Limit=config.max_records_per_get),
-                                config.get_records_retry, "GetRecords")
-        records = _records(response)
+        records, response = with_retries(lambda iterator=iterator: get_records(api, iterator, config.max_records_per_get),
+                                         config.get_records_retry, "GetRecords")
         iterator = response.get("NextShardIterator")
         if last is not None:
             keep = [r for r in records if int(r[0]) <= last]
