@@ -212,7 +212,7 @@ class JsonApi:
             detail = json.loads(response.content)
         except ValueError:
             detail = {}
-        code = str(detail.get("__type") or response.headers.get("x-amzn-ErrorType") or f"HTTP{response.status_code}")
+        code = str(detail.get("__type") or response.headers.get("x-amzn-ErrorType") or response.status_code)
         code = code.rsplit("#", 1)[-1].split(":", 1)[0]
         error = {"Error": {"Code": code, "Message": detail.get("message") or detail.get("Message") or response.text},
                  "ResponseMetadata": {"HTTPStatusCode": response.status_code}}
