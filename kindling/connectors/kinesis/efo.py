@@ -17,7 +17,11 @@ response's ``application/vnd.amazon.eventstream`` messages with botocore's event
   and renews it from the last continuation sequence number; records collect in the thread until the
   driver takes them for a micro-batch. A failed subscription is retried with Flink's back-off
   (``scan.shard.subscribetoshard.*``); ``ResourceInUseException`` (the previous subscription still
-  closing) is always retried. The event that ends a closed shard carries its child shards.
+  closing) is always retried. ``maxretries`` bounds failures with no event in between: a subscription that
+  fails after it delivered events counts as the first failure again, so a shard that keeps reading is not
+  failed by connections that drop now and then (Flink 5.x retries a broken connection without limit; 1.x
+  counts failures until a subscription ends normally). The event that ends a closed shard carries its
+  child shards.
 """
 
 from __future__ import annotations
@@ -136,6 +140,7 @@ class ShardSubscription:
         self.signer, self.consumer, self.shard = signer, consumer, shard
         self.retry = retry
         self._position = position  # where a renewed subscription continues
+        self._delivered = False  # the current subscription delivered an event: its failure is a first one
         self._records: list[tuple[str, bytes, int]] = []
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -162,19 +167,20 @@ class ShardSubscription:
     def _subscriptions(self, http: Any) -> None:
         failures = 0
         while not self._closed.is_set() and not self.ended:
+            self._delivered = False
             try:
                 self._subscribe(http)
                 failures = 0
             except SubscribeError as exc:
                 if exc.code != "ResourceInUseException":
-                    failures += 1
+                    failures = 1 if self._delivered else failures + 1
                 if exc.code in ("ResourceNotFoundException", "InvalidArgumentException", "AccessDeniedException") \
                         or failures > self.retry[0]:
                     self.error = exc
                     return
                 self._back_off(failures)
             except Exception as exc:  # connection errors: retried like Flink's recoverable errors
-                failures += 1
+                failures = 1 if self._delivered else failures + 1
                 if failures > self.retry[0]:
                     self.error = RuntimeError(f"SubscribeToShard on shard {self.shard} failed: {type(exc).__name__}: {exc}")
                     return
@@ -219,6 +225,7 @@ class ShardSubscription:
         event = json.loads(message.payload)
         records = [(r["SequenceNumber"], base64.b64decode(r["Data"]), int(float(r["ApproximateArrivalTimestamp"]) * 1000))
                    for r in event.get("Records") or ()]
+        self._delivered = True
         while len(self._records) > MAX_HELD and not self._closed.is_set():
             self._closed.wait(0.05)  # the driver has not taken the records yet: hold the stream back
         continuation = event.get("ContinuationSequenceNumber")
