@@ -25,6 +25,7 @@ from typing import Any, Mapping, Optional
 
 from kindling.connectors.base import TABLE_METADATA, TABLE_PARTITION_KEYS, TABLE_ROWTIME, rowtime_millis
 from kindling.formats import FormatSettings
+from kindling.formats.settings import line_delimiter
 from kindling.options import (
     ConfigOption,
     OptionError,
@@ -64,6 +65,8 @@ _FORMAT_OPTIONS: list[ConfigOption[Any]] = [
     enum_option("json.timestamp-format.standard", ("SQL", "ISO-8601"), "SQL", "How TIMESTAMP values are written."),
     bool_option("json.encode.decimal-as-plain-number", False, "Accepted for compatibility."),
     string_option("csv.field-delimiter", ",", "Field delimiter character."),
+    string_option("csv.line-delimiter", "", "What ends each written record: '' (Flink SQL's csv format), '\\n', '\\r' or "
+                  "'\\r\\n' (the DataStream API's CsvRowSerializationSchema ends records with '\\n'); reading accepts either."),
     bool_option("csv.ignore-parse-errors", False, "Skip records that are not valid CSV for the schema (counted and logged)."),
 ]
 
@@ -361,6 +364,7 @@ def _format(parsed: ParsedOptions, raw: Mapping[str, Any], context: str) -> Form
         fail_on_missing_field=bool(parsed["json.fail-on-missing-field"]),
         timestamp_standard=parsed["json.timestamp-format.standard"] or "SQL",
         field_delimiter=delimiter,
+        line_delimiter=line_delimiter(parsed["csv.line-delimiter"] or "", context),
     )
 
 
