@@ -214,6 +214,42 @@ class StreamEnvironment:
         stream._replan = lambda new_strategy: self.from_source(source, new_strategy, source_name, type_info)
         return stream
 
+    def add_source(self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None) -> DataStream:
+        """A stream from a legacy SourceFunction (PyFlink's ``add_source``): ``FlinkKinesisConsumer``.
+
+        The consumer becomes the Kinesis connector's source, one per stream it reads (unioned), so it
+        reads as ``from_source`` does. ``type_info`` may repeat the deserializer's type; another type
+        is refused (the records are decoded as the deserializer says). Any other SourceFunction wraps
+        Java in PyFlink and is refused, naming it and the FLIP-27 sources of ``from_source``.
+
+        >>> consumer = FlinkKinesisConsumer("clicks", SimpleStringSchema(),
+        ...                                 {"aws.region": "us-east-1", "flink.stream.initpos": "TRIM_HORIZON"})
+        >>> lines = env.add_source(consumer, "clicks")
+        """
+        from kindling.datastream.functions import SourceFunction
+
+        if not isinstance(source_func, SourceFunction):
+            hint = (" (a kindling Source: use from_source(source, watermark_strategy, source_name))"
+                    if isinstance(source_func, Source) else "")
+            raise TypeError(f"add_source takes a SourceFunction such as FlinkKinesisConsumer(...), got "
+                            f"{type(source_func).__name__}{hint}")
+        return self._source_function_stream(source_func, source_name, type_info, None)
+
+    def _source_function_stream(self, function: Any, source_name: str, type_info: Any,
+                                strategy: Optional[WatermarkStrategy]) -> DataStream:
+        sources = function.as_sources(event_time=strategy is not None and strategy.has_watermarks)
+        for source in sources:
+            produced = getattr(source, "type_info", None)
+            if type_info is not None and produced is not None and type_info != produced:
+                raise TypeError(f"add_source: type_info {type_info!r} differs from the type the source's deserializer "
+                                f"produces, {produced!r}; leave type_info out (the records are of the deserializer's type)")
+        streams = [self.from_source(source, strategy, source_name, type_info) for source in sources]
+        stream = streams[0].union(*streams[1:]) if len(streams) > 1 else streams[0]
+        stream._name = source_name
+        # assign_timestamps_and_watermarks plans the function's sources again, with its event-time options.
+        stream._replan = lambda new_strategy: self._source_function_stream(function, source_name, type_info, new_strategy)
+        return stream
+
     def read_bounded(self, source: Source, micro_batches: Optional[list[dict[str, Any]]] = None) -> DataFrame:
         """A bounded source's records as a Spark batch DataFrame (Flink's batch execution mode for SQL).
 

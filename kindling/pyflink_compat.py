@@ -43,6 +43,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pyflink.datastream.connectors": ("kindling.datastream.connectors",),
     "pyflink.datastream.connectors.file_system": ("kindling.datastream.connectors.file_system",),
     "pyflink.datastream.connectors.kafka": ("kindling.datastream.connectors.kafka",),
+    "pyflink.datastream.connectors.kinesis": ("kindling.datastream.connectors.kinesis",),
     "pyflink.datastream.connectors.number_seq": ("kindling.datastream.connectors.number_seq",),
     "pyflink.datastream.formats": ("kindling.datastream.formats",),
     "pyflink.datastream.formats.json": ("kindling.datastream.formats.json",),

@@ -14,7 +14,8 @@ ADVICE: dict[str, str] = {
     "pyflink.table": "kindling's Table API (kindling.table) or Flink SQL through t_env.execute_sql(...)",
     "pyflink.datastream.connectors.elasticsearch": "use kindling's SQL connectors (kindling.connectors)",
     "pyflink.datastream.connectors.pulsar": "kindling has no Pulsar connector; use Kafka (kindling.datastream.connectors.kafka)",
-    "pyflink.datastream.connectors.kinesis": "use kindling's SQL connectors (kindling.connectors)",
+    "pyflink.datastream.connectors.kinesis": "kindling's Kinesis DataStream API is FlinkKinesisConsumer (env.add_source) and "
+                                             "KinesisStreamsSink.builder(); the SQL connector is 'kinesis'",
     "pyflink.datastream.connectors.jdbc": "use kindling's SQL connectors (kindling.connectors)",
     "pyflink.datastream.connectors.kafka.FlinkKafka": "Flink 2 removed FlinkKafkaConsumer/FlinkKafkaProducer; use KafkaSource.builder() "
                                                      "and KafkaSink.builder()",

@@ -19,6 +19,7 @@ from kindling.datastream.functions import (
     KeySelector,
     MapFunction,
     ReduceFunction,
+    SourceFunction,
 )
 from kindling.datastream.joins import CoGroupFunction, IntervalJoin, JoinedStreams, JoinFunction, ProcessJoinFunction
 from kindling.datastream.process import Collector, KeyedProcessFunction, ProcessFunction
@@ -85,6 +86,8 @@ __all__ = [
     # PyFlink's pyflink.datastream names (issue 13)
     "CheckpointingMode", "CountWindow", "GlobalWindows", "RuntimeExecutionMode", "SessionWindowTimeGapExtractor",
     "StreamExecutionEnvironment", "TimeCharacteristic",
+    # legacy sources for env.add_source (FlinkKinesisConsumer)
+    "SourceFunction",
     # async I/O (PyFlink 2.2)
     "AsyncDataStream", "AsyncFunction",
 ]

@@ -52,6 +52,30 @@ class AggregateFunction(Generic[IN, ACC, OUT]):
         raise NotImplementedError
 
 
+class SourceFunction:
+    """PyFlink's legacy source interface, for ``env.add_source(source_function)``.
+
+    In PyFlink a SourceFunction wraps a Java one (a class name or a Java object). kindling runs no Java:
+    the SourceFunctions it can add are those it implements itself, which turn into its connectors'
+    sources (``FlinkKinesisConsumer`` into the Kinesis connector's). Any other is refused where it is
+    added, naming it and the FLIP-27 sources to use with ``from_source`` instead.
+    """
+
+    def __init__(self, source_func: Any = None) -> None:
+        self._source_func = source_func
+
+    def as_sources(self, event_time: bool = False) -> list[Any]:
+        """The kindling ``Source``s this function reads (one stream of records, unioned when several);
+        ``event_time``: the stream is given a watermark strategy (``assign_timestamps_and_watermarks``)."""
+        given = self._source_func
+        name = given if isinstance(given, str) else type(given if given is not None else self).__name__
+        raise TypeError(
+            f"add_source: SourceFunction {name!r} cannot run in kindling: a PyFlink SourceFunction is a Java class, and "
+            "kindling runs no Java (the SourceFunction it has is FlinkKinesisConsumer). Read with "
+            "env.from_source(source, watermark_strategy, source_name) and a FLIP-27 source instead: "
+            "KafkaSource.builder()...build(), FileSource..., NumberSequenceSource(start, end), or a connector's Source")
+
+
 def ship_by_value(function: Any) -> None:
     """Make the module defining a user function travel with it to Python workers.
 

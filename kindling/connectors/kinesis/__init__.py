@@ -9,6 +9,7 @@
 * ``alignment``: watermark synchronisation across shards and idle shards, at admission on the driver;
 * ``aggregation``: KPL-aggregated records de-aggregated into their user records, on the executors;
 * ``sink``: PutRecords batching, partial failures re-queued, at-least-once per micro-batch.
+* ``builder``: PyFlink's DataStream API (``FlinkKinesisConsumer``, ``KinesisStreamsSink.builder()``) as these options.
 """
 
 from __future__ import annotations
