@@ -164,24 +164,19 @@ def describe_failure(exc: BaseException, aws: AwsSettings, stream: str, context:
     return f"{context}: cannot describe stream {stream!r} at the {aws.describe()}: {name}: {exc}"
 
 
-class JsonApi:
-    """Kinesis's JSON 1.1 API called without botocore's response parser: requests signed with SigV4 (botocore's
-    signer, the credential provider's session) and sent over a pooled HTTP/1.1 client, answers read with
-    ``json.loads``. GetRecords goes this way: botocore's parser walks its shape model for every record and, on
-    a 10,000-record answer, costs more than the call (measured here: 0.36-0.40 s through boto3 against 0.23 s,
-    0.21 s of it the server). Errors are botocore's modelled exceptions (``client.exceptions``) and its
-    connection errors, so ``with_retries`` and ``describe_failure`` treat them as they treat boto3 calls."""
+class RequestSigner:
+    """SigV4-signed requests to Kinesis's JSON 1.1 API at an endpoint, with the credential provider's session
+    (its credentials renewed as they expire): what kindling sends without boto3 (GetRecords read with
+    ``json.loads``, SubscribeToShard over HTTP/2) is signed here, by botocore's signer."""
 
-    def __init__(self, aws: AwsSettings, client: Any, context: str) -> None:
-        self.url = client.meta.endpoint_url.rstrip("/") + "/"
-        self.region = client.meta.region_name or aws.region or "us-east-1"
+    def __init__(self, aws: AwsSettings, endpoint: str, context: str) -> None:
+        self.url = endpoint.rstrip("/") + "/"
+        self.region = aws.region or "us-east-1"
         self.verify = not aws.trust_all_certificates
-        self._credentials = aws_session(aws, context).get_credentials()  # renewed as they expire (STS providers)
-        self._exceptions = client.exceptions
-        self._http: Any = None
+        self._credentials = aws_session(aws, context).get_credentials()
 
     def signed(self, target: str, body: bytes) -> tuple[str, dict[str, str]]:
-        """The URL and SigV4-signed headers of a ``Kinesis_20131202.<target>`` request with ``body``."""
+        """The URL and signed headers of a ``Kinesis_20131202.<target>`` request with ``body``."""
         from botocore.auth import SigV4Auth
         from botocore.awsrequest import AWSRequest
 
@@ -190,16 +185,30 @@ class JsonApi:
         SigV4Auth(self._credentials.get_frozen_credentials(), "kinesis", self.region).add_auth(request)
         return self.url, dict(request.headers.items())
 
+
+class JsonApi:
+    """Kinesis's JSON 1.1 API called without botocore's response parser: requests signed by ``RequestSigner``
+    and sent over a pooled HTTP/1.1 client, answers read with ``json.loads``. GetRecords goes this way:
+    botocore's parser walks its shape model for every record and, on a 10,000-record answer, costs more than
+    the call (measured here: 0.36-0.40 s through boto3 against 0.23 s, 0.21 s of it the server). Errors are
+    botocore's modelled exceptions (``client.exceptions``) and its connection errors, so ``with_retries`` and
+    ``describe_failure`` treat them as they treat boto3 calls."""
+
+    def __init__(self, aws: AwsSettings, client: Any, context: str) -> None:
+        self.signer = RequestSigner(aws, client.meta.endpoint_url, context)
+        self._exceptions = client.exceptions
+        self._http: Any = None
+
     def call(self, operation: str, payload: dict) -> dict:
         """One request; the answer's JSON, or the error Kinesis returned raised as botocore raises it."""
         import httpx
         from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 
         if self._http is None:
-            self._http = httpx.Client(verify=self.verify, timeout=httpx.Timeout(60.0, connect=10.0),
+            self._http = httpx.Client(verify=self.signer.verify, timeout=httpx.Timeout(60.0, connect=10.0),
                                       limits=httpx.Limits(max_connections=64))
         body = json.dumps(payload).encode()
-        url, headers = self.signed(operation, body)
+        url, headers = self.signer.signed(operation, body)
         try:
             response = self._http.post(url, content=body, headers=headers)
         except httpx.TimeoutException as exc:

@@ -34,13 +34,12 @@ import threading
 import time
 from typing import Any, Optional
 
-from kindling.connectors.kinesis.aws import aws_session, error_code, kinesis_client
-from kindling.connectors.kinesis.options import AwsSettings, SourceConfig
+from kindling.connectors.kinesis.aws import RequestSigner, arrival_ms, error_code, kinesis_client
+from kindling.connectors.kinesis.options import SourceConfig
 from kindling.options import OptionError
 
 log = logging.getLogger("kindling.connectors.kinesis")
 
-SUBSCRIBE_TARGET = "Kinesis_20131202.SubscribeToShard"
 # Records a subscription holds before it stops reading until the driver takes them.
 MAX_HELD = 100_000
 _AFTER, _AT_TIMESTAMP = "AFTER:", "AT_TIMESTAMP:"
@@ -96,14 +95,8 @@ class SubscribeError(RuntimeError):
         self.code = code
 
 
-class Http2Signer:
+class Http2Signer(RequestSigner):
     """Signed HTTP/2 ``SubscribeToShard`` requests to the source's endpoint, with the source's credentials."""
-
-    def __init__(self, aws: AwsSettings, endpoint: str, context: str) -> None:
-        self.url = endpoint.rstrip("/") + "/"
-        self.region = aws.region or "us-east-1"
-        self._credentials = aws_session(aws, context).get_credentials()  # renewed as they expire (STS providers)
-        self.verify = not aws.trust_all_certificates
 
     def connection(self) -> Any:
         """An HTTP/2 client for one subscription: prior knowledge (h2c) on a plain http:// endpoint, ALPN on
@@ -114,13 +107,7 @@ class Http2Signer:
         return httpx.Client(http1=False, http2=True, verify=self.verify, timeout=httpx.Timeout(30.0, read=60.0))
 
     def request(self, body: bytes) -> tuple[str, dict[str, str]]:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-
-        request = AWSRequest(method="POST", url=self.url, data=body, headers={
-            "Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": SUBSCRIBE_TARGET})
-        SigV4Auth(self._credentials.get_frozen_credentials(), "kinesis", self.region).add_auth(request)
-        return self.url, dict(request.headers.items())
+        return self.signed("SubscribeToShard", body)
 
 
 def starting_position(position: str) -> dict[str, Any]:
@@ -223,7 +210,7 @@ class ShardSubscription:
         if headers.get(":event-type") != "SubscribeToShardEvent":
             return  # initial-response
         event = json.loads(message.payload)
-        records = [(r["SequenceNumber"], base64.b64decode(r["Data"]), int(float(r["ApproximateArrivalTimestamp"]) * 1000))
+        records = [(r["SequenceNumber"], base64.b64decode(r["Data"]), arrival_ms(r["ApproximateArrivalTimestamp"]))
                    for r in event.get("Records") or ()]
         self._delivered = True
         while len(self._records) > MAX_HELD and not self._closed.is_set():
