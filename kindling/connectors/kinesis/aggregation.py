@@ -53,7 +53,7 @@ from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kindling.connectors.kinesis.aws import kinesis_client, with_retries
+from kindling.connectors.kinesis.aws import kinesis_client, list_shards
 from kindling.connectors.kinesis.options import SourceConfig
 
 log = logging.getLogger("kindling.connectors.kinesis")
@@ -238,18 +238,9 @@ def shard_hash_range(config: SourceConfig, shard: str) -> HashRange:
             return known[shard]
         context = "kinesis source"
         try:
-            client = kinesis_client(config.aws, context)
-            listed: dict[str, HashRange] = {}
-            kwargs: dict = {"StreamName": config.stream}
-            while True:
-                response = with_retries(lambda kwargs=kwargs: client.list_shards(**kwargs), config.list_shards_retry, "ListShards")
-                for entry in response.get("Shards", ()):
-                    bounds = entry["HashKeyRange"]
-                    listed[entry["ShardId"]] = (int(bounds["StartingHashKey"]), int(bounds["EndingHashKey"]))
-                token = response.get("NextToken")
-                if not token:
-                    break
-                kwargs = {"NextToken": token}
+            listed: dict[str, HashRange] = {
+                entry["ShardId"]: (int(entry["HashKeyRange"]["StartingHashKey"]), int(entry["HashKeyRange"]["EndingHashKey"]))
+                for entry in list_shards(kinesis_client(config.aws, context), config.stream, config.list_shards_retry)}
         except Exception as exc:
             raise RuntimeError(f"{context}: cannot list the shards of stream {config.stream!r} at the {config.aws.describe()} "
                                f"for shard {shard}'s hash key range, which de-aggregating its KPL-aggregated records "

@@ -21,7 +21,7 @@ import json
 import os
 import random
 import time
-from typing import Any, Callable, Mapping, Optional, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar
 
 from kindling.connectors.kinesis.options import AwsSettings
 from kindling.options import OptionError
@@ -120,6 +120,18 @@ def kinesis_client(aws: AwsSettings, context: str, retries: int = 0) -> Any:
                     max_pool_connections=64)
     verify = False if aws.trust_all_certificates else None
     return session.client("kinesis", region_name=aws.region, endpoint_url=aws.endpoint, config=config, verify=verify)
+
+
+def list_shards(client: Any, stream: str, retry: tuple[int, int, int, float]) -> Iterator[dict]:
+    """Every shard ListShards returns for ``stream`` (all pages), each call retried as ``with_retries`` does."""
+    kwargs: dict[str, Any] = {"StreamName": stream}
+    while True:
+        response = with_retries(lambda kwargs=kwargs: client.list_shards(**kwargs), retry, "ListShards")
+        yield from response.get("Shards", ())
+        token = response.get("NextToken")
+        if not token:
+            return
+        kwargs = {"NextToken": token}
 
 
 def error_code(exc: BaseException) -> Optional[str]:

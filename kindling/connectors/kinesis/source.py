@@ -56,7 +56,7 @@ from kindling.connectors import watermark_use
 from kindling.connectors.base import EOS_COLUMN, TABLE_SCAN, with_eos
 from kindling.connectors.kinesis.aggregation import deaggregate_batch
 from kindling.connectors.kinesis.alignment import Record, ShardAligner, event_time_reader
-from kindling.connectors.kinesis.aws import JsonApi, describe_failure, get_records, kinesis_client, with_retries
+from kindling.connectors.kinesis.aws import JsonApi, describe_failure, get_records, kinesis_client, list_shards, with_retries
 from kindling.connectors.kinesis.efo import Http2Signer, ShardSubscription, consumer_arn
 from kindling.connectors.kinesis.options import SourceConfig, source_config
 from kindling.formats import ValueDecoder, value_columns
@@ -275,16 +275,8 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         config = self.config
         shards: dict[str, tuple[str, ...]] = {}
         try:
-            client = self._kinesis()
-            kwargs: dict[str, Any] = {"StreamName": config.stream}
-            while True:
-                response = with_retries(lambda kwargs=kwargs: client.list_shards(**kwargs), config.list_shards_retry, "ListShards")
-                for shard in response.get("Shards", ()):
-                    shards[shard["ShardId"]] = tuple(p for p in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId")) if p)
-                token = response.get("NextToken")
-                if not token:
-                    break
-                kwargs = {"NextToken": token}
+            for shard in list_shards(self._kinesis(), config.stream, config.list_shards_retry):
+                shards[shard["ShardId"]] = tuple(p for p in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId")) if p)
         except OptionError:
             raise
         except Exception as exc:
@@ -363,7 +355,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """With per-shard watermarks, how many buffered records of each shard this batch takes."""
         if self._aligner is None:
             return {}
-        finished = {s for s in readable if self._buffers[s].ended or self._done_for_available_now(s)}
+        finished = {s for s in readable if self._finished(self._buffers[s])}
         return self._aligner.admit({s: self._buffers[s].times for s in readable}, finished)
 
     def _has_new(self, readable: list[str], shards: dict[str, str]) -> bool:
@@ -378,11 +370,16 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return False
         return all(shards.get(parent, SHARD_END) == SHARD_END for parent in self._parents.get(shard, ()))
 
-    def _wanted(self, shards: list[str]) -> list[str]:
-        """Shards a fetch may add to: open, below the buffer limit, and not finished for Trigger.AvailableNow."""
+    def _wanted(self, shards: list[str], behind_only: bool = False) -> list[str]:
+        """Shards a fetch may add to: open, below the buffer limit, not finished for Trigger.AvailableNow (and,
+        with ``behind_only``, not caught up)."""
         buffers = [(s, self._buffers.get(s)) for s in shards]  # commit() drops the buffer of a finished shard
-        return [s for s, b in buffers if b is not None and not b.ended and len(b.records) < BUFFER_RECORDS
-                and not (self._available_now_ms is not None and b.caught_up)]
+        return [s for s, b in buffers if b is not None and not self._finished(b) and len(b.records) < BUFFER_RECORDS
+                and not (behind_only and b.caught_up)]
+
+    def _finished(self, buffer: _ShardBuffer) -> bool:
+        """Nothing more to fetch for now: the shard is closed, or caught up under Trigger.AvailableNow."""
+        return buffer.ended or (self._available_now_ms is not None and buffer.caught_up)
 
     def _poll(self, shards: list[str]) -> bool:
         """One GetRecords per due shard, in parallel (one thread per shard, as Flink's ShardConsumer);
@@ -413,9 +410,8 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         def run() -> None:
             try:
-                while not stop.is_set() and any(not self._buffers[s].caught_up for s in self._wanted(shards)):
-                    wanted = [s for s in self._wanted(shards) if not self._buffers[s].caught_up]
-                    if not self._poll(wanted):
+                while not stop.is_set() and (behind := self._wanted(shards, behind_only=True)):
+                    if not self._poll(behind):
                         stop.wait(interval)
             except Exception as exc:  # the next latestOffset polls again and raises what persists
                 log.debug("kinesis source: reading ahead stopped: %s", exc)
@@ -428,10 +424,6 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._ahead_stop.set()
             self._ahead.join()
             self._ahead = None
-
-    def _done_for_available_now(self, shard: str) -> bool:
-        buffer = self._buffers[shard]
-        return self._available_now_ms is not None and buffer.caught_up
 
     def _efo_consumer(self) -> str:
         if self._consumer is None:

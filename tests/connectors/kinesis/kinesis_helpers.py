@@ -101,7 +101,8 @@ class Collector:
         with self._lock:
             return [(batch_id, row) for batch_id in sorted(self.batches) for row in self.batches[batch_id]]
 
-    def _check(self) -> None:
+    def check(self) -> None:
+        """Raise the query's failure; restart it from its checkpoint after a transient one (see TRANSIENT)."""
         error = self.query.exception()
         if error is None:
             return
@@ -114,7 +115,7 @@ class Collector:
     def wait_for(self, count: int, timeout: float = 300, condition: Optional[Callable[[], bool]] = None) -> list:
         deadline = time.monotonic() + timeout
         while len(self.rows) < count:
-            self._check()
+            self.check()
             assert time.monotonic() < deadline, f"only {len(self.rows)} of {count} rows within {timeout} s"
             time.sleep(0.1)
         return [r for _, r in self.rows]
@@ -123,7 +124,7 @@ class Collector:
         """Until the first micro-batch (the start position is fixed by then)."""
         deadline = time.monotonic() + timeout
         while not self.query.recentProgress:
-            self._check()
+            self.check()
             assert time.monotonic() < deadline, "the query made no progress"
             time.sleep(0.1)
 

@@ -162,7 +162,7 @@ def test_efo_source_reads_every_record_once_across_renewed_subscriptions(spark, 
     producer = Producer(client, stream, first=len(placed), batch=10, pause=0.25)
     producer.start()
     try:
-        until(lambda: all(proxy.cut[s] >= RENEWALS for s in shards), proxy, collector._check, f"{RENEWALS} ended subscriptions of every shard")
+        until(lambda: all(proxy.cut[s] >= RENEWALS for s in shards), proxy, collector.check, f"{RENEWALS} ended subscriptions of every shard")
         placed += producer.stop()
     finally:
         producer.stop()
