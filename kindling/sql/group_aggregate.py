@@ -54,6 +54,7 @@ from kindling.sql.tokens import (
     next_significant,
     previous_significant,
     render,
+    significant,
     split_alias,
     split_top_level,
     tokenize,
@@ -72,6 +73,7 @@ ARGUMENT_PREFIX = INTERNAL_PREFIX + "agg_a"
 RESULT_PREFIX = INTERNAL_PREFIX + "agg_r"
 ARRIVAL = INTERNAL_PREFIX + "agg_arrival"
 _WINDOW_WORDS = ("TUMBLE", "HOP", "SESSION", "CUMULATE", "WINDOW_START", "WINDOW_END")
+_GROUPING_ANALYTICS = ("GROUPING", "ROLLUP", "CUBE")  # GROUPING SETS (...), ROLLUP (...), CUBE (...)
 _CLAUSES = ("WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")
 _RETRACTIONS = ("-U", "-D")
 
@@ -210,6 +212,8 @@ def find_group_aggregation(text: str, line: int, window: bool = False) -> Option
     group, having, select, distinct = parts.group, parts.having, parts.items, parts.distinct
     group_parts = [part for part in split_top_level(group)] if group is not None else []
     windowed = any(t.kind == WORD and t.upper in _WINDOW_WORDS for part in group_parts for t in part)
+    if any(t.kind == WORD and t.upper in _GROUPING_ANALYTICS for part in group_parts for t in significant(part)[:1]):
+        return None  # several groupings in one GROUP BY: Spark's own aggregation (a window's, or refused unbounded)
     if window:
         names = {_plain_name(part) for part in group_parts}
         if not {"window_start", "window_end"} <= {n.lower() for n in names if n} \

@@ -699,8 +699,8 @@ class SqlSession:
         if not updating:
             return
         shapes = (("Join ", "JOIN"), ("Window [", "OVER aggregation"), ("Union ", "UNION"), ("Intersect ", "INTERSECT"),
-                  ("Except ", "EXCEPT"), ("Aggregate [", "window aggregation"), ("Generate ", "table function"),
-                  ("Expand ", "GROUPING SETS"))
+                  ("Except ", "EXCEPT"), ("Expand ", "GROUPING SETS"), ("Aggregate [", "window aggregation"),
+                  ("Generate ", "table function"))
         shape = next((label for marker, label in shapes if marker in plan), "query")
         raise SqlError(f"{shape} over the updating table or view '{updating[0]}' is not supported: its rows carry updates and "
                        "deletes (-U/+U/-D), which this operator would read as insertions", line=line,

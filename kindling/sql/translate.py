@@ -271,6 +271,11 @@ class _Rewriter:
             values = [self.rewrite(a) for a in args]
             nulls = " OR ".join(f"({v}) IS NULL" for v in values)
             return f"CASE WHEN {nulls} THEN NULL ELSE {word.lower()}({', '.join(values)}) END", close_index + 1
+        if word in ("GROUPING", "GROUPING_ID") and args:
+            # Flink: a BIGINT bit vector over the arguments given (the first the highest bit); Spark's grouping_id takes
+            # every grouping column (the window's too) and its grouping() is a TINYINT of one column.
+            bits = [f"grouping({self.rewrite(a)}) * {1 << (len(args) - 1 - n)}" for n, a in enumerate(args)]
+            return f"CAST({' + '.join(bits)} AS BIGINT)", close_index + 1
         if word == "LISTAGG" and len(args) == 1:
             return f"listagg({self.rewrite(args[0])}, ',')", close_index + 1  # Flink's default separator
         if word in ("FIRST_VALUE", "LAST_VALUE") and len(args) == 1:

@@ -64,6 +64,10 @@ def test_only_aggregations_over_one_input_are_split():
     assert find_group_aggregation(window, 1) is None
     assert find_group_aggregation(window, 1, window=True).key_names == ["k", "window_start", "window_end"]
     assert find_group_aggregation("SELECT k, COUNT(*) FROM t GROUP BY k", 1, window=True) is None
+    # several groupings in one GROUP BY are Spark's aggregation (with a window) or refused over updating input
+    grouping_sets = window.replace("GROUP BY k,", "GROUP BY GROUPING SETS ((k), ()),")
+    assert find_group_aggregation(grouping_sets, 1, window=True) is None
+    assert find_group_aggregation("SELECT a, b, SUM(c) FROM t GROUP BY ROLLUP (a, b)", 1) is None
     projection = find_projection("SELECT k, v * 2 AS d FROM best b WHERE v > 5", 1)
     assert projection.over("cl") == "SELECT k, v * 2 AS d, `__kindling_rowkind` FROM cl AS b WHERE v > 5"
     assert find_projection("SELECT a.k FROM x a JOIN y b ON a.k = b.k", 1) is None

@@ -59,6 +59,9 @@ def test_functions_spark_spells_differently():
     assert translate_expression("CAST(CAST(x AS BIGINT) AS TIMESTAMP(3))", 1) == "CAST(CAST(x AS BIGINT) AS TIMESTAMP)"
     assert translate_expression("TRY_CAST(b AS BYTES)", 1) == "TRY_CAST(b AS BINARY)"
     assert translate_expression("ROW(a, b)", 1) == "struct(a, b)"
+    # Flink's GROUPING_ID is a bit vector over its own arguments; Spark's must name every grouping column
+    assert translate_expression("GROUPING_ID(a, b)", 1) == "CAST(grouping(a) * 2 + grouping(b) * 1 AS BIGINT)"
+    assert translate_expression("GROUPING(a)", 1) == "CAST(grouping(a) * 1 AS BIGINT)"
     assert translate_expression("REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2)", 1) == (
         "CASE WHEN (url) RLIKE ('(&|^)channel_id=([^&]*)') THEN regexp_extract(url, '(&|^)channel_id=([^&]*)', 2) END")
     assert translate_expression("REGEXP_EXTRACT(s, 'a+')", 1) == "CASE WHEN (s) RLIKE ('a+') THEN regexp_extract(s, 'a+', 0) END"

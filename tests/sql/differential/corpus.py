@@ -200,6 +200,15 @@ QUERIES = [
     Entry("win-rollup", Q + "window-agg.md",
           "SELECT window_start, window_end, customer, item, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' "
           "SECONDS)) GROUP BY window_start, window_end, ROLLUP (customer, item)"),
+    Entry("win-cube-stream", Q + "window-agg.md",
+          "SELECT window_start, window_end, customer, item, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' "
+          "SECONDS)) GROUP BY window_start, window_end, CUBE (customer, item)"),
+    Entry("win-grouping-id", Q + "window-agg.md",
+          "SELECT window_start, item, GROUPING(item) AS g, GROUPING_ID(customer, item) AS gid, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE "
+          "orders, DESCRIPTOR(ts), INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, GROUPING SETS ((customer, item), (item), ())"),
+    Entry("win-hop-grouping-sets", Q + "window-agg.md",
+          "SELECT window_start, window_end, customer, MAX(amount) AS m FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS, "
+          "INTERVAL '10' SECONDS)) GROUP BY window_start, window_end, GROUPING SETS ((customer), ())"),
     Entry("win-cascade", Q + "window-agg.md",
           "SELECT window_start, window_end, SUM(s) AS total FROM TABLE(TUMBLE(TABLE (SELECT window_start AS ws, window_time AS rowtime, "
           "SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) GROUP BY window_start, window_end, "
@@ -340,6 +349,7 @@ _CDC_QUERIES = [
     Entry("cdc-nested-group", CDC,
           "SELECT n, COUNT(*) AS customers FROM (SELECT customer, COUNT(*) AS n FROM order_changes GROUP BY customer) GROUP BY n"),
     Entry("cdc-distinct", CDC, "SELECT DISTINCT item FROM order_changes"),
+    Entry("cdc-rollup", CDC, "SELECT customer, item, SUM(amount) AS s, COUNT(*) AS n FROM order_changes GROUP BY ROLLUP (customer, item)"),
     Entry("cdc-top-1", Q + "topn.md", "SELECT customer, order_id, amount FROM (SELECT customer, order_id, amount, ROW_NUMBER() OVER "
           "(PARTITION BY customer ORDER BY amount DESC) AS rn FROM order_changes) WHERE rn = 1"),
     Entry("cdc-join", Q + "joins.md", "SELECT c.order_id, cu.city FROM order_changes c JOIN customers cu ON c.customer = cu.customer"),

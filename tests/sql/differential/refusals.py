@@ -15,6 +15,7 @@ REFUSED: dict[str, str] = {
     # Joins and set operations over a changelog (a CDC format's updating table): Flink retracts through them.
     'cdc-join': 'JOIN over an updating table',
     'cdc-union': 'UNION over an updating table',
+    'cdc-rollup': 'GROUPING SETS over an updating table',
     # Batch mode (Flink's batch execution over the same tables): what kindling still refuses there.
     'batch-match-recognize': 'MATCH_RECOGNIZE',
     'json-object': 'SELECT',
@@ -24,8 +25,6 @@ REFUSED: dict[str, str] = {
     'except': 'SELECT',
     'order-by-time': 'SELECT',
     'win-session': 'window TVF SESSION',
-    'win-grouping-sets': 'SELECT',
-    'win-rollup': 'SELECT',
     'over-rows': 'OVER aggregation',
     'over-range': 'OVER aggregation',
     'join-left': 'SELECT',
