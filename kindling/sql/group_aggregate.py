@@ -23,20 +23,12 @@ mini-batch), which leaves the same final rows as Flink's per-record updates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_DOWN, Decimal
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
-    ByteType,
     DataType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
     StringType,
     StructField,
     StructType,
@@ -44,6 +36,7 @@ from pyspark.sql.types import (
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.datastream.operator import Adapter
+from kindling.sql.accumulators import AggregateCall, empty, finisher, result_type, update
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import (
     QUOTED,
@@ -79,15 +72,6 @@ _RETRACTIONS = ("-U", "-D")
 
 if TYPE_CHECKING:
     from kindling.env import StreamEnvironment
-
-
-@dataclass
-class AggregateCall:
-    """One aggregate call of the query: its function, DISTINCT, and argument text (None for COUNT(*))."""
-
-    function: str
-    distinct: bool
-    argument: Optional[str]
 
 
 @dataclass
@@ -159,7 +143,7 @@ class _Select:
 
     @property
     def source(self) -> tuple[Optional[str], Optional[str], Optional[str]]:
-        return _source(self.from_tokens) or (None, None, None)
+        return single_from_item(self.from_tokens) or (None, None, None)
 
     @property
     def where_text(self) -> Optional[str]:
@@ -254,10 +238,11 @@ class Projection:
     select_text: str
     where: Optional[str]
 
-    def over(self, changelog_view: str) -> str:
-        """The projection over ``changelog_view``'s rows in place of its FROM item, keeping each row's kind."""
+    def over(self, changelog_view: str, row_kind: bool = True) -> str:
+        """The projection over ``changelog_view``'s rows in place of its FROM item, keeping each row's kind (unless
+        ``row_kind`` is False: the view's rows are all insertions)."""
         source = changelog_view + (f" AS {self.alias}" if self.alias else f" AS {self.source_name}" if self.source_name else "")
-        items = self.select_text if self.select_text == "*" else f"{self.select_text}, `{ROWKIND_COLUMN}`"
+        items = self.select_text if self.select_text == "*" or not row_kind else f"{self.select_text}, `{ROWKIND_COLUMN}`"
         return f"SELECT {items} FROM {source}" + (f" WHERE {self.where}" if self.where else "")
 
 
@@ -274,7 +259,7 @@ def find_projection(text: str, line: int) -> Optional[Projection]:
     return Projection(query, name, parts.from_line, alias, render(parts.select_tokens).strip(), parts.where_text)
 
 
-def _source(tokens: list[Token]) -> Optional[tuple[Optional[str], Optional[str], Optional[str]]]:
+def single_from_item(tokens: list[Token]) -> Optional[tuple[Optional[str], Optional[str], Optional[str]]]:
     """(subquery text, name, alias) of a single FROM item; None for a join, a list, or a table function."""
     sig = [t for t in tokens if not t.trivia]
     if not sig:
@@ -331,7 +316,7 @@ def _calls(tokens: list[Token]) -> list[tuple[int, int, int]]:
     return [(name, open_index, end) for name, open_index, _, end in function_calls(tokens, AGGREGATE_FUNCTIONS)]
 
 
-def _call(tokens: list[Token], name: int, open_index: int, end: int) -> AggregateCall:
+def aggregate_call(tokens: list[Token], name: int, open_index: int, end: int) -> AggregateCall:
     """The aggregate call at ``name``: DISTINCT, its argument, and a FILTER folded into the argument."""
     close = matching_paren(tokens, open_index)
     function = tokens[name].upper
@@ -367,7 +352,7 @@ def _over_results(text: str, keys: list[str], key_names: list[str], calls: list[
     out: list[str] = []
     position = 0
     for name, open_index, end in _calls(tokens):
-        call = _call(tokens, name, open_index, end)
+        call = aggregate_call(tokens, name, open_index, end)
         if call not in calls:
             calls.append(call)
         out.append(_keys_replaced(tokens[position:name], keys, key_names))
@@ -441,83 +426,6 @@ def _same(a: Token, b: Token) -> bool:
     return a.kind == b.kind and (a.upper if a.kind == WORD else a.text) == (b.upper if b.kind == WORD else b.text)
 
 
-# --- result types ---------------------------------------------------------------------------------
-
-_INTEGERS = (ByteType, ShortType, IntegerType, LongType)
-
-
-def result_type(call: AggregateCall, argument: DataType) -> DataType:
-    """Flink's result type of ``call`` over an argument of type ``argument``."""
-    if call.function == "COUNT":
-        return LongType()
-    if call.function in ("MIN", "MAX"):
-        return argument
-    if isinstance(argument, DecimalType):
-        return DecimalType(38, max(6, argument.scale) if call.function == "AVG" else argument.scale)
-    if isinstance(argument, _INTEGERS + (FloatType, DoubleType)):
-        return argument  # SUM and AVG keep the input type (AVG over integers truncates)
-    raise SqlError(f"{call.function} over a {argument.simpleString().upper()} argument is not supported", construct=call.function,
-                   hint="a numeric argument: TINYINT..BIGINT, FLOAT, DOUBLE or DECIMAL")
-
-
-def _finisher(call: AggregateCall, output: DataType) -> Callable[[Any], Any]:
-    """The function from an accumulator to the call's result."""
-    integral = isinstance(output, _INTEGERS)
-    scale = output.scale if isinstance(output, DecimalType) else None
-
-    def average(total: Any, count: int) -> Any:
-        if count == 0:
-            return None
-        if integral:
-            quotient = abs(total) // count  # Java's integer division truncates toward zero
-            return quotient if total >= 0 else -quotient
-        if scale is not None:
-            return (Decimal(total) / count).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_DOWN)
-        return total / count
-
-    if call.distinct and call.function in ("COUNT", "SUM", "AVG"):
-        if call.function == "COUNT":
-            return lambda values: len(values)
-        if call.function == "SUM":
-            return lambda values: sum(values) if values else None
-        return lambda values: average(sum(values), len(values)) if values else None
-    if call.function == "COUNT":
-        return lambda n: n
-    if call.function == "SUM":
-        return lambda acc: acc[0] if acc[1] else None
-    if call.function == "AVG":
-        return lambda acc: average(acc[0], acc[1])
-    if call.function == "MIN":
-        return lambda values: min(values) if values else None
-    return lambda values: max(values) if values else None
-
-
-def _empty(call: AggregateCall) -> Any:
-    if call.distinct or call.function in ("MIN", "MAX"):
-        return {}
-    if call.function == "COUNT":
-        return 0
-    return [0, 0]
-
-
-def _update(call: AggregateCall, acc: Any, value: Any, sign: int) -> Any:
-    """Accumulate (sign 1) or retract (sign -1) ``value``; nulls are ignored as by every SQL aggregate."""
-    if value is None:
-        return acc
-    if isinstance(acc, dict):  # value counts: MIN, MAX and DISTINCT
-        count = acc.get(value, 0) + sign
-        if count:
-            acc[value] = count
-        else:
-            del acc[value]
-        return acc
-    if isinstance(acc, int):
-        return acc + sign
-    acc[0] += value * sign
-    acc[1] += sign
-    return acc
-
-
 # --- the operator ---------------------------------------------------------------------------------
 
 class GroupAggregateFunction(Adapter):
@@ -545,7 +453,7 @@ class GroupAggregateFunction(Adapter):
         self._runner = runner
         self._state = state_handle(ValueStateDescriptor("aggregate"), lambda: runner.state)
         self._timers = TimerService(runner)
-        self._finish = [_finisher(c, t) for c, t in zip(self.calls, self.output_types)]
+        self._finish = [finisher(c, t) for c, t in zip(self.calls, self.output_types)]
         self._distinct_values = [c.distinct and c.function in ("COUNT", "SUM", "AVG") for c in self.calls]
         self._rows: list[tuple] = []
 
@@ -573,10 +481,10 @@ class GroupAggregateFunction(Adapter):
             if accumulators is None:
                 if sign < 0:
                     continue  # Flink ignores a retraction for a key without state
-                accumulators = [_empty(c) for c in calls]
+                accumulators = [empty(c) for c in calls]
             count += sign
             for n, call in enumerate(calls):
-                accumulators[n] = _update(call, accumulators[n], row[n], sign)
+                accumulators[n] = update(call, accumulators[n], row[n], sign)
         if accumulators is None:
             return []
         keys = self._keys()

@@ -51,6 +51,7 @@ from kindling.sql.group_aggregate import (
     output_name,
 )
 from kindling.sql.lookup_join import register_lookup_join
+from kindling.sql.over_aggregate import OverAggregation, find_over_aggregation, over_frame
 from kindling.sql.ranking import (
     TOP_N_FORM,
     RankPlan,
@@ -65,6 +66,7 @@ from kindling.sql.ranking import (
 from kindling.sql.result import BatchCollector, ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
 from kindling.sql.semi_join import SemiJoin, anti_join_frame, find_semi_join, semi_join_frame
+from kindling.sql.set_operation import find_set_operation
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
@@ -571,6 +573,11 @@ class SqlSession:
                stack: tuple[str, ...] = (), outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
         if self.batch:  # bounded tables as Spark batch frames: Spark runs the query as it stands, every result final
             return self._spark_frame(text, line, construct, registered, stack)
+        set_operation = find_set_operation(text, line)
+        if set_operation is not None:
+            union = self._frame(set_operation.union_text(), line, construct, registered, stack)[0]
+            columns = union.columns[:len(union.columns) - len(set_operation.operands)]
+            return self._frame(set_operation.aggregation_text(columns), line, construct, registered, stack, outermost)
         text = sort_limit_as_top_n(text, line) or text
         semi = find_semi_join(text, line)
         if semi is not None:
@@ -580,6 +587,9 @@ class SqlSession:
         top_n = find_top_n(text, line)
         if top_n is not None:
             return self._ranking_frame(top_n, construct, registered, stack, outermost)
+        over = find_over_aggregation(text, line)
+        if over is not None:
+            return self._over_frame(over, construct, registered, stack)
         aggregation = find_group_aggregation(text, line)
         window = find_group_aggregation(text, line, window=True) if aggregation is None else None
         if window is not None:
@@ -603,6 +613,12 @@ class SqlSession:
                 # over a Top-N's or a retracting aggregation's changelog: applied row by row, keeping the row kinds
                 return self._frame(projection.over(self._changelog_view(source, construct, registered)), line, construct,
                                    registered, stack)[0], source.flags
+            if projection is not None and source is not None and projection.source_query is not None \
+                    and find_over_aggregation(projection.source_query, projection.source_line) is not None:
+                # over an OVER aggregation's rows, which kindling's operator computed (Spark's text would not reach it)
+                view = f"__kindling_over_rows_{next(_VIEW_IDS)}"
+                source.df.createOrReplaceTempView(view)
+                return self._frame(projection.over(view, row_kind=False), line, construct, registered, stack)[0], source.flags
         df, (bounded, event_time) = self._spark_frame(text, line, construct, registered, stack)
         # Spark refuses DISTINCT aggregates other than COUNT on streams; kindling's retracting aggregation keeps value counts.
         distinct = aggregation is not None and any(c.distinct and c.function != "COUNT" for c in aggregation.calls)
@@ -832,6 +848,24 @@ class SqlSession:
         else:
             projected, flags = self._frame(aggregation.projection_text(None), line, construct, registered, stack)
         return self._aggregated(projected, aggregation, construct, registered, stack), flags
+
+    def _over_frame(self, over: OverAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
+                    stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
+        """An OVER aggregation: its input rows through the keyed OVER operator, then the SELECT list over its rows."""
+        projected, flags = self._frame(over.projection_text(), over.line, construct, registered, stack)
+        if ROWKIND_COLUMN in projected.columns:
+            raise SqlError("OVER aggregation over an updating table or view is not supported: its rows carry updates and "
+                           "deletes", line=over.line, construct="OVER aggregation over an updating table",
+                           hint="an OVER aggregation over an append-only table or view")
+        try:
+            rows = over_frame(self.env, projected, over)
+        except SqlError:
+            raise
+        except Exception as exc:
+            raise _spark_error(exc, over.line, construct) from None
+        view = f"__kindling_over_{next(_VIEW_IDS)}"
+        rows.createOrReplaceTempView(view)
+        return self._frame(over.result_text(view), over.line, construct, registered, stack)[0], flags
 
     def _processing_time_window_frame(self, window: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
                                       stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:

@@ -8,16 +8,8 @@ import pytest
 from pyspark.sql.types import DecimalType, DoubleType, IntegerType, LongType, StringType
 
 from kindling.sql import SqlError
-from kindling.sql.group_aggregate import (
-    RESULT_PREFIX,
-    AggregateCall,
-    _empty,
-    _finisher,
-    _update,
-    find_group_aggregation,
-    find_projection,
-    result_type,
-)
+from kindling.sql.accumulators import AggregateCall, empty, finisher, result_type, update
+from kindling.sql.group_aggregate import RESULT_PREFIX, find_group_aggregation, find_projection
 
 Q4 = """SELECT Q.category, AVG(Q.final)
 FROM (
@@ -94,10 +86,10 @@ def test_result_types_follow_flink():
 
 
 def _run(call: AggregateCall, output, changes):
-    acc = _empty(call)
+    acc = empty(call)
     for value, sign in changes:
-        acc = _update(call, acc, value, sign)
-    finish = _finisher(call, output)
+        acc = update(call, acc, value, sign)
+    finish = finisher(call, output)
     return finish(list(acc) if call.distinct and call.function != "MIN" else acc)
 
 

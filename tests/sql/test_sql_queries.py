@@ -266,6 +266,34 @@ def _collection(name: str, columns: str, rows: list, rows_per_batch: int = 1) ->
             f"'data' = '{json.dumps(rows)}')")
 
 
+def _applied(changes: list) -> list[tuple]:
+    """A retract changelog applied to a multiset (no row retracted before it was inserted)."""
+    counts: dict[tuple, int] = {}
+    for kind, row in changes:
+        counts[tuple(row)] = counts.get(tuple(row), 0) + (1 if kind in ("+I", "+U") else -1)
+        assert counts[tuple(row)] >= 0, changes
+    return sorted((row for row, n in counts.items() for _ in range(n)), key=repr)
+
+
+def test_intersect_and_except_over_streams_are_flinks_changelog(env):
+    """Set operations compare distinct rows, NULL equal to NULL. An EXCEPT row is inserted while the right side has not
+    produced it and deleted when it does (b: on the left a micro-batch before the right); INTERSECT rows only arrive."""
+    env.execute_sql(_collection("sl", "k STRING, v BIGINT", [["b", 2], ["a", 1], [None, 3], ["a", 4], ["c", 5], ["b", 60]], 2))
+    env.execute_sql(_collection("sr", "k STRING, w BIGINT", [["x", 0], ["a", 1], ["b", 2], ["b", 3], [None, 4]], 2))
+    changes = env.execute_sql("SELECT k FROM sl EXCEPT SELECT k FROM sr").collect_changelog(timeout=120)
+    assert [("+I", ("b",)), ("-D", ("b",))] == [(kind, tuple(row)) for kind, row in changes if tuple(row) == ("b",)], changes
+    assert _applied(changes) == [("c",)]
+    changes = env.execute_sql("SELECT k FROM sl INTERSECT (SELECT k FROM sr WHERE w > 0)").collect_changelog(timeout=120)
+    assert {kind for kind, _ in changes} <= {"+I", "-U", "+U"}, changes
+    assert _applied(changes) == [("a",), ("b",), (None,)]
+    for query, construct in (("SELECT k FROM sl INTERSECT ALL SELECT k FROM sr", "INTERSECT ALL"),
+                             ("SELECT k FROM sl EXCEPT SELECT k FROM sr ORDER BY k", "ORDER BY over a set operation"),
+                             ("SELECT k FROM sl UNION ALL (SELECT k FROM sl EXCEPT SELECT k FROM sr)", "UNION ALL")):
+        with pytest.raises(SqlError) as refused:
+            env.execute_sql(query)
+        assert refused.value.construct == construct
+
+
 def test_in_and_exists_subqueries_over_streams_are_flinks_semi_join(env):
     """A left row waits for its first match and is emitted once (insert-only), whichever side arrives first; a null key
     never matches; the rest of the WHERE still applies. NOT IN (an anti join) stays refused, pointing to batch mode."""

@@ -132,6 +132,15 @@ QUERIES = [
     Entry("union", Q + "set-ops.md", "SELECT customer FROM orders UNION SELECT customer FROM customers"),
     Entry("intersect", Q + "set-ops.md", "SELECT customer FROM orders INTERSECT SELECT customer FROM customers"),
     Entry("except", Q + "set-ops.md", "SELECT customer FROM customers EXCEPT SELECT customer FROM orders"),
+    Entry("intersect-nulls", Q + "set-ops.md",
+          "SELECT customer, item FROM orders WHERE order_id < 8 INTERSECT SELECT customer, item FROM orders WHERE order_id > 3"),
+    Entry("except-nulls", Q + "set-ops.md", "SELECT item FROM orders EXCEPT SELECT item FROM orders WHERE amount > 9"),
+    Entry("set-ops-chain", Q + "set-ops.md",
+          "SELECT customer FROM orders WHERE amount > 9 UNION SELECT customer FROM customers WHERE city = 'Rome' EXCEPT SELECT customer "
+          "FROM customers WHERE level = 1"),
+    Entry("intersect-nested", Q + "set-ops.md",
+          "SELECT customer FROM customers INTERSECT (SELECT customer FROM orders WHERE amount > 9 EXCEPT SELECT customer FROM orders "
+          "WHERE amount < 5)"),
     Entry("in-subquery", Q + "set-ops.md", "SELECT order_id FROM orders WHERE customer IN (SELECT customer FROM customers WHERE city = 'Berlin')"),
     Entry("exists-subquery", Q + "set-ops.md",
           "SELECT order_id FROM orders o WHERE EXISTS (SELECT * FROM shipments s WHERE s.order_id = o.order_id)"),
@@ -232,6 +241,24 @@ QUERIES = [
     Entry("over-range", Q + "over-agg.md",
           "SELECT order_id, COUNT(*) OVER (PARTITION BY item ORDER BY ts RANGE BETWEEN INTERVAL '10' SECOND PRECEDING AND CURRENT ROW) AS "
           "n FROM orders"),
+    Entry("over-window-clause", Q + "over-agg.md",
+          "SELECT order_id, AVG(amount) OVER w AS a, MAX(amount) OVER w AS m, COUNT(amount) OVER w AS c FROM orders "
+          "WINDOW w AS (PARTITION BY customer ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"),
+    Entry("over-default-frame", Q + "over-agg.md",
+          "SELECT order_id, SUM(amount) OVER (PARTITION BY customer ORDER BY ts) AS s FROM orders"),
+    Entry("over-range-peers", Q + "over-agg.md",
+          "SELECT order_id, COUNT(*) OVER (ORDER BY ts RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS n FROM orders"),
+    Entry("over-rows-ties", Q + "over-agg.md",
+          "SELECT order_id, SUM(amount) OVER (ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS s FROM orders"),
+    Entry("over-expression-where", Q + "over-agg.md",
+          "SELECT o.order_id, o.amount - MIN(o.amount) OVER (PARTITION BY o.item ORDER BY o.ts ROWS BETWEEN 1 PRECEDING AND CURRENT "
+          "ROW) AS d FROM orders o WHERE o.amount > 0"),
+    Entry("over-distinct", Q + "over-agg.md",
+          "SELECT order_id, COUNT(DISTINCT item) OVER (PARTITION BY customer ORDER BY ts RANGE BETWEEN INTERVAL '5' SECOND PRECEDING "
+          "AND CURRENT ROW) AS n FROM orders"),
+    Entry("over-in-subquery", Q + "over-agg.md",
+          "SELECT customer, s FROM (SELECT customer, SUM(amount) OVER (PARTITION BY customer ORDER BY ts ROWS BETWEEN 1 PRECEDING AND "
+          "CURRENT ROW) AS s FROM orders) WHERE s > 10"),
     # Top-N and deduplication
     Entry("topn", Q + "topn.md",
           "SELECT customer, order_id, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY amount DESC) AS rn FROM "

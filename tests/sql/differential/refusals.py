@@ -21,12 +21,8 @@ REFUSED: dict[str, str] = {
     'json-object': 'SELECT',
     'json-string': 'SELECT',
     # Constructs Spark cannot run on streams (recorded from the first full run, 2026-11-23):
-    'intersect': 'SELECT',
-    'except': 'SELECT',
     'order-by-time': 'SELECT',
     'win-session': 'window TVF SESSION',
-    'over-rows': 'OVER aggregation',
-    'over-range': 'OVER aggregation',
     'join-left': 'SELECT',
     'join-full': 'SELECT',
     'match-recognize': 'MATCH_RECOGNIZE',
