@@ -10,7 +10,7 @@
 from kindling.sql.result import TableResult
 from kindling.table.descriptors import FormatDescriptor, Schema, TableDescriptor
 from kindling.table.expressions import Expression
-from kindling.table.table import GroupedTable, GroupWindowedTable, Table, WindowGroupedTable
+from kindling.table.table import GroupedTable, GroupWindowedTable, OverWindowedTable, Table, WindowGroupedTable
 from kindling.table.table_environment import (
     EnvironmentSettings,
     StatementSet,
@@ -23,6 +23,7 @@ from kindling.table.udf import udf, udtf
 
 __all__ = [
     "DataType", "DataTypes", "EnvironmentSettings", "Expression", "FormatDescriptor", "GroupWindowedTable", "GroupedTable",
-    "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor", "TableEnvironment",
+    "OverWindowedTable", "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor",
+    "TableEnvironment",
     "TableResult", "WindowGroupedTable", "udf", "udtf",
 ]

@@ -192,6 +192,10 @@ class Expression:
                 return self._derive(f"{aggregate}DISTINCT {inner[len(aggregate):]}")
         return self._derive(f"DISTINCT {inner}")
 
+    def over(self, alias: Any) -> "Expression":
+        """This aggregate over an OVER window of ``over_window`` (``col('v').sum.over(col('w'))``)."""
+        return self._derive(f"{self.sql} OVER {_sql(alias)}")
+
     # --- predicates -------------------------------------------------------------------------
     @property
     def is_null(self) -> "Expression":
@@ -359,6 +363,27 @@ def lit(value: Any, data_type: Optional[DataType | str] = None) -> Expression:
     if data_type is not None:
         text = f"CAST({text} AS {data_type})"
     return Expression(text)  # a bare number, so that lit(5).seconds is INTERVAL '5' SECOND
+
+
+class FrameBound(Expression):
+    """An OVER window's bound (``UNBOUNDED_RANGE``, ``row_interval(2)``, ``CURRENT_ROW``), written as a frame clause."""
+
+    def __init__(self, sql: str, rows: Optional[bool]) -> None:
+        super().__init__(sql)
+        self.rows = rows  # ROWS or RANGE; None: the current row, of either
+
+
+UNBOUNDED_ROW = FrameBound("UNBOUNDED", rows=True)
+UNBOUNDED_RANGE = FrameBound("UNBOUNDED", rows=False)
+CURRENT_ROW = FrameBound("CURRENT ROW", rows=None)
+CURRENT_RANGE = FrameBound("CURRENT ROW", rows=None)
+
+
+def row_interval(rows: int) -> FrameBound:
+    """An OVER window reaching ``rows`` rows back (``.preceding(row_interval(2))``)."""
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+        raise ValueError(f"row_interval takes a number of rows (0 or more), got {rows!r}")
+    return FrameBound(str(rows), rows=True)
 
 
 def call_sql(sql_expression: str) -> Expression:

@@ -18,7 +18,7 @@ import itertools
 from typing import TYPE_CHECKING, Any, Optional
 
 from kindling.table.expressions import WINDOW_PROPERTY, Expression, _quote, col, function_name
-from kindling.table.window import GroupWindow
+from kindling.table.window import GroupWindow, OverWindow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -215,8 +215,14 @@ class Table:
 
     def window(self, window: GroupWindow) -> "GroupWindowedTable":
         if not isinstance(window, GroupWindow):
-            raise TypeError("window() takes Tumble/Slide/Session ... .alias('w'); OVER windows (over_window) are not supported")
+            raise TypeError("window() takes Tumble/Slide/Session ... .alias('w'); an Over window goes to over_window(...)")
         return GroupWindowedTable(self, window)
+
+    def over_window(self, *over_windows: OverWindow) -> "OverWindowedTable":
+        """OVER windows over this table's rows, for aggregates in ``select`` (``col('v').sum.over(col('w'))``)."""
+        if not over_windows or not all(isinstance(w, OverWindow) for w in over_windows):
+            raise TypeError("over_window() takes Over...alias('w') windows")
+        return OverWindowedTable(self, over_windows)
 
     def order_by(self, *fields: Any) -> "Table":
         text, functions = _fields(fields)
@@ -292,3 +298,15 @@ class WindowGroupedTable:
         if WINDOW_PROPERTY.split("{")[0] in text:
             raise ValueError(f"a window property of a window other than '{window.alias_name}' is selected")
         return self._table._derive(f"SELECT {text} FROM {self._table._name} GROUP BY {keys}", key_functions, functions)
+
+
+class OverWindowedTable:
+    """A table with OVER windows (``table.over_window(Over...alias('w'))``), whose ``select`` aggregates over them."""
+
+    def __init__(self, table: Table, windows: tuple[OverWindow, ...]) -> None:
+        self._table, self._windows = table, windows
+
+    def select(self, *fields: Any) -> Table:
+        text, functions = _fields(fields, named=True)
+        clauses = ", ".join(w.clause_sql() for w in self._windows)
+        return self._table._derive(f"SELECT {text} FROM {self._table._name} WINDOW {clauses}", functions)

@@ -1,4 +1,5 @@
-"""Group windows of the Table API (``Tumble``, ``Slide``, ``Session``), as Flink SQL's group window functions.
+"""Group windows of the Table API (``Tumble``, ``Slide``, ``Session``), as Flink SQL's group window functions, and
+OVER windows (``Over``), as a ``WINDOW w AS (...)`` clause.
 
 ``table.window(Tumble.over(lit(5).seconds).on(col('ts')).alias('w')).group_by(col('k'), col('w'))`` groups
 by ``TUMBLE(ts, INTERVAL '5' SECOND)``, and ``col('w').start`` / ``.end`` / ``.rowtime`` select
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from kindling.table.expressions import WINDOW_PROPERTY, Expression, _sql
+from kindling.table.expressions import UNBOUNDED_RANGE, WINDOW_PROPERTY, Expression, FrameBound, _sql
 
 
 class GroupWindow:
@@ -88,3 +89,69 @@ class Session:
     @staticmethod
     def with_gap(gap: Any) -> _Builder:
         return _Builder("SESSION", [_sql(gap)])
+
+
+class OverWindow:
+    """An OVER window (``Over.partition_by(col('k')).order_by(col('ts')).preceding(row_interval(2)).alias('w')``)."""
+
+    def __init__(self, partition: list[str], order: str, preceding: Any, following: Any, alias: str) -> None:
+        self.partition, self.order, self.alias_name = partition, order, alias
+        self.preceding, self.following = preceding, following
+
+    def clause_sql(self) -> str:
+        """``w AS (PARTITION BY .. ORDER BY .. ROWS|RANGE BETWEEN .. PRECEDING AND CURRENT ROW)`` for a WINDOW clause."""
+        if self.following is not None and not (isinstance(self.following, FrameBound) and self.following.rows is None):
+            raise ValueError(f"OVER window '{self.alias_name}': following() takes CURRENT_ROW or CURRENT_RANGE on a stream")
+        preceding = self.preceding
+        if isinstance(preceding, FrameBound):
+            if preceding.rows is None:
+                raise ValueError(f"OVER window '{self.alias_name}': preceding() takes UNBOUNDED_ROW, UNBOUNDED_RANGE, "
+                                 "row_interval(n) or a time interval such as lit(10).seconds")
+            frame = f"{'ROWS' if preceding.rows else 'RANGE'} BETWEEN {preceding.sql} PRECEDING AND CURRENT ROW"
+        else:
+            frame = f"RANGE BETWEEN {_sql(preceding)} PRECEDING AND CURRENT ROW"
+        partition = f"PARTITION BY {', '.join(self.partition)} " if self.partition else ""
+        return f"`{self.alias_name}` AS ({partition}ORDER BY {self.order} {frame})"
+
+
+class _OverOrdered:
+    def __init__(self, partition: list[str], order: str) -> None:
+        self._partition, self._order = partition, order
+        self._preceding: Any = UNBOUNDED_RANGE
+        self._following: Any = None
+
+    def preceding(self, preceding: Any) -> "_OverOrdered":
+        self._preceding = preceding
+        return self
+
+    def following(self, following: Any) -> "_OverOrdered":
+        self._following = following
+        return self
+
+    def alias(self, alias: str) -> OverWindow:
+        return OverWindow(self._partition, self._order, self._preceding, self._following, alias)
+
+
+class _OverPartitioned:
+    def __init__(self, partition: list[str]) -> None:
+        self._partition = partition
+
+    def order_by(self, order_by: Any) -> _OverOrdered:
+        return _OverOrdered(self._partition, _sql(order_by))
+
+
+class Over:
+    """OVER windows for ``table.over_window(...)``: ordered by a time attribute, optionally partitioned.
+
+    >>> from kindling.table.expressions import col, row_interval
+    >>> Over.partition_by(col("k")).order_by(col("ts")).preceding(row_interval(2)).alias("w").clause_sql()
+    '`w` AS (PARTITION BY `k` ORDER BY `ts` ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)'
+    """
+
+    @staticmethod
+    def order_by(order_by: Any) -> _OverOrdered:
+        return _OverOrdered([], _sql(order_by))
+
+    @staticmethod
+    def partition_by(*partition_by: Any) -> _OverPartitioned:
+        return _OverPartitioned([_sql(p) for p in partition_by])

@@ -27,6 +27,7 @@ RUNNABLE = {
     "windowing/tumble_window.py": "exact",
     "windowing/session_window.py": "exact",
     "windowing/sliding_window.py": "float32",
+    "windowing/over_window.py": "exact",
     "mixing_use_of_datastream_and_table.py": "shape",
     "pandas/conversion_from_dataframe.py": "shape",
     "word_count.py": "final",
@@ -34,10 +35,8 @@ RUNNABLE = {
 }
 
 NOT_RUNNABLE = {
-    "basic_operations.py": "fails in PyFlink 2.3 itself (AttributeError in its Python worker); it also uses OVER windows, "
-                           "which kindling's Table API does not have",
+    "basic_operations.py": "fails in PyFlink 2.3 itself (AttributeError in its Python worker): no output to compare",
     "streaming_word_count.py": "unbounded random datagen input: runs, but has no output to compare",
-    "windowing/over_window.py": "OVER windows (over_window) are not supported",
     "pandas/pandas_udaf.py": "pandas UDAFs (udaf) are not supported",
 }
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kindling.table import DataTypes, Schema, StreamTableEnvironment, TableDescriptor, udf
-from kindling.table.expressions import call_sql, col, lit
-from kindling.table.window import Slide, Tumble
+from kindling.table.expressions import call_sql, col, lit, row_interval
+from kindling.table.window import Over, Slide, Tumble
 
 pytestmark = pytest.mark.integration
 
@@ -68,6 +68,13 @@ def test_group_windows_give_the_sql_group_window_result(t_env, tmp_path):
     slid = (orders.window(Slide.over(lit(10).seconds).every(lit(5).seconds).on(col("ts")).alias("w")).group_by(col("w"))
             .select(col("w").end.alias("e"), col("amount").sum.alias("total")))
     assert [t for _, t in _rows(slid)] == [10, 14, 5, 1]
+    # OVER windows: the Table API's over_window is the SQL WINDOW clause, on the same operator
+    over = (orders.over_window(Over.partition_by(col("fruit")).order_by(col("ts")).preceding(row_interval(1)).alias("w"))
+            .select(col("id"), col("amount").sum.over(col("w")).alias("s"), col("amount").max.over(col("w")).alias("m")))
+    got = _rows(over)
+    assert got == _rows(t_env.sql_query("SELECT id, SUM(amount) OVER w AS s, MAX(amount) OVER w AS m FROM orders "
+                                        "WINDOW w AS (PARTITION BY fruit ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"))
+    assert [r for r in got if r[0] in (1, 3, 4)] == [(1, 3, 3), (3, 7, 4), (4, 1, 1)]
 
 
 def test_statement_sets_and_descriptors(t_env, tmp_path):
