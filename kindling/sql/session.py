@@ -68,6 +68,7 @@ from kindling.sql.rounding import with_flink_rounding
 from kindling.sql.semi_join import SemiJoin, anti_join_frame, find_semi_join, semi_join_frame
 from kindling.sql.set_operation import find_set_operation
 from kindling.sql.statements import Statement, split_statements
+from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
 from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
 
@@ -579,6 +580,14 @@ class SqlSession:
             columns = union.columns[:len(union.columns) - len(set_operation.operands)]
             return self._frame(set_operation.aggregation_text(columns), line, construct, registered, stack, outermost)
         text = sort_limit_as_top_n(text, line) or text
+        sort = find_temporal_sort(text, line)
+        if sort is not None:
+            keyed, flags = self._frame(sort.keyed_text, line, construct, registered, stack)
+            if ROWKIND_COLUMN in keyed.columns:
+                raise SqlError("ORDER BY over an updating result is not supported on streams", line=line,
+                               construct="ORDER BY over an updating table", hint="ORDER BY the event-time attribute of "
+                               "an append-only query, or ORDER BY .. LIMIT n (a Top-N)")
+            return sort_frame(self.env, keyed, sort), flags
         semi = find_semi_join(text, line)
         if semi is not None:
             framed = self._semi_join_frame(semi, construct, registered, stack)

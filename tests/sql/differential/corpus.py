@@ -156,6 +156,9 @@ QUERIES = [
           "SELECT c.customer, UPPER(c.city) AS city FROM customers c WHERE c.level >= 1 AND NOT EXISTS (SELECT 1 FROM orders o "
           "WHERE o.customer = c.customer AND o.amount > 10)"),
     Entry("order-by-time", Q + "orderby.md", "SELECT order_id, ts FROM orders ORDER BY ts"),
+    Entry("order-by-time-keys", Q + "orderby.md",
+          "SELECT order_id, customer, ts FROM orders WHERE amount > 0 ORDER BY ts, order_id DESC"),
+    Entry("order-by-time-hidden", Q + "orderby.md", "SELECT order_id, amount * 2 AS a2 FROM orders ORDER BY ts"),
     Entry("limit", Q + "limit.md", "SELECT order_id FROM orders ORDER BY ts LIMIT 3"),
     Entry("limit-star-desc", Q + "limit.md", "SELECT * FROM orders ORDER BY amount DESC, order_id LIMIT 2"),
     Entry("limit-alias-where", Q + "limit.md",
