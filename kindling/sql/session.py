@@ -66,6 +66,7 @@ from kindling.sql.ranking import (
 from kindling.sql.result import BatchCollector, ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
 from kindling.sql.semi_join import SemiJoin, anti_join_frame, find_semi_join, semi_join_frame
+from kindling.sql.session_tvf import rewrite_session_tvfs
 from kindling.sql.set_operation import find_set_operation
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
@@ -572,6 +573,7 @@ class SqlSession:
 
     def _frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                stack: tuple[str, ...] = (), outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
+        text = rewrite_session_tvfs(text, line) or text
         if self.batch:  # bounded tables as Spark batch frames: Spark runs the query as it stands, every result final
             return self._spark_frame(text, line, construct, registered, stack)
         set_operation = find_set_operation(text, line)

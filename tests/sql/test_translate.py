@@ -294,3 +294,17 @@ def test_user_functions_spark_knows_under_another_name_are_called_by_it():
     renamed = {"upper": "__kindling_fn_upper"}
     out = translate_query("SELECT upper(name), UPPER(x), t.upper, upper FROM t", 1, lambda: "v", functions=renamed).text
     assert out == "SELECT __kindling_fn_upper(name), __kindling_fn_upper(x), t.upper, upper FROM t"
+
+
+def test_session_tvf_aggregations_become_the_session_group_window():
+    from kindling.sql.session_tvf import rewrite_session_tvfs
+
+    text = ("SELECT window_start, window_end, k, SUM(v) AS s FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), "
+            "INTERVAL '3' SECOND)) GROUP BY window_start, window_end, k")
+    assert rewrite_session_tvfs(text, 1).split() == (
+        "SELECT SESSION_START(ts, INTERVAL '3' SECOND) AS window_start, SESSION_END(ts, INTERVAL '3' SECOND) AS window_end, k, "
+        "SUM(v) AS s FROM t GROUP BY SESSION(ts, INTERVAL '3' SECOND), k").split()
+    nested = f"SELECT MAX(s) FROM ({text.replace(' PARTITION BY k', '').replace(', k', '')}) x"
+    assert "FROM (SELECT SESSION_START(ts, INTERVAL '3' SECOND) AS window_start" in rewrite_session_tvfs(nested, 1)
+    assert "GROUP BY SESSION(ts, INTERVAL '3' SECOND), ts IS NOT NULL" in rewrite_session_tvfs(nested, 1)
+    assert rewrite_session_tvfs("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND))", 1) is None

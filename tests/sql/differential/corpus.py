@@ -203,6 +203,12 @@ QUERIES = [
     Entry("win-session", Q + "window-agg.md",
           "SELECT window_start, window_end, SUM(amount) AS s FROM TABLE(SESSION(TABLE orders PARTITION BY customer, DESCRIPTOR(ts), "
           "INTERVAL '3' SECONDS)) GROUP BY window_start, window_end, customer"),
+    Entry("win-session-global", Q + "window-agg.md",
+          "SELECT window_start, window_end, COUNT(*) AS n, SUM(amount) AS s FROM TABLE(SESSION(TABLE orders, DESCRIPTOR(ts), "
+          "INTERVAL '2' SECONDS)) GROUP BY window_start, window_end"),
+    Entry("win-session-time", Q + "window-agg.md",
+          "SELECT customer, window_start, window_end, MAX(amount) AS m FROM TABLE(SESSION(TABLE orders PARTITION BY "
+          "customer, DESCRIPTOR(ts), INTERVAL '5' SECONDS)) WHERE amount > 0 GROUP BY customer, window_start, window_end"),
     Entry("win-tumble-keyed", Q + "window-agg.md",
           "SELECT window_start, customer, COUNT(*) AS n, MAX(amount) AS m FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' "
           "SECONDS)) GROUP BY window_start, window_end, customer"),
