@@ -51,6 +51,7 @@ from kindling.sql.group_aggregate import (
     output_name,
 )
 from kindling.sql.lookup_join import register_lookup_join
+from kindling.sql.outer_join import OuterJoin, find_outer_join, outer_join_frame
 from kindling.sql.over_aggregate import OverAggregation, find_over_aggregation, over_frame
 from kindling.sql.ranking import (
     TOP_N_FORM,
@@ -601,6 +602,11 @@ class SqlSession:
         over = find_over_aggregation(text, line)
         if over is not None:
             return self._over_frame(over, construct, registered, stack)
+        outer_join = find_outer_join(text, line)
+        if outer_join is not None:
+            framed = self._outer_join_frame(outer_join, construct, registered, stack)
+            if framed is not None:
+                return framed
         aggregation = find_group_aggregation(text, line)
         window = find_group_aggregation(text, line, window=True) if aggregation is None else None
         if window is not None:
@@ -859,6 +865,25 @@ class SqlSession:
         else:
             projected, flags = self._frame(aggregation.projection_text(None), line, construct, registered, stack)
         return self._aggregated(projected, aggregation, construct, registered, stack), flags
+
+    def _outer_join_frame(self, join: OuterJoin, construct: str, registered: dict[str, tuple[bool, bool]],
+                          stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
+        """A regular outer join: both sides keyed by the join key through the outer join operator, then the SELECT list
+        and WHERE over its changelog; None when a side is not a stream (Spark's stream-static join runs it)."""
+        left, left_flags = self._frame(join.left_text, join.line, construct, registered, stack)
+        right, right_flags = self._frame(join.right_text, join.line, construct, registered, stack)
+        if not (left.isStreaming and right.isStreaming):
+            return None
+        try:
+            rows, left_columns, right_columns = outer_join_frame(self.env, left, right, join)
+        except SqlError:
+            raise
+        except Exception as exc:
+            raise _spark_error(exc, join.line, construct) from None
+        view = f"__kindling_outer_join_{next(_VIEW_IDS)}"
+        rows.createOrReplaceTempView(view)
+        flags = (left_flags[0] and right_flags[0], left_flags[1] or right_flags[1])
+        return self._frame(join.outer_text(view, left_columns, right_columns), join.line, construct, registered, stack)[0], flags
 
     def _over_frame(self, over: OverAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
                     stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:

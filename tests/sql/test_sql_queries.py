@@ -294,6 +294,21 @@ def test_intersect_and_except_over_streams_are_flinks_changelog(env):
         assert refused.value.construct == construct
 
 
+def test_outer_joins_over_streams_pad_then_retract_as_flinks_join(env):
+    """A row with no match yet leaves padded with NULLs and is retracted (-D) when its key's first match arrives; a FULL
+    join does so for both sides; a NULL key never matches. One row of each side per micro-batch."""
+    env.execute_sql(_collection("jl", "k STRING, v BIGINT", [["a", 1], ["b", 2], [None, 3]]))
+    env.execute_sql(_collection("jr", "k STRING, w BIGINT", [["b", 20], ["c", 30], ["a", 10]]))
+    left = env.execute_sql("SELECT l.k, v, r.w FROM jl l LEFT JOIN jr r ON l.k = r.k").collect_changelog(timeout=120)
+    assert sorted(((kind, tuple(row)) for kind, row in left), key=repr) == sorted([
+        ("+I", ("a", 1, None)), ("+I", ("b", 2, 20)), ("+I", (None, 3, None)), ("-D", ("a", 1, None)), ("+I", ("a", 1, 10))], key=repr)
+    assert [(kind, tuple(row)) for kind, row in left if row[0] == "a"] == [("+I", ("a", 1, None)), ("-D", ("a", 1, None)),
+                                                                           ("+I", ("a", 1, 10))]
+    full = env.execute_sql("SELECT l.v, r.k AS rk, r.w FROM jl l FULL JOIN jr r ON l.k = r.k").collect_changelog(timeout=120)
+    assert ("-D", (None, "b", 20)) in [(kind, tuple(row)) for kind, row in full], full
+    assert _applied(full) == sorted([(1, "a", 10), (2, "b", 20), (3, None, None), (None, "c", 30)], key=repr)
+
+
 def test_in_and_exists_subqueries_over_streams_are_flinks_semi_join(env):
     """A left row waits for its first match and is emitted once (insert-only), whichever side arrives first; a null key
     never matches; the rest of the WHERE still applies. NOT IN (an anti join) stays refused, pointing to batch mode."""

@@ -290,6 +290,14 @@ QUERIES = [
     Entry("join-inner", Q + "joins.md", "SELECT o.order_id, c.city FROM orders o JOIN customers c ON o.customer = c.customer"),
     Entry("join-left", Q + "joins.md", "SELECT o.order_id, c.city FROM orders o LEFT JOIN customers c ON o.customer = c.customer"),
     Entry("join-full", Q + "joins.md", "SELECT o.order_id, c.customer FROM orders o FULL OUTER JOIN customers c ON o.customer = c.customer"),
+    Entry("join-right-customers", Q + "joins.md", "SELECT c.customer, o.order_id FROM orders o RIGHT JOIN customers c ON o.customer = c.customer"),
+    Entry("join-left-where", Q + "joins.md",
+          "SELECT o.order_id, c.city FROM orders o LEFT JOIN customers c ON o.customer = c.customer WHERE c.city IS NULL"),
+    Entry("join-left-duplicates", Q + "joins.md",
+          "SELECT s.ship_id, o.order_id, o.amount FROM shipments s LEFT OUTER JOIN orders o ON s.order_id = o.order_id"),
+    Entry("join-full-two-keys", Q + "joins.md",
+          "SELECT o.order_id, c.customer, UPPER(c.city) AS city FROM orders o FULL JOIN customers c ON o.customer = c.customer AND "
+          "o.amount = c.level"),
     Entry("join-interval", Q + "joins.md",
           "SELECT o.order_id, s.ship_id FROM orders o, shipments s WHERE o.order_id = s.order_id AND s.ship_ts BETWEEN o.ts AND o.ts + "
           "INTERVAL '5' SECOND"),

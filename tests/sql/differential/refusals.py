@@ -21,8 +21,6 @@ REFUSED: dict[str, str] = {
     'json-object': 'SELECT',
     'json-string': 'SELECT',
     # Constructs Spark cannot run on streams (recorded from the first full run, 2026-11-23):
-    'join-left': 'SELECT',
-    'join-full': 'SELECT',
     'match-recognize': 'MATCH_RECOGNIZE',
     'typeof': 'TYPEOF',
 }

@@ -1,0 +1,281 @@
+"""Flink's regular LEFT, RIGHT and FULL OUTER JOIN on streams, with its retractions.
+
+Spark's stream-stream outer joins need watermarks and a time bound; Flink's regular join keeps both inputs for ever
+and sends a changelog: a left row with no match yet leaves padded with NULLs (``+I``), and when its key's first right
+row arrives that row is retracted (``-D``) and the joined rows inserted (``+I``); a FULL join does the same for right
+rows. A NULL key never matches, so its rows leave padded and stay.
+
+Handled: ``SELECT .. FROM a [AS] x {LEFT|RIGHT|FULL} [OUTER] JOIN b [AS] y ON x.k = y.k [AND ..] [WHERE ..]``, two
+single FROM items (tables, views or subqueries) over append-only inputs, joined on equalities between a column
+expression of each side (every ON condition such an equality); the SELECT list and WHERE apply to the joined
+changelog row by row. The keyed operator (:mod:`kindling.sql.keyed`) keeps both sides' rows per join key. Other
+shapes are left to Spark, which refuses them on streams.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+from typing import TYPE_CHECKING, Any, Optional
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+from kindling.datastream.operator import Adapter
+from kindling.sql.errors import SqlError
+from kindling.sql.group_aggregate import output_name, single_from_item
+from kindling.sql.tokens import (
+    QUOTED,
+    WORD,
+    Token,
+    next_significant,
+    previous_significant,
+    render,
+    significant,
+    split_alias,
+    split_conjuncts,
+    split_top_level,
+    tokenize,
+    top_level_clauses,
+    with_depth,
+)
+
+if TYPE_CHECKING:
+    from kindling.env import StreamEnvironment
+
+KEY_PREFIX = INTERNAL_PREFIX + "oj_k"
+LEFT_PREFIX = INTERNAL_PREFIX + "oj_l_"
+RIGHT_PREFIX = INTERNAL_PREFIX + "oj_r_"
+SIDE = INTERNAL_PREFIX + "oj_side"
+_OTHER_CLAUSES = ("GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "FETCH", "UNION", "INTERSECT", "EXCEPT", "WINDOW", "QUALIFY")
+
+
+@dataclass
+class OuterJoin:
+    """An outer join query split into its two sides (with their join keys) and the query over the joined rows."""
+
+    kind: str  # LEFT, RIGHT or FULL
+    left_text: str  # SELECT *, <left key> AS k0, .. FROM <left item>
+    right_text: str
+    left_qualifier: str
+    right_qualifier: str
+    key_count: int
+    select_tokens: list[Token]
+    where_tokens: Optional[list[Token]]
+    line: int
+
+    def outer_text(self, view: str, left: list[str], right: list[str]) -> str:
+        """The SELECT list and WHERE over ``view``'s joined rows (columns ``left``/``right`` under the side prefixes)."""
+        select = _select_list(self, left, right)
+        where = f" WHERE {_renamed(self.where_tokens, self, left, right)}" if self.where_tokens else ""
+        return f"SELECT {select}, `{ROWKIND_COLUMN}` FROM {view}{where}"
+
+
+def find_outer_join(text: str, line: int) -> Optional[OuterJoin]:
+    """``text`` as an outer join of the handled shape; None for any other query."""
+    tokens = tokenize(text, line)
+    top, positions = top_level_clauses(tokens, ("FROM", "WHERE", *_OTHER_CLAUSES))
+    if not top or not top[0][1].is_word("SELECT") or "FROM" not in positions or any(c in positions for c in _OTHER_CLAUSES):
+        return None
+    from_at = positions["FROM"]
+    where_at = positions.get("WHERE", len(tokens))
+    top_from = [(i, t) for i, t in top if from_at < i < where_at]
+    joins = [k for k, (_, t) in enumerate(top_from) if t.is_word("JOIN")]
+    if len(joins) != 1:
+        return None
+    k = joins[0]
+    words = [t.upper for _, t in top_from[max(0, k - 2):k]]
+    kind = next((w for w in ("LEFT", "RIGHT", "FULL") if w in words), None)
+    if kind is None:
+        return None
+    first_kind = top_from[k - len(words) + words.index(kind)][0]
+    on = next((i for i, t in top_from[k + 1:] if t.is_word("ON")), None)
+    if on is None:
+        return None
+    left_item = single_from_item(tokens[from_at + 1:first_kind])
+    right_item = single_from_item(tokens[top_from[k][0] + 1:on])
+    if left_item is None or right_item is None:
+        return None
+    left_q, right_q = (item[2] or item[1] for item in (left_item, right_item))
+    if not left_q or not right_q or left_q.lower() == right_q.lower():
+        return None
+    pairs = []
+    for condition in split_conjuncts(tokens[on + 1:where_at]):
+        pair = _equality(condition, left_q, right_q)
+        if pair is None:
+            return None  # a condition that is not an equality of the two sides: Spark's (refused) join
+        pairs.append(pair)
+    left_keys = ", ".join(f"{expression} AS `{KEY_PREFIX}{n}`" for n, (expression, _) in enumerate(pairs))
+    right_keys = ", ".join(f"{expression} AS `{KEY_PREFIX}{n}`" for n, (_, expression) in enumerate(pairs))
+    left_from = render(tokens[from_at + 1:first_kind]).strip()
+    right_from = render(tokens[top_from[k][0] + 1:on]).strip()
+    where = tokens[where_at + 1:] if where_at < len(tokens) else None
+    return OuterJoin(kind, f"SELECT *, {left_keys} FROM {left_from}", f"SELECT *, {right_keys} FROM {right_from}", left_q, right_q,
+                     len(pairs), tokens[top[0][0] + 1:from_at], where, line)
+
+
+def _side(tokens: list[Token], left: str, right: str) -> Optional[str]:
+    """"left"/"right" when every column in ``tokens`` is qualified by that side only; None otherwise."""
+    sig = significant(tokens)
+    sides = set()
+    for k, t in enumerate(sig):
+        if t.kind in (WORD, QUOTED) and k + 1 < len(sig) and sig[k + 1].is_symbol(".") and not (k > 0 and sig[k - 1].is_symbol(".")):
+            name = t.identifier.lower()
+            sides.add("left" if name == left.lower() else "right" if name == right.lower() else "?")
+    return sides.pop() if len(sides) == 1 and "?" not in sides else None
+
+
+def _equality(condition: list[Token], left: str, right: str) -> Optional[tuple[str, str]]:
+    equals = [k for k, (t, depth) in enumerate(with_depth(condition)) if depth == 0 and t.is_symbol("=")]
+    if len(equals) != 1:
+        return None
+    a, b = condition[:equals[0]], condition[equals[0] + 1:]
+    sides = (_side(a, left, right), _side(b, left, right))
+    if sides == ("left", "right"):
+        return render(a).strip(), render(b).strip()
+    if sides == ("right", "left"):
+        return render(b).strip(), render(a).strip()
+    return None
+
+
+def _select_list(join: OuterJoin, left: list[str], right: list[str]) -> str:
+    """The SELECT list over the joined view: ``*`` and ``x.*`` expanded, each item's columns renamed, names kept."""
+    items = []
+    for part in split_top_level(join.select_tokens):
+        sig = significant(part)
+        if not sig:
+            continue
+        if len(sig) == 1 and sig[0].is_symbol("*"):
+            shared = {c.lower() for c in left} & {c.lower() for c in right}
+            if shared:
+                raise SqlError(f"SELECT * over an outer join whose sides share column names ({', '.join(sorted(shared))})",
+                               line=join.line, construct="outer join", hint="name the columns: SELECT x.a, y.b AS b2, ...")
+            items += [f"`{LEFT_PREFIX}{c}` AS `{c}`" for c in left] + [f"`{RIGHT_PREFIX}{c}` AS `{c}`" for c in right]
+            continue
+        if len(sig) == 3 and sig[2].is_symbol("*") and sig[1].is_symbol(".") and sig[0].kind in (WORD, QUOTED):
+            side = sig[0].identifier.lower()
+            columns, prefix = (left, LEFT_PREFIX) if side == join.left_qualifier.lower() else (right, RIGHT_PREFIX)
+            items += [f"`{prefix}{c}` AS `{c}`" for c in columns]
+            continue
+        expression, alias = split_alias(part)
+        name = alias or output_name(expression)
+        renamed = _renamed(tokenize(expression, join.line), join, left, right)
+        items.append(renamed + (f" AS `{name}`" if name else ""))
+    return ", ".join(items)
+
+
+def _renamed(tokens: list[Token], join: OuterJoin, left: list[str], right: list[str]) -> str:
+    """``tokens`` with each column reference (``x.col``, or a ``col`` only one side has) as the joined view's column."""
+    left_names = {c.lower(): c for c in left}
+    right_names = {c.lower(): c for c in right}
+    sides = {join.left_qualifier.lower(): (left_names, LEFT_PREFIX), join.right_qualifier.lower(): (right_names, RIGHT_PREFIX)}
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        before = previous_significant(tokens, i)
+        after = next_significant(tokens, i)
+        dotted_before = before is not None and tokens[before].is_symbol(".")
+        if t.kind in (WORD, QUOTED) and not dotted_before and after is not None and tokens[after].is_symbol("."):
+            column = next_significant(tokens, after)
+            if column is not None and t.identifier.lower() in sides and tokens[column].kind in (WORD, QUOTED):
+                names, prefix = sides[t.identifier.lower()]
+                out.append(f"`{prefix}{names.get(tokens[column].identifier.lower(), tokens[column].identifier)}`")
+                i = column + 1
+                continue
+        if t.kind in (WORD, QUOTED) and not dotted_before and not (after is not None and tokens[after].is_symbol("(")):
+            name = t.identifier.lower()
+            if (name in left_names) != (name in right_names):
+                out.append(f"`{LEFT_PREFIX}{left_names[name]}`" if name in left_names else f"`{RIGHT_PREFIX}{right_names[name]}`")
+                i += 1
+                continue
+        out.append(t.text)
+        i += 1
+    return "".join(out).strip()
+
+
+class OuterJoinFunction(Adapter):
+    """Per join key: the rows of both sides; each new row is joined with the other side's, padding and retracting
+    padded rows as Flink's streaming join does."""
+
+    tuple_values = True
+
+    def __init__(self, kind: str, left_count: int, right_count: int) -> None:
+        self.left_outer = kind in ("LEFT", "FULL")
+        self.right_outer = kind in ("RIGHT", "FULL")
+        self.left_count, self.right_count = left_count, right_count
+
+    def open(self, runner: Any, runtime_context: Any) -> None:
+        from kindling.datastream.state import ValueStateDescriptor, state_handle
+
+        self._state = state_handle(ValueStateDescriptor("outer_join"), lambda: runner.state)
+        self._rows: list[tuple] = []
+
+    def element(self, index: int, value: Any) -> list:
+        self._rows.append(tuple(value))
+        return []
+
+    def key_done(self) -> list:
+        rows, self._rows = self._rows, []
+        stored = self._state.value()
+        lefts, rights = (list(stored[0]), list(stored[1])) if stored is not None else ([], [])
+        out: list[tuple] = []
+        nl, nr = self.left_count, self.right_count
+        left_pad, right_pad = (None,) * nl, (None,) * nr
+        for row in rows:
+            if row[-1] == 0:
+                left = row[:nl]
+                if not lefts and self.right_outer:
+                    out.extend((*left_pad, *r, "-D") for r in rights)
+                out.extend((*left, *r, "+I") for r in rights)
+                if not rights and self.left_outer:
+                    out.append((*left, *right_pad, "+I"))
+                lefts.append(left)
+            else:
+                right = row[nl:nl + nr]
+                if not rights and self.left_outer:
+                    out.extend((*kept, *right_pad, "-D") for kept in lefts)
+                out.extend((*kept, *right, "+I") for kept in lefts)
+                if not lefts and self.right_outer:
+                    out.append((*left_pad, *right, "+I"))
+                rights.append(right)
+        self._state.update((lefts, rights))
+        return out
+
+
+def outer_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame, join: OuterJoin) -> tuple[DataFrame, list[str], list[str]]:
+    """The joined changelog of ``left`` and ``right`` (each planned with its key columns): the left side's columns under
+    LEFT_PREFIX, the right's under RIGHT_PREFIX, and the row kind; with the two sides' column names."""
+    from kindling.sql.keyed import keyed_frame
+
+    keys = [f"{KEY_PREFIX}{n}" for n in range(join.key_count)]
+    left_columns = [c for c in left.columns if c not in keys]
+    right_columns = [c for c in right.columns if c not in keys]
+    if any(c.startswith(INTERNAL_PREFIX) for c in left_columns + right_columns):
+        raise SqlError("an outer join over an updating table or view is not supported (its rows carry updates and deletes)",
+                       line=join.line, construct="JOIN over an updating table", hint="an outer join of two append-only inputs")
+    left_fields = [StructField(f"{LEFT_PREFIX}{c}", left.schema[c].dataType, True) for c in left_columns]
+    right_fields = [StructField(f"{RIGHT_PREFIX}{c}", right.schema[c].dataType, True) for c in right_columns]
+    key_types = [left.schema[k].dataType for k in keys]
+
+    def side(df: DataFrame, own: str) -> DataFrame:
+        present = reduce(lambda a, b: a & b, [F.col(k).isNotNull() for k in keys])
+        items = [F.col(f"`{k}`").cast(t).alias(k) for k, t in zip(keys, key_types)]
+        items += [(F.col(f"`{c}`") if own == "left" else F.lit(None).cast(f.dataType)).alias(f.name) for c, f in zip(left_columns, left_fields)]
+        items += [(F.col(f"`{c}`") if own == "right" else F.lit(None).cast(f.dataType)).alias(f.name) for c, f in zip(right_columns, right_fields)]
+        items.append(F.lit(0 if own == "left" else 1).cast(IntegerType()).alias(SIDE))
+        return df.select(*items, present.alias("__present"))
+
+    both = side(left, "left").unionByName(side(right, "right"))
+    keyed_rows = both.where(F.col("__present")).drop("__present")
+    values = [f.name for f in left_fields + right_fields] + [SIDE]
+    output = StructType(left_fields + right_fields + [StructField(ROWKIND_COLUMN, StringType(), True)])
+    joined = keyed_frame(env, keyed_rows, keys, values, OuterJoinFunction(join.kind, len(left_fields), len(right_fields)), output,
+                         "OuterJoin")
+    # rows with a NULL key match nothing: an outer side's leave padded, an inner side's are dropped
+    padded_sides = ([0] if join.kind in ("LEFT", "FULL") else []) + ([1] if join.kind in ("RIGHT", "FULL") else [])
+    unmatched = both.where(~F.col("__present") & F.col(SIDE).isin(padded_sides)).select(
+        *[F.col(f.name) for f in left_fields + right_fields], F.lit("+I").alias(ROWKIND_COLUMN))
+    return joined.unionByName(unmatched), left_columns, right_columns
