@@ -874,16 +874,29 @@ class SqlSession:
         right, right_flags = self._frame(join.right_text, join.line, construct, registered, stack)
         if not (left.isStreaming and right.isStreaming):
             return None
-        try:
+        columns: list[list[str]] = []
+
+        def joined() -> DataFrame:
             rows, left_columns, right_columns = outer_join_frame(self.env, left, right, join)
+            columns.extend([left_columns, right_columns])
+            return rows
+
+        view = self._operator_view(joined, join.line, construct, "outer_join")
+        flags = (left_flags[0] and right_flags[0], left_flags[1] or right_flags[1])
+        return self._frame(join.outer_text(view, *columns), join.line, construct, registered, stack)[0], flags
+
+    def _operator_view(self, build: Callable[[], DataFrame], line: int, construct: str, kind: str) -> str:
+        """The rows ``build`` makes (a keyed operator's output) as a temporary view for the SQL over them; Spark's
+        errors while building them become refusals naming ``construct``."""
+        try:
+            rows = build()
         except SqlError:
             raise
         except Exception as exc:
-            raise _spark_error(exc, join.line, construct) from None
-        view = f"__kindling_outer_join_{next(_VIEW_IDS)}"
+            raise _spark_error(exc, line, construct) from None
+        view = f"__kindling_{kind}_{next(_VIEW_IDS)}"
         rows.createOrReplaceTempView(view)
-        flags = (left_flags[0] and right_flags[0], left_flags[1] or right_flags[1])
-        return self._frame(join.outer_text(view, left_columns, right_columns), join.line, construct, registered, stack)[0], flags
+        return view
 
     def _over_frame(self, over: OverAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
                     stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
@@ -893,14 +906,7 @@ class SqlSession:
             raise SqlError("OVER aggregation over an updating table or view is not supported: its rows carry updates and "
                            "deletes", line=over.line, construct="OVER aggregation over an updating table",
                            hint="an OVER aggregation over an append-only table or view")
-        try:
-            rows = over_frame(self.env, projected, over)
-        except SqlError:
-            raise
-        except Exception as exc:
-            raise _spark_error(exc, over.line, construct) from None
-        view = f"__kindling_over_{next(_VIEW_IDS)}"
-        rows.createOrReplaceTempView(view)
+        view = self._operator_view(lambda: over_frame(self.env, projected, over), over.line, construct, "over")
         return self._frame(over.result_text(view), over.line, construct, registered, stack)[0], flags
 
     def _processing_time_window_frame(self, window: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
