@@ -874,6 +874,11 @@ class SqlSession:
         right, right_flags = self._frame(join.right_text, join.line, construct, registered, stack)
         if not (left.isStreaming and right.isStreaming):
             return None
+        if self._state_ttl_ms() is not None:
+            # Flink expires each kept row on its own; a key's state expiring as one would keep rows Flink forgets
+            raise SqlError(f"{join.kind} JOIN over streams with 'table.exec.state.ttl' set is not supported (Flink's join "
+                           "expires each kept row on its own)", line=join.line, construct="outer join",
+                           hint="SET 'table.exec.state.ttl' = '0' (state kept), or the query in batch mode")
         columns: list[list[str]] = []
 
         def joined() -> DataFrame:
@@ -902,6 +907,11 @@ class SqlSession:
                     stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
         """An OVER aggregation: its input rows through the keyed OVER operator, then the SELECT list over its rows."""
         projected, flags = self._frame(over.projection_text(), over.line, construct, registered, stack)
+        if self._state_ttl_ms() is not None:
+            # Flink clears an idle key's OVER state on a processing-time timer; this operator runs on event time
+            raise SqlError("OVER aggregation with 'table.exec.state.ttl' set is not supported (Flink clears an idle key's "
+                           "frame on processing time, which this event-time operator has no timer for)", line=over.line,
+                           construct="OVER aggregation", hint="SET 'table.exec.state.ttl' = '0' (state kept)")
         if ROWKIND_COLUMN in projected.columns:
             raise SqlError("OVER aggregation over an updating table or view is not supported: its rows carry updates and "
                            "deletes", line=over.line, construct="OVER aggregation over an updating table",

@@ -58,3 +58,11 @@ def test_over_forms_flink_rejects_on_streams_are_refused_by_name(over_env, query
     with pytest.raises(SqlError) as refused:
         over_env.execute_sql(query)
     assert refused.value.construct == construct
+
+
+def test_state_ttl_is_refused_rather_than_applied_differently(over_env):
+    over_env.execute_sql("SET 'table.exec.state.ttl' = '1 h'")
+    with pytest.raises(SqlError, match="table.exec.state.ttl"):
+        over_env.execute_sql("SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) FROM t")
+    with pytest.raises(SqlError, match="table.exec.state.ttl"):
+        over_env.execute_sql("SELECT a.k, b.v FROM t a LEFT JOIN t b ON a.k = b.k")
