@@ -1,4 +1,4 @@
-"""Flink's regular LEFT, RIGHT and FULL OUTER JOIN on streams, with its retractions.
+"""Flink's regular joins on streams, with its retractions: LEFT, RIGHT and FULL OUTER JOIN, and joins over updating input.
 
 Spark's stream-stream outer joins need watermarks and a time bound; Flink's regular join keeps both inputs for ever
 and sends a changelog: a left row with no match yet leaves padded with NULLs (``+I``), and when its key's first right
@@ -8,8 +8,10 @@ rows. A NULL key never matches, so its rows leave padded and stay.
 Handled: ``SELECT .. FROM a [AS] x {LEFT|RIGHT|FULL} [OUTER] JOIN b [AS] y ON x.k = y.k [AND ..] [WHERE ..]``, two
 single FROM items (tables, views or subqueries) over append-only inputs, joined on equalities between a column
 expression of each side (every ON condition such an equality); the SELECT list and WHERE apply to the joined
-changelog row by row. The keyed operator (:mod:`kindling.sql.keyed`) keeps both sides' rows per join key. Other
-shapes are left to Spark, which refuses them on streams.
+changelog row by row. The keyed operator (:mod:`kindling.sql.keyed`) keeps both sides' rows per join key. An input
+that is itself a changelog (a CDC table, an unbounded GROUP BY) is joined as Flink does: a retracted row (-U/-D)
+retracts the rows it joined, and may leave the other side's rows padded again; an inner join runs here only over such
+input (Spark joins append-only streams itself). Other shapes are left to Spark, which refuses them on streams.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ KEY_PREFIX = INTERNAL_PREFIX + "oj_k"
 LEFT_PREFIX = INTERNAL_PREFIX + "oj_l_"
 RIGHT_PREFIX = INTERNAL_PREFIX + "oj_r_"
 SIDE = INTERNAL_PREFIX + "oj_side"
+KIND = INTERNAL_PREFIX + "oj_kind"  # an input row's kind: +I/+U accumulate, -U/-D retract
 _OTHER_CLAUSES = ("GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "FETCH", "UNION", "INTERSECT", "EXCEPT", "WINDOW", "QUALIFY")
 
 
@@ -87,10 +90,11 @@ def find_outer_join(text: str, line: int) -> Optional[OuterJoin]:
         return None
     k = joins[0]
     words = [t.upper for _, t in top_from[max(0, k - 2):k]]
-    kind = next((w for w in ("LEFT", "RIGHT", "FULL") if w in words), None)
-    if kind is None:
+    kind = next((w for w in ("LEFT", "RIGHT", "FULL", "INNER") if w in words), None)
+    if any(w in ("CROSS", "NATURAL", "SEMI", "ANTI") for w in words) or not words:
         return None
-    first_kind = top_from[k - len(words) + words.index(kind)][0]
+    first_kind = top_from[k - len(words) + words.index(kind)][0] if kind is not None else top_from[k][0]
+    kind = kind or "INNER"
     on = next((i for i, t in top_from[k + 1:] if t.is_word("ON")), None)
     if on is None:
         return None
@@ -198,14 +202,13 @@ def _renamed(tokens: list[Token], join: OuterJoin, left: list[str], right: list[
 
 class OuterJoinFunction(Adapter):
     """Per join key: the rows of both sides; each new row is joined with the other side's, padding and retracting
-    padded rows as Flink's streaming join does."""
+    padded rows as Flink's streaming join does; a retracted input row (-U/-D) retracts what it joined."""
 
     tuple_values = True
 
     def __init__(self, kind: str, left_count: int, right_count: int) -> None:
-        self.left_outer = kind in ("LEFT", "FULL")
-        self.right_outer = kind in ("RIGHT", "FULL")
-        self.left_count, self.right_count = left_count, right_count
+        self.outer = (kind in ("LEFT", "FULL"), kind in ("RIGHT", "FULL"))  # does the left/right side keep unmatched rows
+        self.counts = (left_count, right_count)
 
     def open(self, runner: Any, runtime_context: Any) -> None:
         from kindling.datastream.state import ValueStateDescriptor, state_handle
@@ -220,29 +223,43 @@ class OuterJoinFunction(Adapter):
     def key_done(self) -> list:
         rows, self._rows = self._rows, []
         stored = self._state.value()
-        lefts, rights = (list(stored[0]), list(stored[1])) if stored is not None else ([], [])
+        sides = [list(stored[0]), list(stored[1])] if stored is not None else [[], []]
         out: list[tuple] = []
-        nl, nr = self.left_count, self.right_count
-        left_pad, right_pad = (None,) * nl, (None,) * nr
+        nl, nr = self.counts
         for row in rows:
-            if row[-1] == 0:
-                left = row[:nl]
-                if not lefts and self.right_outer:
-                    out.extend((*left_pad, *r, "-D") for r in rights)
-                out.extend((*left, *r, "+I") for r in rights)
-                if not rights and self.left_outer:
-                    out.append((*left, *right_pad, "+I"))
-                lefts.append(left)
+            own = row[-1]
+            values = row[:nl] if own == 0 else row[nl:nl + nr]
+            if row[-2] in ("-U", "-D"):
+                self._retract(own, values, sides, out)
             else:
-                right = row[nl:nl + nr]
-                if not rights and self.left_outer:
-                    out.extend((*kept, *right_pad, "-D") for kept in lefts)
-                out.extend((*kept, *right, "+I") for kept in lefts)
-                if not lefts and self.right_outer:
-                    out.append((*left_pad, *right, "+I"))
-                rights.append(right)
-        self._state.update((lefts, rights))
+                self._accumulate(own, values, sides, out)
+        self._state.update((sides[0], sides[1]))
         return out
+
+    def _joined(self, own: int, values: tuple, other: Optional[tuple], kind: str) -> tuple:
+        pad = (None,) * self.counts[1 - own]
+        left, right = (values, other if other is not None else pad) if own == 0 else (other if other is not None else pad, values)
+        return (*left, *right, kind)
+
+    def _accumulate(self, own: int, values: tuple, sides: list[list[tuple]], out: list[tuple]) -> None:
+        mine, others = sides[own], sides[1 - own]
+        if not mine and self.outer[1 - own]:  # the other side's padded rows are matched now
+            out.extend(self._joined(1 - own, other, None, "-D") for other in others)
+        out.extend(self._joined(own, values, other, "+I") for other in others)
+        if not others and self.outer[own]:
+            out.append(self._joined(own, values, None, "+I"))
+        mine.append(values)
+
+    def _retract(self, own: int, values: tuple, sides: list[list[tuple]], out: list[tuple]) -> None:
+        mine, others = sides[own], sides[1 - own]
+        if values not in mine:
+            return  # a retraction of a row never seen (as Flink ignores it)
+        mine.remove(values)
+        out.extend(self._joined(own, values, other, "-D") for other in others)
+        if not others and self.outer[own]:
+            out.append(self._joined(own, values, None, "-D"))
+        if not mine and self.outer[1 - own]:  # the other side's rows are unmatched again
+            out.extend(self._joined(1 - own, other, None, "+I") for other in others)
 
 
 def outer_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame, join: OuterJoin) -> tuple[DataFrame, list[str], list[str]]:
@@ -251,11 +268,8 @@ def outer_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame
     from kindling.sql.keyed import keyed_frame
 
     keys = [f"{KEY_PREFIX}{n}" for n in range(join.key_count)]
-    left_columns = [c for c in left.columns if c not in keys]
-    right_columns = [c for c in right.columns if c not in keys]
-    if any(c.startswith(INTERNAL_PREFIX) for c in left_columns + right_columns):
-        raise SqlError("an outer join over an updating table or view is not supported (its rows carry updates and deletes)",
-                       line=join.line, construct="JOIN over an updating table", hint="an outer join of two append-only inputs")
+    left_columns = [c for c in left.columns if c not in keys and c != ROWKIND_COLUMN]
+    right_columns = [c for c in right.columns if c not in keys and c != ROWKIND_COLUMN]
     left_fields = [StructField(f"{LEFT_PREFIX}{c}", left.schema[c].dataType, True) for c in left_columns]
     right_fields = [StructField(f"{RIGHT_PREFIX}{c}", right.schema[c].dataType, True) for c in right_columns]
     key_types = [left.schema[k].dataType for k in keys]
@@ -265,17 +279,19 @@ def outer_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame
         items = [F.col(f"`{k}`").cast(t).alias(k) for k, t in zip(keys, key_types)]
         items += [(F.col(f"`{c}`") if own == "left" else F.lit(None).cast(f.dataType)).alias(f.name) for c, f in zip(left_columns, left_fields)]
         items += [(F.col(f"`{c}`") if own == "right" else F.lit(None).cast(f.dataType)).alias(f.name) for c, f in zip(right_columns, right_fields)]
+        items.append((F.col(f"`{ROWKIND_COLUMN}`") if ROWKIND_COLUMN in df.columns else F.lit("+I")).alias(KIND))
         items.append(F.lit(0 if own == "left" else 1).cast(IntegerType()).alias(SIDE))
         return df.select(*items, present.alias("__present"))
 
     both = side(left, "left").unionByName(side(right, "right"))
     keyed_rows = both.where(F.col("__present")).drop("__present")
-    values = [f.name for f in left_fields + right_fields] + [SIDE]
+    values = [f.name for f in left_fields + right_fields] + [KIND, SIDE]
     output = StructType(left_fields + right_fields + [StructField(ROWKIND_COLUMN, StringType(), True)])
     joined = keyed_frame(env, keyed_rows, keys, values, OuterJoinFunction(join.kind, len(left_fields), len(right_fields)), output,
                          "OuterJoin")
     # rows with a NULL key match nothing: an outer side's leave padded, an inner side's are dropped
     padded_sides = ([0] if join.kind in ("LEFT", "FULL") else []) + ([1] if join.kind in ("RIGHT", "FULL") else [])
     unmatched = both.where(~F.col("__present") & F.col(SIDE).isin(padded_sides)).select(
-        *[F.col(f.name) for f in left_fields + right_fields], F.lit("+I").alias(ROWKIND_COLUMN))
+        *[F.col(f.name) for f in left_fields + right_fields],
+        F.when(F.col(KIND).isin("-U", "-D"), "-D").otherwise("+I").alias(ROWKIND_COLUMN))
     return joined.unionByName(unmatched), left_columns, right_columns

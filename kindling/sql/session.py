@@ -874,10 +874,17 @@ class SqlSession:
         right, right_flags = self._frame(join.right_text, join.line, construct, registered, stack)
         if not (left.isStreaming and right.isStreaming):
             return None
+        updating = [ROWKIND_COLUMN in side.columns or self._output_mode(side, join.line, construct) != "append" for side in (left, right)]
+        if join.kind == "INNER" and not any(updating):
+            return None  # an inner join of append-only streams: Spark's own join
+        # an updating side as its retract changelog (Spark's update mode would say only the new value)
+        left, right = (self._changelog(side, text, join.line, construct, registered, stack)
+                       if is_updating and ROWKIND_COLUMN not in side.columns else side
+                       for side, text, is_updating in ((left, join.left_text, updating[0]), (right, join.right_text, updating[1])))
         if self._state_ttl_ms() is not None:
             # Flink expires each kept row on its own; a key's state expiring as one would keep rows Flink forgets
             raise SqlError(f"{join.kind} JOIN over streams with 'table.exec.state.ttl' set is not supported (Flink's join "
-                           "expires each kept row on its own)", line=join.line, construct="outer join",
+                           "expires each kept row on its own)", line=join.line, construct=f"{join.kind} JOIN",
                            hint="SET 'table.exec.state.ttl' = '0' (state kept), or the query in batch mode")
         columns: list[list[str]] = []
 

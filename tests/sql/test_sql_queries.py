@@ -307,6 +307,13 @@ def test_outer_joins_over_streams_pad_then_retract_as_flinks_join(env):
     full = env.execute_sql("SELECT l.v, r.k AS rk, r.w FROM jl l FULL JOIN jr r ON l.k = r.k").collect_changelog(timeout=120)
     assert ("-D", (None, "b", 20)) in [(kind, tuple(row)) for kind, row in full], full
     assert _applied(full) == sorted([(1, "a", 10), (2, "b", 20), (3, None, None), (None, "c", 30)], key=repr)
+    # over an updating input (an unbounded GROUP BY): a count's old value retracts the row it joined (-D), then the new joins
+    env.execute_sql(_collection("jc", "k STRING, v BIGINT", [["a", 1], ["a", 2], ["b", 3]]))
+    env.execute_sql(_collection("jr2", "k STRING, w BIGINT", [["a", 10], ["b", 20]]))
+    counted = env.execute_sql("SELECT g.k, g.n, r.w FROM (SELECT k, COUNT(*) AS n FROM jc GROUP BY k) g JOIN jr2 r ON g.k = r.k")
+    changes = [(kind, tuple(row)) for kind, row in counted.collect_changelog(timeout=120)]
+    assert [c for c in changes if c[1][0] == "a"] == [("+I", ("a", 1, 10)), ("-D", ("a", 1, 10)), ("+I", ("a", 2, 10))], changes
+    assert _applied(changes) == [("a", 2, 10), ("b", 1, 20)]
 
 
 def test_in_and_exists_subqueries_over_streams_are_flinks_semi_join(env):

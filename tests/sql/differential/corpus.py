@@ -397,6 +397,11 @@ _CDC_QUERIES = [
     Entry("cdc-top-1", Q + "topn.md", "SELECT customer, order_id, amount FROM (SELECT customer, order_id, amount, ROW_NUMBER() OVER "
           "(PARTITION BY customer ORDER BY amount DESC) AS rn FROM order_changes) WHERE rn = 1"),
     Entry("cdc-join", Q + "joins.md", "SELECT c.order_id, cu.city FROM order_changes c JOIN customers cu ON c.customer = cu.customer"),
+    Entry("cdc-left-join", Q + "joins.md",
+          "SELECT cu.customer, c.order_id, c.amount FROM customers cu LEFT JOIN order_changes c ON cu.customer = c.customer"),
+    Entry("cdc-join-group", Q + "joins.md",
+          "SELECT cu.city, n FROM (SELECT customer, COUNT(*) AS n FROM order_changes GROUP BY customer) g JOIN customers cu ON "
+          "g.customer = cu.customer"),
     Entry("cdc-union", Q + "set-ops.md", "SELECT order_id FROM order_changes UNION ALL SELECT order_id FROM orders"),
     Entry("cdc-canal-group", "connectors/table/formats/canal.md",
           "SELECT customer, COUNT(*) AS n, SUM(amount) AS total FROM order_changes_canal GROUP BY customer"),
