@@ -299,15 +299,14 @@ class OverAggregateFunction(Adapter):
         return list(stored) if stored is not None else [None, [], [], [empty(c) for c in self.calls]]
 
     def element(self, index: int, value: Any) -> list:
-        # Rows the watermark has passed are processed first, as Flink's timers fired when that watermark arrived; a row
-        # whose time is not after the key's last processed time is late: its frame was computed already (Flink drops it).
+        # The runner fires the timers the batch's watermark passes before the batch's rows (Flink's order), so a row whose
+        # time is not after the key's last processed time is late: its frame was computed already (Flink drops it).
         state = self._load()
-        out = self._process(state, self._timers.current_watermark())
         if state[0] is None or value[-2] > state[0]:
             state[1].append(value)
             self._timers.register_event_time_timer(value[-2] // 1000)
-        self._state.update(tuple(state))
-        return out
+            self._state.update(tuple(state))
+        return []
 
     def timer(self, timestamp: int) -> list:
         state = self._load()
