@@ -581,7 +581,8 @@ class SqlSession:
         if set_operation is not None:
             union = self._frame(set_operation.union_text(), line, construct, registered, stack)[0]
             columns = union.columns[:len(union.columns) - len(set_operation.operands)]
-            return self._frame(set_operation.aggregation_text(columns), line, construct, registered, stack, outermost)
+            view = self._operator_view(lambda: union, line, construct, "set_operands")
+            return self._frame(set_operation.aggregation_text(view, columns), line, construct, registered, stack, outermost)
         text = sort_limit_as_top_n(text, line) or text
         sort = find_temporal_sort(text, line)
         if sort is not None:

@@ -61,15 +61,16 @@ class SetOperation:
             branches.append(f"SELECT *, {markers} FROM ({operand}) AS `{MARKER}_in{k}`")
         return " UNION ALL ".join(branches)
 
-    def aggregation_text(self, columns: list[str]) -> str:
-        """The set operation over the marked union, whose first ``len(columns)`` columns are named ``columns``.
+    def aggregation_text(self, union_view: str, columns: list[str]) -> str:
+        """The set operation over ``union_view`` (the rows of ``union_text()``, planned once), whose first
+        ``len(columns)`` columns are named ``columns``.
 
         Rows per operand are counted by one aggregation; a second, over its changelog, keeps the rows whose counts
         pass the operation's condition: it inserts a row when the condition starts to hold and deletes it when it
         stops (Flink's +I and -D), where a HAVING would send the count's updates (-U/+U) on."""
         keys = ", ".join(f"`{c}`" for c in columns)
         counts = ", ".join(f"SUM(`{MARKER}{k}`) AS `{MARKER}{k}`" for k in range(len(self.operands)))
-        counted = f"SELECT {keys}, {counts} FROM ({self.union_text()}) AS `{MARKER}_all` GROUP BY {keys}"
+        counted = f"SELECT {keys}, {counts} FROM {union_view} GROUP BY {keys}"
         return f"SELECT {keys} FROM ({counted}) AS `{MARKER}_counted` WHERE {self._condition(self.tree)} GROUP BY {keys}"
 
     def _condition(self, tree: _Tree) -> str:

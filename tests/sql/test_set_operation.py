@@ -11,7 +11,7 @@ from kindling.sql.set_operation import MARKER, find_set_operation
 def _condition(text: str) -> str:
     found = find_set_operation(text, 1)
     assert found is not None
-    return found.aggregation_text(["a"]).split(" WHERE ")[-1].split(" GROUP BY")[0].replace(f"`{MARKER}", "m").replace("` > 0", "")
+    return found.aggregation_text("u", ["a"]).split(" WHERE ")[-1].split(" GROUP BY")[0].replace(f"`{MARKER}", "m").replace("` > 0", "")
 
 
 def test_intersect_binds_tighter_than_union_and_except_and_parentheses_nest():
