@@ -1,60 +1,114 @@
-"""kindling: Flink-style stateful stream processing in Python, executed by Apache Spark Structured Streaming."""
+"""kindling: Flink-style stateful stream processing in Python, executed by Apache Spark Structured Streaming.
 
-from kindling.config import Configuration
-from kindling.connectors.base import Sink, Source
-from kindling.connectors.filesystem.builder import FileSink, FileSource
-from kindling.datastream import (  # stateful processing: process functions, state, timers, joins
-    AggregateFunction,
-    AggregatingStateDescriptor,
-    BroadcastStream,
-    CoFlatMapFunction,
-    CoMapFunction,
-    ConnectedStreams,
-    ContinuousEventTimeTrigger,
-    CountEvictor,
-    CountTrigger,
-    DataStream,
-    EventTimeSessionWindows,
-    FilterFunction,
-    FlatMapFunction,
-    KeyedBroadcastProcessFunction,
-    KeyedCoProcessFunction,
-    KeyedProcessFunction,
-    KeyedStream,
-    KeySelector,
-    ListStateDescriptor,
-    MapFunction,
-    MapStateDescriptor,
-    OutputTag,
-    ProcessAllWindowFunction,
-    ProcessFunction,
-    ProcessingTimeSessionWindows,
-    ProcessJoinFunction,
-    ProcessWindowFunction,
-    PurgingTrigger,
-    ReduceFunction,
-    ReducingStateDescriptor,
-    SlidingEventTimeWindows,
-    SlidingProcessingTimeWindows,
-    StateTtlConfig,
-    TimeDomain,
-    TimeEvictor,
-    TimestampAssigner,
-    TimeWindow,
-    TumblingEventTimeWindows,
-    TumblingProcessingTimeWindows,
-    ValueStateDescriptor,
-    WatermarkStrategy,
-    WindowedStream,
-    WindowFunction,
-)
-from kindling.durations import parse_duration
-from kindling.env import StreamEnvironment, StreamExecutionEnvironment
-from kindling.options import OptionError
-from kindling.runtime.job import JobClient, JobFailedError
-from kindling.sql import SqlError, TableResult, udf
+The names below are imported on first use (PEP 562): every Python worker Spark starts imports some kindling
+module to run a connector or a function, and importing the whole API with it (PySpark's SQL functions,
+pyarrow's file systems, every operator) cost each worker about a third of a second.
+
+>>> from kindling import StreamEnvironment
+>>> StreamEnvironment.__name__
+'StreamEnvironment'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# module -> the names of the public API it defines
+_EXPORTS = {
+    "kindling.config": ("Configuration",),
+    "kindling.connectors.base": ("Sink", "Source",),
+    "kindling.connectors.filesystem.builder": ("FileSink", "FileSource",),
+    "kindling.datastream": (
+        "AggregateFunction", "AggregatingStateDescriptor", "BroadcastStream", "CoFlatMapFunction", "CoMapFunction",
+        "ConnectedStreams", "ContinuousEventTimeTrigger", "CountEvictor", "CountTrigger", "DataStream",
+        "EventTimeSessionWindows", "FilterFunction", "FlatMapFunction", "KeyedBroadcastProcessFunction",
+        "KeyedCoProcessFunction", "KeyedProcessFunction", "KeyedStream", "KeySelector", "ListStateDescriptor",
+        "MapFunction", "MapStateDescriptor", "OutputTag", "ProcessAllWindowFunction", "ProcessFunction",
+        "ProcessingTimeSessionWindows", "ProcessJoinFunction", "ProcessWindowFunction", "PurgingTrigger",
+        "ReduceFunction", "ReducingStateDescriptor", "SlidingEventTimeWindows", "SlidingProcessingTimeWindows",
+        "StateTtlConfig", "TimeDomain", "TimeEvictor", "TimestampAssigner", "TimeWindow", "TumblingEventTimeWindows",
+        "TumblingProcessingTimeWindows", "ValueStateDescriptor", "WatermarkStrategy", "WindowedStream",
+        "WindowFunction",
+    ),
+    "kindling.durations": ("parse_duration",),
+    "kindling.env": ("StreamEnvironment", "StreamExecutionEnvironment",),
+    "kindling.options": ("OptionError",),
+    "kindling.runtime.job": ("JobClient", "JobFailedError",),
+    "kindling.sql": ("SqlError", "TableResult", "udf",),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kindling' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MODULE_OF])
+
+
+if TYPE_CHECKING:
+    from kindling.config import Configuration
+    from kindling.connectors.base import Sink, Source
+    from kindling.connectors.filesystem.builder import FileSink, FileSource
+    from kindling.datastream import (
+        AggregateFunction,
+        AggregatingStateDescriptor,
+        BroadcastStream,
+        CoFlatMapFunction,
+        CoMapFunction,
+        ConnectedStreams,
+        ContinuousEventTimeTrigger,
+        CountEvictor,
+        CountTrigger,
+        DataStream,
+        EventTimeSessionWindows,
+        FilterFunction,
+        FlatMapFunction,
+        KeyedBroadcastProcessFunction,
+        KeyedCoProcessFunction,
+        KeyedProcessFunction,
+        KeyedStream,
+        KeySelector,
+        ListStateDescriptor,
+        MapFunction,
+        MapStateDescriptor,
+        OutputTag,
+        ProcessAllWindowFunction,
+        ProcessFunction,
+        ProcessingTimeSessionWindows,
+        ProcessJoinFunction,
+        ProcessWindowFunction,
+        PurgingTrigger,
+        ReduceFunction,
+        ReducingStateDescriptor,
+        SlidingEventTimeWindows,
+        SlidingProcessingTimeWindows,
+        StateTtlConfig,
+        TimeDomain,
+        TimeEvictor,
+        TimestampAssigner,
+        TimeWindow,
+        TumblingEventTimeWindows,
+        TumblingProcessingTimeWindows,
+        ValueStateDescriptor,
+        WatermarkStrategy,
+        WindowedStream,
+        WindowFunction,
+    )
+    from kindling.durations import parse_duration
+    from kindling.env import StreamEnvironment, StreamExecutionEnvironment
+    from kindling.options import OptionError
+    from kindling.runtime.job import JobClient, JobFailedError
+    from kindling.sql import SqlError, TableResult, udf
 
 __all__ = [
     "AggregateFunction", "Configuration", "DataStream", "EventTimeSessionWindows", "FilterFunction",

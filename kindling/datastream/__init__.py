@@ -4,69 +4,107 @@ Also PyFlink's ``pyflink.datastream``: the same classes under PyFlink's names an
 (``kindling.datastream.functions``, ``.state``, ``.window``, ``.connectors``).
 """
 
+import importlib
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kindling.datastream.async_data_stream import AsyncDataStream, AsyncFunction
-from kindling.datastream.broadcast import BroadcastConnectedStream, BroadcastStream, KeyedBroadcastProcessFunction
-from kindling.datastream.connected import CoFlatMapFunction, CoMapFunction, ConnectedStreams, KeyedCoProcessFunction
-from kindling.datastream.context import RuntimeContext
-from kindling.datastream.evictors import CountEvictor, Evictor, TimeEvictor, TimestampedValue
-from kindling.datastream.functions import (
-    AggregateFunction,
-    FilterFunction,
-    FlatMapFunction,
-    KeySelector,
-    MapFunction,
-    ReduceFunction,
-    SourceFunction,
-)
-from kindling.datastream.joins import CoGroupFunction, IntervalJoin, JoinedStreams, JoinFunction, ProcessJoinFunction
-from kindling.datastream.process import Collector, KeyedProcessFunction, ProcessFunction
-from kindling.datastream.side_outputs import OutputTag
-from kindling.datastream.state import (
-    AggregatingState,
-    AggregatingStateDescriptor,
-    ListState,
-    ListStateDescriptor,
-    MapState,
-    MapStateDescriptor,
-    ReducingState,
-    ReducingStateDescriptor,
-    StateTtlConfig,
-    ValueState,
-    ValueStateDescriptor,
-)
-from kindling.datastream.stream import DataStream, DataStreamSink, KeyedStream, SingleOutputStreamOperator, WindowedStream
-from kindling.datastream.timers import TimeDomain, TimerService
-from kindling.datastream.triggers import (
-    ContinuousEventTimeTrigger,
-    CountTrigger,
-    EventTimeTrigger,
-    ProcessingTimeTrigger,
-    PurgingTrigger,
-    Trigger,
-    TriggerResult,
-)
-from kindling.datastream.watermarks import TimestampAssigner, WatermarkStrategy
-from kindling.datastream.window_functions import (
-    AllWindowFunction,
-    ProcessAllWindowFunction,
-    ProcessWindowFunction,
-    WindowFunction,
-)
-from kindling.datastream.windows import (
-    CountWindow,
-    EventTimeSessionWindows,
-    GlobalWindows,
-    ProcessingTimeSessionWindows,
-    SessionWindowTimeGapExtractor,
-    SlidingEventTimeWindows,
-    SlidingProcessingTimeWindows,
-    TimeWindow,
-    TumblingEventTimeWindows,
-    TumblingProcessingTimeWindows,
-)
+# module -> the names it defines, imported on first use (PEP 562): a Python worker that runs one operator
+# imports that operator's modules, not the whole API
+_EXPORTS = {
+    "kindling.datastream.async_data_stream": ("AsyncDataStream", "AsyncFunction",),
+    "kindling.datastream.broadcast": ("BroadcastConnectedStream", "BroadcastStream", "KeyedBroadcastProcessFunction",),
+    "kindling.datastream.connected": ("CoFlatMapFunction", "CoMapFunction", "ConnectedStreams", "KeyedCoProcessFunction",),
+    "kindling.datastream.context": ("RuntimeContext",),
+    "kindling.datastream.evictors": ("CountEvictor", "Evictor", "TimeEvictor", "TimestampedValue",),
+    "kindling.datastream.functions": (
+        "AggregateFunction", "FilterFunction", "FlatMapFunction", "KeySelector", "MapFunction", "ReduceFunction",
+        "SourceFunction",
+    ),
+    "kindling.datastream.joins": ("CoGroupFunction", "IntervalJoin", "JoinedStreams", "JoinFunction", "ProcessJoinFunction",),
+    "kindling.datastream.process": ("Collector", "KeyedProcessFunction", "ProcessFunction",),
+    "kindling.datastream.side_outputs": ("OutputTag",),
+    "kindling.datastream.state": (
+        "AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState",
+        "MapStateDescriptor", "ReducingState", "ReducingStateDescriptor", "StateTtlConfig", "ValueState",
+        "ValueStateDescriptor",
+    ),
+    "kindling.datastream.stream": ("DataStream", "DataStreamSink", "KeyedStream", "SingleOutputStreamOperator", "WindowedStream",),
+    "kindling.datastream.timers": ("TimeDomain", "TimerService",),
+    "kindling.datastream.triggers": (
+        "ContinuousEventTimeTrigger", "CountTrigger", "EventTimeTrigger", "ProcessingTimeTrigger", "PurgingTrigger",
+        "Trigger", "TriggerResult",
+    ),
+    "kindling.datastream.watermarks": ("TimestampAssigner", "WatermarkStrategy",),
+    "kindling.datastream.window_functions": ("AllWindowFunction", "ProcessAllWindowFunction", "ProcessWindowFunction", "WindowFunction",),
+    "kindling.datastream.windows": (
+        "CountWindow", "EventTimeSessionWindows", "GlobalWindows", "ProcessingTimeSessionWindows",
+        "SessionWindowTimeGapExtractor", "SlidingEventTimeWindows", "SlidingProcessingTimeWindows", "TimeWindow",
+        "TumblingEventTimeWindows", "TumblingProcessingTimeWindows",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+if TYPE_CHECKING:
+    from kindling.datastream.async_data_stream import AsyncDataStream, AsyncFunction
+    from kindling.datastream.broadcast import BroadcastConnectedStream, BroadcastStream, KeyedBroadcastProcessFunction
+    from kindling.datastream.connected import CoFlatMapFunction, CoMapFunction, ConnectedStreams, KeyedCoProcessFunction
+    from kindling.datastream.context import RuntimeContext
+    from kindling.datastream.evictors import CountEvictor, Evictor, TimeEvictor, TimestampedValue
+    from kindling.datastream.functions import (
+        AggregateFunction,
+        FilterFunction,
+        FlatMapFunction,
+        KeySelector,
+        MapFunction,
+        ReduceFunction,
+        SourceFunction,
+    )
+    from kindling.datastream.joins import CoGroupFunction, IntervalJoin, JoinedStreams, JoinFunction, ProcessJoinFunction
+    from kindling.datastream.process import Collector, KeyedProcessFunction, ProcessFunction
+    from kindling.datastream.side_outputs import OutputTag
+    from kindling.datastream.state import (
+        AggregatingState,
+        AggregatingStateDescriptor,
+        ListState,
+        ListStateDescriptor,
+        MapState,
+        MapStateDescriptor,
+        ReducingState,
+        ReducingStateDescriptor,
+        StateTtlConfig,
+        ValueState,
+        ValueStateDescriptor,
+    )
+    from kindling.datastream.stream import DataStream, DataStreamSink, KeyedStream, SingleOutputStreamOperator, WindowedStream
+    from kindling.datastream.timers import TimeDomain, TimerService
+    from kindling.datastream.triggers import (
+        ContinuousEventTimeTrigger,
+        CountTrigger,
+        EventTimeTrigger,
+        ProcessingTimeTrigger,
+        PurgingTrigger,
+        Trigger,
+        TriggerResult,
+    )
+    from kindling.datastream.watermarks import TimestampAssigner, WatermarkStrategy
+    from kindling.datastream.window_functions import (
+        AllWindowFunction,
+        ProcessAllWindowFunction,
+        ProcessWindowFunction,
+        WindowFunction,
+    )
+    from kindling.datastream.windows import (
+        CountWindow,
+        EventTimeSessionWindows,
+        GlobalWindows,
+        ProcessingTimeSessionWindows,
+        SessionWindowTimeGapExtractor,
+        SlidingEventTimeWindows,
+        SlidingProcessingTimeWindows,
+        TimeWindow,
+        TumblingEventTimeWindows,
+        TumblingProcessingTimeWindows,
+    )
 
 __all__ = [
     "AggregateFunction", "DataStream", "DataStreamSink", "EventTimeSessionWindows", "FilterFunction",
@@ -122,4 +160,13 @@ def __getattr__(name: str) -> Any:
         import kindling.common as common
 
         return getattr(common, name)
-    raise AttributeError(f"module 'kindling.datastream' has no attribute {name!r}")
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kindling.datastream' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MODULE_OF])
