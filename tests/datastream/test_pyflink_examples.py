@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from example_runner import MARKER  # noqa: E402
+from example_runner import run_programs  # noqa: E402
 from pyflink_examples import NOT_RUNNABLE, RUNNABLE, examples_dir, reference_dir, reference_name  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -111,20 +111,7 @@ def shared_run(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
         ("named.py, second run", own / "named.py", named_dir),
         ("mismatch.py", own / "mismatch.py", tmp_path_factory.mktemp("mismatch")),
     ]
-    arguments = [str(part) for _, path, workdir in runs_to_make for part in (path, workdir)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    result = subprocess.run([sys.executable, str(Path(__file__).with_name("example_runner.py")), *arguments],
-                            capture_output=True, text=True, env=env, timeout=2400, check=False)
-    ends = re.compile(rf"\n{MARKER} (-?\d+)\n")
-    outputs, errors = ends.split(result.stdout), ends.split(result.stderr)
-    runs = {}
-    for index, (name, _, _) in enumerate(runs_to_make):
-        if 2 * index + 1 < min(len(outputs), len(errors)):
-            runs[name] = subprocess.CompletedProcess([name], int(outputs[2 * index + 1]), outputs[2 * index], errors[2 * index])
-        else:
-            runs[name] = subprocess.CompletedProcess([name], -1, "", f"the runner ended before {name} finished "
-                                                     f"(exit {result.returncode}): {result.stderr[-3000:]}")
-    return runs
+    return run_programs(runs_to_make, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=2400)
 
 
 def printed_as_pyflink(shared_run: dict, program: str) -> list[str]:

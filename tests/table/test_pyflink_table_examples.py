@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "datastream"))
-from example_runner import MARKER  # noqa: E402
+from example_runner import run_programs  # noqa: E402
 from pyflink_table_examples import NOT_RUNNABLE, RUNNABLE, examples_dir, reference_dir, reference_name  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -74,22 +74,8 @@ def test_every_table_example_is_run_or_listed_with_a_reason():
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
-    arguments: list[str] = []
-    for name in RUNNABLE:
-        arguments += [str(examples_dir("table") / name), str(tmp_path_factory.mktemp(Path(name).stem))]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    runner = Path(__file__).resolve().parents[1] / "datastream" / "example_runner.py"
-    result = subprocess.run([sys.executable, str(runner), *arguments], capture_output=True, text=True, env=env, timeout=1800,
-                            check=False)
-    ends = re.compile(rf"\n{MARKER} (-?\d+)\n")
-    outputs, errors = ends.split(result.stdout), ends.split(result.stderr)
-    found = {}
-    for index, name in enumerate(RUNNABLE):
-        if 2 * index + 1 < min(len(outputs), len(errors)):
-            found[name] = subprocess.CompletedProcess([name], int(outputs[2 * index + 1]), outputs[2 * index], errors[2 * index])
-        else:
-            found[name] = subprocess.CompletedProcess([name], -1, "", f"the runner ended early: {result.stderr[-3000:]}")
-    return found
+    programs = [(name, examples_dir("table") / name, tmp_path_factory.mktemp(Path(name).stem)) for name in RUNNABLE]
+    return run_programs(programs, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=1800)
 
 
 @pytest.mark.parametrize("program", RUNNABLE)
