@@ -15,11 +15,12 @@ credentials fall back to the AWS default chain (environment, profile, instance r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
-
-import pyarrow.fs as pafs
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from kindling.options import ConfigOption, bool_option, string_option
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
 
 S3_SCHEMES = ("s3://", "s3a://", "s3n://")
 S3_CONNECT_TIMEOUT_S = 5.0
@@ -69,6 +70,8 @@ def bucket_path(uri: str) -> str:
 
 def s3_filesystem(settings: S3Settings, attempts: int = 3) -> pafs.S3FileSystem:
     """A pyarrow S3 filesystem for ``settings``, with bounded connect/request timeouts and retries."""
+    import pyarrow.fs as pafs  # here: every process reading kindling's configuration imports this module
+
     kwargs: dict[str, Any] = {
         "connect_timeout": S3_CONNECT_TIMEOUT_S,
         "request_timeout": S3_REQUEST_TIMEOUT_S,
