@@ -11,8 +11,9 @@ pyarrow's file systems, every operator) cost each worker about a third of a seco
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kindling.lazy_exports import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -39,21 +40,7 @@ _EXPORTS = {
     "kindling.runtime.job": ("JobClient", "JobFailedError",),
     "kindling.sql": ("SqlError", "TableResult", "udf",),
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kindling' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MODULE_OF])
-
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 if TYPE_CHECKING:
     from kindling.config import Configuration

@@ -4,13 +4,16 @@ Also PyFlink's ``pyflink.datastream``: the same classes under PyFlink's names an
 (``kindling.datastream.functions``, ``.state``, ``.window``, ``.connectors``).
 """
 
-import importlib
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-# module -> the names it defines, imported on first use (PEP 562): a Python worker that runs one operator
-# imports that operator's modules, not the whole API
+from kindling.lazy_exports import lazy_exports
+
+# module -> the names it defines, imported on first use (kindling/lazy_exports.py); the environment and the common
+# package import this package, so their names here also avoid an import cycle
 _EXPORTS = {
+    "kindling.env": ("StreamExecutionEnvironment", "StreamEnvironment"),
+    "kindling.common": ("RuntimeExecutionMode", "Types", "Time", "Duration", "Row", "Configuration"),
     "kindling.datastream.async_data_stream": ("AsyncDataStream", "AsyncFunction",),
     "kindling.datastream.broadcast": ("BroadcastConnectedStream", "BroadcastStream", "KeyedBroadcastProcessFunction",),
     "kindling.datastream.connected": ("CoFlatMapFunction", "CoMapFunction", "ConnectedStreams", "KeyedCoProcessFunction",),
@@ -42,7 +45,6 @@ _EXPORTS = {
         "TumblingEventTimeWindows", "TumblingProcessingTimeWindows",
     ),
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 if TYPE_CHECKING:
     from kindling.datastream.async_data_stream import AsyncDataStream, AsyncFunction
@@ -146,27 +148,4 @@ class TimeCharacteristic(Enum):
     EventTime = 2
 
 
-def __getattr__(name: str) -> Any:
-    # The environment and the common package import this package: resolved on first use to avoid an import cycle.
-    if name in ("StreamExecutionEnvironment", "StreamEnvironment"):
-        from kindling.env import StreamEnvironment
-
-        return StreamEnvironment
-    if name == "RuntimeExecutionMode":
-        from kindling.common import RuntimeExecutionMode
-
-        return RuntimeExecutionMode
-    if name in ("Types", "Time", "Duration", "Row", "Configuration"):
-        import kindling.common as common
-
-        return getattr(common, name)
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kindling.datastream' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MODULE_OF])
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
