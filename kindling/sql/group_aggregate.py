@@ -52,6 +52,7 @@ from kindling.sql.tokens import (
     split_top_level,
     tokenize,
     top_level_clauses,
+    with_depth,
 )
 
 AGGREGATE_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX")
@@ -242,8 +243,24 @@ class Projection:
         """The projection over ``changelog_view``'s rows in place of its FROM item, keeping each row's kind (unless
         ``row_kind`` is False: the view's rows are all insertions)."""
         source = changelog_view + (f" AS {self.alias}" if self.alias else f" AS {self.source_name}" if self.source_name else "")
-        items = self.select_text if self.select_text == "*" or not row_kind else f"{self.select_text}, `{ROWKIND_COLUMN}`"
+        items = self.select_text if self.select_text == "*" or not row_kind else f"{_stars_without_row_kind(self.select_text)}, `{ROWKIND_COLUMN}`"
         return f"SELECT {items} FROM {source}" + (f" WHERE {self.where}" if self.where else "")
+
+
+def _stars_without_row_kind(select_text: str) -> str:
+    """``select_text`` with each ``*`` or ``t.*`` item leaving out the row kind, which the projection adds once, last.
+
+    >>> _stars_without_row_kind("*, 1 AS m")
+    '* EXCEPT (`__kindling_rowkind`), 1 AS m'
+    """
+    out, previous = [], None
+    for token, depth in with_depth(tokenize(select_text)):
+        out.append(token.text)
+        if depth == 0 and token.is_symbol("*") and (previous is None or previous.is_symbol(",", ".")):
+            out.append(f" EXCEPT (`{ROWKIND_COLUMN}`)")
+        if not token.trivia:
+            previous = token
+    return "".join(out)
 
 
 def find_projection(text: str, line: int) -> Optional[Projection]:

@@ -11,6 +11,7 @@ update mode (an unbounded GROUP BY) is an upsert changelog keyed by its grouping
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 import re
@@ -26,7 +27,7 @@ from pyspark.sql.types import StructType, TimestampType
 
 from kindling import config as cfg
 from kindling.connectors import get_connector
-from kindling.connectors.base import ROWKIND_COLUMN, TABLE_SCAN, Sink, Source
+from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN, TABLE_SCAN, Sink, Source
 from kindling.connectors.watermark_use import new_scan_id
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy
@@ -68,7 +69,7 @@ from kindling.sql.result import BatchCollector, ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
 from kindling.sql.semi_join import SemiJoin, anti_join_frame, find_semi_join, semi_join_frame
 from kindling.sql.session_tvf import rewrite_session_tvfs
-from kindling.sql.set_operation import find_set_operation
+from kindling.sql.set_operation import find_set_operation, find_union_all
 from kindling.sql.statements import Statement, split_statements
 from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
 from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
@@ -154,6 +155,7 @@ class SqlSession:
         self._initial_config = env.config.copy()  # what RESET returns to (the environment's own settings, -D options)
         self._statement_set: Optional[list[ddl.Insert]] = None
         self._scans_read_needs = False  # a table read by the query being planned uses kindling.sql.pushdown
+        self._operator_views: dict[str, tuple[bool, bool]] = {}  # a keyed operator's rows as a view: its input's flags
         self._statement_set_line = 0
         self.jobs: list[Any] = []  # JobClient (streaming) or BatchJob
         self._spark_functions: dict[str, str] = {}  # user functions registered under another name than their own
@@ -577,12 +579,20 @@ class SqlSession:
         text = rewrite_session_tvfs(text, line) or text
         if self.batch:  # bounded tables as Spark batch frames: Spark runs the query as it stands, every result final
             return self._spark_frame(text, line, construct, registered, stack)
-        set_operation = find_set_operation(text, line)
+        set_operation = find_set_operation(text, line, distinct_unions=True)
         if set_operation is not None:
-            union = self._frame(set_operation.union_text(), line, construct, registered, stack)[0]
-            columns = union.columns[:len(union.columns) - len(set_operation.operands)]
-            view = self._operator_view(lambda: union, line, construct, "set_operands")
-            return self._frame(set_operation.aggregation_text(view, columns), line, construct, registered, stack, outermost)
+            union, union_flags = self._frame(set_operation.union_text(), line, construct, registered, stack)
+            # A distinct UNION of append-only operands stays Spark's; over a changelog it is counted, as INTERSECT is.
+            if ROWKIND_COLUMN in union.columns or not set_operation.unions_only:
+                marked = [c for c in union.columns if c != ROWKIND_COLUMN]  # a changelog operand's rows keep their kinds
+                columns = marked[:len(marked) - len(set_operation.operands)]
+                view = self._operator_view(lambda: union, line, construct, "set_operands", union_flags)
+                return self._frame(set_operation.aggregation_text(view, columns), line, construct, registered, stack, outermost)
+        union_operands = find_union_all(text, line)
+        if union_operands is not None:
+            framed = self._union_all_frame(union_operands, line, construct, registered, stack)
+            if framed is not None:
+                return framed
         text = sort_limit_as_top_n(text, line) or text
         sort = find_temporal_sort(text, line)
         if sort is not None:
@@ -656,6 +666,35 @@ class SqlSession:
                 # Spark's update mode drops the new value that fails HAVING and keeps the old row; Flink retracts it.
                 return self._aggregation_frame(aggregation, None, construct, registered, stack)
         return df, (bounded, event_time)
+
+    def _union_all_frame(self, operands: list[str], line: int, construct: str, registered: dict[str, tuple[bool, bool]],
+                         stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
+        """A UNION ALL reading an updating query: every operand's changelog, one after another, under the first operand's
+        column names (Flink's union passes each row on with its kind; an append-only operand's rows are '+I'). None when
+        every operand is append-only: Spark's own union runs it."""
+        frames = [self._frame(operand, line, construct, registered, stack) for operand in operands]
+        updating = [df.isStreaming and (ROWKIND_COLUMN in df.columns or self._output_mode(df, line, construct) != "append")
+                    for df, _ in frames]
+        if not any(updating):
+            return None
+        parts = []
+        for (df, _), operand, changes in zip(frames, operands, updating):
+            df = self._changelog(df, operand, line, construct, registered, stack) if changes else df.withColumn(ROWKIND_COLUMN, F.lit("+I"))
+            kind = df.columns.index(ROWKIND_COLUMN)
+            positions = [f"{INTERNAL_PREFIX}u{k}" for k in range(len(df.columns))]  # by position: names may repeat
+            df = df.toDF(*positions)
+            parts.append(df.select(*[F.col(name) for k, name in enumerate(positions) if k != kind], F.col(positions[kind])))
+        names = [c for c in frames[0][0].columns if c != ROWKIND_COLUMN]
+        widths = sorted({len(part.columns) - 1 for part in parts})
+        if len(widths) > 1:
+            raise SqlError(f"the operands of UNION ALL have different numbers of columns ({', '.join(map(str, widths))})",
+                           line=line, construct="UNION ALL", hint="the same number of columns, of compatible types, in every operand")
+        try:
+            union = functools.reduce(lambda left, right: left.union(right), parts).toDF(*names, ROWKIND_COLUMN)
+        except Exception as exc:
+            raise _spark_error(exc, line, "UNION ALL") from None
+        flags = [flag for _, flag in frames]
+        return union, (all(bounded for bounded, _ in flags), any(event_time for _, event_time in flags))
 
     def _semi_join_frame(self, semi: SemiJoin, construct: str, registered: dict[str, tuple[bool, bool]],
                          stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
@@ -806,6 +845,11 @@ class SqlSession:
             df, flags = self._frame(query.source_query, query.source_line, construct, registered, stack)
             return _Source(df, flags, query.source_query, query.source_line)
         name = query.source_name
+        if name in self._operator_views:
+            table = self.spark.table(name)
+            if ROWKIND_COLUMN not in table.columns:
+                return None
+            return _Source(table, self._operator_views[name], f"SELECT * FROM `{name}`", query.source_line, [], stack)
         view = self.catalog.objects.get(name) if name is not None else None
         if isinstance(view, CatalogTable) and name not in stack:
             self._register(name, registered, query.source_line, stack)
@@ -898,9 +942,11 @@ class SqlSession:
         flags = (left_flags[0] and right_flags[0], left_flags[1] or right_flags[1])
         return self._frame(join.outer_text(view, *columns), join.line, construct, registered, stack)[0], flags
 
-    def _operator_view(self, build: Callable[[], DataFrame], line: int, construct: str, kind: str) -> str:
-        """The rows ``build`` makes (a keyed operator's output) as a temporary view for the SQL over them; Spark's
-        errors while building them become refusals naming ``construct``."""
+    def _operator_view(self, build: Callable[[], DataFrame], line: int, construct: str, kind: str,
+                       changelog_flags: Optional[tuple[bool, bool]] = None) -> str:
+        """The rows ``build`` makes (a keyed operator's output) as a temporary view for the SQL over them; Spark's errors
+        while building them become refusals naming ``construct``. With ``changelog_flags`` (its input's), a query over the
+        view reads its row kinds as a changelog (an aggregation over it retracts); without, the SQL over it handles them."""
         try:
             rows = build()
         except SqlError:
@@ -909,6 +955,8 @@ class SqlSession:
             raise _spark_error(exc, line, construct) from None
         view = f"__kindling_{kind}_{next(_VIEW_IDS)}"
         rows.createOrReplaceTempView(view)
+        if changelog_flags is not None:
+            self._operator_views[view] = changelog_flags
         return view
 
     def _over_frame(self, over: OverAggregation, construct: str, registered: dict[str, tuple[bool, bool]],

@@ -46,11 +46,17 @@ _Tree = Union[int, _Node]  # an int is an operand's index in SetOperation.operan
 
 @dataclass
 class SetOperation:
-    """A query that is a tree of set operations with at least one INTERSECT or EXCEPT, over its operand queries."""
+    """A query that is a tree of set operations with an INTERSECT or EXCEPT or a distinct UNION at its top, over its operand
+    queries."""
 
     operands: list[str]
     tree: _Tree
     line: int
+
+    @property
+    def unions_only(self) -> bool:
+        """True for a tree of UNIONs alone (Spark runs it over append-only operands)."""
+        return not _has_intersect_or_except(self.tree)
 
     def union_text(self) -> str:
         """Every operand's rows, marked with the operand they come from (column ``MARKER<k>`` is 1 in operand k's rows)."""
@@ -81,17 +87,35 @@ class SetOperation:
         return f"({joined[tree.operator]})"
 
 
-def find_set_operation(text: str, line: int) -> SetOperation | None:
-    """``text`` as a tree of set operations holding an INTERSECT or EXCEPT; None for any other query.
+def find_set_operation(text: str, line: int, distinct_unions: bool = False) -> SetOperation | None:
+    """``text`` as a tree of set operations holding an INTERSECT or EXCEPT (with ``distinct_unions``, also one whose
+    top is a UNION without ALL); None for any other query.
 
     Raises SqlError for the forms Flink answers with multisets or a sort, which this plan cannot give."""
     operands: list[str] = []
     tree = _parse(strip_trivia(tokenize(text, line)), operands)
-    if isinstance(tree, int) or not _has_intersect_or_except(tree):
+    if isinstance(tree, int):
+        return None
+    if not _has_intersect_or_except(tree) and not (distinct_unions and not tree.all):
         return None
     _check(tree, top=True, line=line)
     check_no_sort(operands[-1], line)
     return SetOperation(operands, tree, line)
+
+
+def find_union_all(text: str, line: int) -> list[str] | None:
+    """The operand queries of ``text`` when it is a chain of ``UNION ALL`` (no other set operation at its top level and
+    no sort of the whole result); None for any other query. A parenthesised operand is given without its parentheses.
+
+    >>> find_union_all("SELECT a FROM t UNION ALL (SELECT b FROM u)", 1)
+    ['SELECT a FROM t', 'SELECT b FROM u']
+    """
+    parts, operators = _split(strip_trivia(tokenize(text, line)))
+    if not operators or any(operator != ("UNION", True) for operator in operators):
+        return None
+    if any(depth == 0 and token.is_word(*_SORTING) for token, depth in with_depth(parts[-1])):
+        return None  # ORDER BY/LIMIT of the whole union: planned (or refused by name) where a single query's are
+    return [render(_parenthesised(part) or part).strip() for part in parts]
 
 
 def _parse(tokens: list[Token], operands: list[str]) -> _Tree:

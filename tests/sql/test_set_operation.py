@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kindling.sql.errors import SqlError
-from kindling.sql.set_operation import MARKER, find_set_operation
+from kindling.sql.group_aggregate import Projection
+from kindling.sql.set_operation import MARKER, find_set_operation, find_union_all
 
 
 def _condition(text: str) -> str:
@@ -28,6 +29,27 @@ def test_queries_without_intersect_or_except_are_left_alone():
     assert find_set_operation("SELECT a FROM (SELECT a FROM x EXCEPT SELECT a FROM y) t", 1) is None
     assert find_set_operation("SELECT 'INTERSECT' AS a FROM x", 1) is None
     assert find_set_operation("SELECT * EXCEPT (rn) FROM (SELECT a, rn FROM x)", 1) is None  # Spark's star-except
+
+
+def test_a_distinct_union_on_top_is_a_set_operation_when_asked_and_union_all_chains_are_their_operands():
+    found = find_set_operation("SELECT a FROM x UNION ALL SELECT a FROM y UNION SELECT a FROM z", 1, distinct_unions=True)
+    assert found is not None and found.unions_only and found.operands == ["SELECT a FROM x", "SELECT a FROM y", "SELECT a FROM z"]
+    assert find_set_operation("SELECT a FROM x UNION SELECT a FROM y UNION ALL SELECT a FROM z", 1, distinct_unions=True) is None
+    assert not find_set_operation("SELECT a FROM x UNION SELECT a FROM y EXCEPT SELECT a FROM z", 1).unions_only
+    assert find_union_all("SELECT a FROM x UNION ALL (SELECT a FROM y) UNION ALL SELECT a * 2 FROM z", 1) == [
+        "SELECT a FROM x", "SELECT a FROM y", "SELECT a * 2 FROM z"]
+    assert find_union_all("SELECT a FROM x UNION SELECT a FROM y", 1) is None
+    assert find_union_all("SELECT a FROM x UNION ALL SELECT a FROM y ORDER BY a", 1) is None  # sorts the whole union
+    assert find_union_all("SELECT a FROM (SELECT a FROM x UNION ALL SELECT a FROM y) t", 1) is None
+
+
+def test_a_projection_over_a_changelog_adds_the_row_kind_once_and_last():
+    def over(select: str) -> str:
+        return Projection(None, "t", 1, None, select, None).over("v").split(" FROM ")[0]
+
+    assert over("*") == "SELECT *"
+    assert over("*, a * 2 AS d") == "SELECT * EXCEPT (`__kindling_rowkind`), a * 2 AS d, `__kindling_rowkind`"
+    assert over("t.*, COUNT(*) AS n") == "SELECT t.* EXCEPT (`__kindling_rowkind`), COUNT(*) AS n, `__kindling_rowkind`"
 
 
 @pytest.mark.parametrize("text, construct", [

@@ -159,7 +159,10 @@ def test_canal_and_maxwell_files_to_a_debezium_file_and_a_plain_sink_refused(env
     # A join over the two changelogs retracts what a deleted or updated row joined, as Flink's join does.
     joined = env.execute_sql("SELECT a.order_id, b.amount FROM canal_orders a JOIN maxwell_orders b ON a.order_id = b.order_id")
     assert sorted(tuple(r) for r in joined.collect(timeout=300)) == [(1, 12), (3, 1)]
-    # A UNION over a changelog is refused by name rather than reading its deletes as rows.
+    # A UNION ALL passes both changelogs on, each row with its kind: the deleted and the replaced rows leave again.
+    united = env.execute_sql("SELECT order_id FROM canal_orders UNION ALL SELECT order_id FROM maxwell_orders")
+    assert sorted(tuple(r) for r in united.collect(timeout=300)) == [(1,), (1,), (3,), (3,)]
+    # GROUPING SETS over a changelog is refused by name rather than reading its deletes as rows.
     with pytest.raises(SqlError) as refused:
-        env.execute_sql("SELECT order_id FROM canal_orders UNION ALL SELECT order_id FROM maxwell_orders")
-    assert refused.value.construct == "UNION over an updating table"
+        env.execute_sql("SELECT customer, SUM(amount) FROM canal_orders GROUP BY ROLLUP (customer)")
+    assert refused.value.construct == "GROUPING SETS over an updating table"

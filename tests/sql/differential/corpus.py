@@ -403,6 +403,13 @@ _CDC_QUERIES = [
           "SELECT cu.city, n FROM (SELECT customer, COUNT(*) AS n FROM order_changes GROUP BY customer) g JOIN customers cu ON "
           "g.customer = cu.customer"),
     Entry("cdc-union", Q + "set-ops.md", "SELECT order_id FROM order_changes UNION ALL SELECT order_id FROM orders"),
+    Entry("cdc-union-changelogs", Q + "set-ops.md",
+          "SELECT order_id, amount FROM order_changes WHERE amount > 5 UNION ALL SELECT order_id, amount FROM order_changes_canal"),
+    Entry("cdc-union-group", Q + "set-ops.md",
+          "SELECT customer, COUNT(*) AS n FROM (SELECT customer FROM order_changes UNION ALL SELECT customer FROM orders) GROUP BY customer"),
+    Entry("cdc-union-distinct", Q + "set-ops.md", "SELECT customer FROM order_changes UNION SELECT customer FROM customers"),
+    Entry("cdc-intersect", Q + "set-ops.md", "SELECT customer FROM order_changes INTERSECT SELECT customer FROM customers"),
+    Entry("cdc-star-and-expression", CDC, "SELECT *, amount * 2 AS d FROM order_changes WHERE amount > 3", upsert_key=("order_id",)),
     Entry("cdc-canal-group", "connectors/table/formats/canal.md",
           "SELECT customer, COUNT(*) AS n, SUM(amount) AS total FROM order_changes_canal GROUP BY customer"),
     Entry("cdc-canal-select", "connectors/table/formats/canal.md", "SELECT * FROM order_changes_canal"),
