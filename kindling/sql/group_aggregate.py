@@ -151,7 +151,7 @@ class _Select:
         return render(self.where).strip() if self.where is not None else None
 
 
-def _outer_select(text: str, line: int) -> Optional[_Select]:
+def outer_select(text: str, line: int) -> Optional[_Select]:
     """The outermost SELECT's clauses; None for a query with ORDER BY, LIMIT or a set operation, or no FROM."""
     tokens = tokenize(text, line)
     top, positions = top_level_clauses(tokens, ("FROM", *_CLAUSES))
@@ -191,7 +191,7 @@ def find_group_aggregation(text: str, line: int, window: bool = False) -> Option
 
     With ``window``, only a window TVF aggregation (``GROUP BY window_start, window_end, ...``) is split.
     """
-    parts = _outer_select(text, line)
+    parts = outer_select(text, line)
     if parts is None:
         return None
     group, having, select, distinct = parts.group, parts.having, parts.items, parts.distinct
@@ -200,7 +200,7 @@ def find_group_aggregation(text: str, line: int, window: bool = False) -> Option
     if any(t.kind == WORD and t.upper in _GROUPING_ANALYTICS for part in group_parts for t in significant(part)[:1]):
         return None  # several groupings in one GROUP BY: Spark's own aggregation (a window's, or refused unbounded)
     if window:
-        names = {_plain_name(part) for part in group_parts}
+        names = {plain_name(part) for part in group_parts}
         if not {"window_start", "window_end"} <= {n.lower() for n in names if n} \
                 or any(t.kind == WORD and t.upper in _WINDOW_WORDS[:4] for part in group_parts for t in part):
             return None
@@ -214,7 +214,7 @@ def find_group_aggregation(text: str, line: int, window: bool = False) -> Option
     keys = [render(part).strip() for part in group_parts if render(part).strip()]
     if distinct:  # SELECT DISTINCT a, b is GROUP BY a, b
         keys = [expression for expression, _ in select]
-    key_names = [_plain_name(tokenize(k)) or f"{KEY_PREFIX}{n}" for n, k in enumerate(keys)]
+    key_names = [plain_name(tokenize(k)) or f"{KEY_PREFIX}{n}" for n, k in enumerate(keys)]
     if len(set(key_names)) != len(key_names):
         key_names = [f"{KEY_PREFIX}{n}" for n in range(len(keys))]
     calls: list[AggregateCall] = []
@@ -265,7 +265,7 @@ def _stars_without_row_kind(select_text: str) -> str:
 
 def find_projection(text: str, line: int) -> Optional[Projection]:
     """``text`` as a projection over a single FROM subquery or view; None for aggregations, joins and anything else."""
-    parts = _outer_select(text, line)
+    parts = outer_select(text, line)
     if parts is None or parts.distinct or parts.group is not None or parts.having is not None:
         return None
     if any(_calls(tokenize(expression)) for expression, _ in parts.items):
@@ -312,7 +312,7 @@ def _alias(rest: list[Token]) -> Any:
     return False
 
 
-def _plain_name(tokens: list[Token]) -> Optional[str]:
+def plain_name(tokens: list[Token]) -> Optional[str]:
     """The column name of a plain (optionally qualified) column reference."""
     sig = [t for t in tokens if not t.trivia]
     if len(sig) == 1 and sig[0].kind in (WORD, QUOTED):
@@ -324,7 +324,7 @@ def _plain_name(tokens: list[Token]) -> Optional[str]:
 
 def output_name(expression: str) -> Optional[str]:
     """The column name Flink gives an unaliased SELECT item: a plain column's own name (None for any other expression)."""
-    name = _plain_name(tokenize(expression))
+    name = plain_name(tokenize(expression))
     return None if name is None or name.startswith(INTERNAL_PREFIX) else name
 
 

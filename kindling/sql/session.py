@@ -51,6 +51,7 @@ from kindling.sql.group_aggregate import (
     find_projection,
     output_name,
 )
+from kindling.sql.grouping_sets import GroupingSets, find_grouping_sets
 from kindling.sql.lookup_join import register_lookup_join
 from kindling.sql.outer_join import OuterJoin, find_outer_join, outer_join_frame
 from kindling.sql.over_aggregate import OverAggregation, find_over_aggregation, over_frame
@@ -74,6 +75,7 @@ from kindling.sql.statements import Statement, split_statements
 from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
 from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
+from kindling.sql.types import flink_type_name
 
 if TYPE_CHECKING:
     from kindling.env import StreamEnvironment
@@ -618,6 +620,11 @@ class SqlSession:
             framed = self._outer_join_frame(outer_join, construct, registered, stack)
             if framed is not None:
                 return framed
+        grouping_sets = find_grouping_sets(text, line)
+        if grouping_sets is not None:
+            framed = self._grouping_sets_frame(grouping_sets, construct, registered, stack)
+            if framed is not None:
+                return framed
         aggregation = find_group_aggregation(text, line)
         window = find_group_aggregation(text, line, window=True) if aggregation is None else None
         if window is not None:
@@ -695,6 +702,23 @@ class SqlSession:
             raise _spark_error(exc, line, "UNION ALL") from None
         flags = [flag for _, flag in frames]
         return union, (all(bounded for bounded, _ in flags), any(event_time for _, event_time in flags))
+
+    def _grouping_sets_frame(self, grouping_sets: GroupingSets, construct: str, registered: dict[str, tuple[bool, bool]],
+                             stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
+        """GROUPING SETS/ROLLUP/CUBE over an updating input: one retracting aggregation per grouping set, their changelogs
+        together (kindling/sql/grouping_sets.py); None over an append-only input (Spark's own grouping sets)."""
+        source = self._single_source(grouping_sets, construct, registered, stack)
+        if source is None or not self._updating(source, construct):
+            return None
+        types = {field.name: field.dataType for field in source.df.schema.fields}
+        folded = {name.lower(): data_type for name, data_type in types.items()}
+        nulls = {}
+        for key in grouping_sets.keys:
+            data_type = types.get(key) or folded.get(key.lower())
+            if data_type is None:
+                return None  # not a column of the FROM item: Spark's analysis names it
+            nulls[key] = f"CAST(NULL AS {flink_type_name(data_type)})"
+        return self._frame(grouping_sets.union_text(nulls), grouping_sets.line, construct, registered, stack)
 
     def _semi_join_frame(self, semi: SemiJoin, construct: str, registered: dict[str, tuple[bool, bool]],
                          stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
@@ -838,7 +862,7 @@ class SqlSession:
             return None
         return df
 
-    def _single_source(self, query: Union[GroupAggregation, Projection], construct: str, registered: dict[str, tuple[bool, bool]],
+    def _single_source(self, query: Union[GroupAggregation, GroupingSets, Projection], construct: str, registered: dict[str, tuple[bool, bool]],
                        stack: tuple[str, ...]) -> Optional[_Source]:
         """A query's single FROM subquery, SQL view or changelog table, planned; None for other tables, API views and joins."""
         if query.source_query is not None:

@@ -394,6 +394,10 @@ _CDC_QUERIES = [
           "SELECT n, COUNT(*) AS customers FROM (SELECT customer, COUNT(*) AS n FROM order_changes GROUP BY customer) GROUP BY n"),
     Entry("cdc-distinct", CDC, "SELECT DISTINCT item FROM order_changes"),
     Entry("cdc-rollup", CDC, "SELECT customer, item, SUM(amount) AS s, COUNT(*) AS n FROM order_changes GROUP BY ROLLUP (customer, item)"),
+    Entry("cdc-cube-grouping", CDC, "SELECT customer, item, GROUPING(customer, item) AS g, COUNT(*) AS n FROM order_changes "
+          "GROUP BY CUBE (customer, item)"),
+    Entry("cdc-grouping-sets-having", CDC,
+          "SELECT item, SUM(amount) AS s FROM order_changes GROUP BY GROUPING SETS ((item), ()) HAVING SUM(amount) > 5"),
     Entry("cdc-top-1", Q + "topn.md", "SELECT customer, order_id, amount FROM (SELECT customer, order_id, amount, ROW_NUMBER() OVER "
           "(PARTITION BY customer ORDER BY amount DESC) AS rn FROM order_changes) WHERE rn = 1"),
     Entry("cdc-join", Q + "joins.md", "SELECT c.order_id, cu.city FROM order_changes c JOIN customers cu ON c.customer = cu.customer"),

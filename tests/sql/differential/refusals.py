@@ -12,8 +12,6 @@ IS JSON, JSON_OBJECT's VALUE, OVERLAPS). They are to become refusals naming the 
 """
 
 REFUSED: dict[str, str] = {
-    # Joins and set operations over a changelog (a CDC format's updating table): Flink retracts through them.
-    'cdc-rollup': 'GROUPING SETS over an updating table',
     # Batch mode (Flink's batch execution over the same tables): what kindling still refuses there.
     'batch-match-recognize': 'MATCH_RECOGNIZE',
     'json-object': 'SELECT',
