@@ -162,3 +162,6 @@ def test_canal_and_maxwell_files_to_a_debezium_file_and_a_plain_sink_refused(env
     # A UNION ALL passes both changelogs on, each row with its kind: the deleted and the replaced rows leave again.
     united = env.execute_sql("SELECT order_id FROM canal_orders UNION ALL SELECT order_id FROM maxwell_orders")
     assert sorted(tuple(r) for r in united.collect(timeout=300)) == [(1,), (1,), (3,), (3,)]
+    with pytest.raises(SqlError) as refused:
+        env.execute_sql("SELECT order_id, amount FROM canal_orders UNION ALL SELECT order_id FROM maxwell_orders")
+    assert refused.value.construct == "UNION ALL" and "different numbers of columns (1, 2)" in str(refused.value)
