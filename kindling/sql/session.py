@@ -75,6 +75,7 @@ from kindling.sql.statements import Statement, split_statements
 from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
 from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
+from kindling.sql.typeof import typeof_literals
 from kindling.sql.types import flink_type_name
 
 if TYPE_CHECKING:
@@ -756,6 +757,7 @@ class SqlSession:
     def _spark_frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                      stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
         """The query translated for Spark and planned by Spark over the views it reads."""
+        text = typeof_literals(text, line, self.catalog.objects) or text
         translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}", batch=self.batch,
                                       functions=self._spark_functions)
         # A view's own name inside its text is a column or qualifier (Nexmark's `SELECT person.id ...`).

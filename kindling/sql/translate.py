@@ -294,8 +294,10 @@ class _Rewriter:
         if simple is not None:
             return simple, close_index + 1
         if word == "TYPEOF":
-            raise SqlError("TYPEOF is not supported: Spark names types its own way ('int', Flink: 'INT')", line=token.line,
-                           construct="TYPEOF", hint="DESCRIBE a view of the query to see its Flink column types")
+            raise SqlError("TYPEOF of an expression, or of a column other than a declared physical column of the one table "
+                           "the SELECT reads, is not supported: Spark names types its own way ('int', Flink: 'INT')",
+                           line=token.line, construct="TYPEOF",
+                           hint="TYPEOF(column) in the SELECT list over one table, or DESCRIBE a view of the query")
         if word == "RAND_INTEGER" and args:
             bound = self.rewrite(args[-1])
             return f"CAST(floor(rand() * ({bound})) AS INT)", close_index + 1

@@ -108,6 +108,8 @@ _EXPRESSIONS = [
     ("cast-decimal", "CAST(price AS DECIMAL(10, 1))"), ("cast-int-decimal-string", "CAST(CAST(amount AS DECIMAL(5, 2)) AS STRING)"),
     ("cast-date-string", "CAST(CAST(ts AS DATE) AS STRING)"), ("cast-string-ts", "CAST('2024-05-06 07:08:09.1' AS TIMESTAMP(3))"),
     ("cast-bigint-string", "CAST(CAST(amount AS BIGINT) * 1000000000 AS STRING)"), ("typeof", "TYPEOF(amount)"),
+    ("typeof-string", "TYPEOF(item)"), ("typeof-double", "TYPEOF(price)"), ("typeof-expression", "TYPEOF(amount * 2)"),
+    ("typeof-rowtime", "TYPEOF(ts)"),
     # collections and value construction
     ("coll-array-index", "ARRAY[item, customer][1]"),
     ("coll-cardinality", "CARDINALITY(ARRAY[1, 2, order_id])"), ("coll-map", "MAP['k', item]['k']"),

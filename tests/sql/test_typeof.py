@@ -1,0 +1,34 @@
+"""TYPEOF(column) answered from the catalog's declared types (kindling/sql/typeof.py), without Spark."""
+
+from __future__ import annotations
+
+from kindling.sql.catalog import CatalogTable
+from kindling.sql.ddl import ColumnDef, WatermarkDef
+from kindling.sql.types import parse_type
+from kindling.sql.typeof import typeof_literals
+
+TABLE = CatalogTable("orders", [ColumnDef("id", parse_type("BIGINT")), ColumnDef("amount", parse_type("INT")),
+                                ColumnDef("price", parse_type("DECIMAL(10,2) NOT NULL")), ColumnDef("note", parse_type("STRING")),
+                                ColumnDef("tags", parse_type("ARRAY<STRING>")), ColumnDef("ts", parse_type("TIMESTAMP(3)")),
+                                ColumnDef("doubled", None, kind="computed", expression="amount * 2")],
+                     {}, watermark=WatermarkDef("ts", "ts - INTERVAL '1' SECOND", 1), primary_key=["id"])
+
+
+def answered(text: str) -> str:
+    return typeof_literals(text, 1, {"orders": TABLE}) or text
+
+
+def test_declared_physical_columns_print_as_flink_prints_their_types():
+    assert answered("SELECT TYPEOF(amount) AS a, TYPEOF(o.price), typeof(note), TYPEOF(ts) FROM orders o") == \
+        "SELECT 'INT' AS a, 'DECIMAL(10, 2) NOT NULL', 'STRING', 'TIMESTAMP(3)' FROM orders o"
+
+
+def test_what_the_catalog_cannot_answer_is_left_for_translation_to_refuse():
+    for query in ("SELECT TYPEOF(amount * 2) FROM orders",  # an expression: Flink's derived type
+                  "SELECT TYPEOF(id) FROM orders",  # a primary key: NOT NULL by the key
+                  "SELECT TYPEOF(doubled) FROM orders",  # a computed column
+                  "SELECT TYPEOF(tags) FROM orders",  # a nested type
+                  "SELECT TYPEOF(x.amount) FROM orders",  # another qualifier
+                  "SELECT t FROM (SELECT TYPEOF(amount) AS t FROM orders)",  # not the outermost SELECT's own table
+                  "SELECT TYPEOF(amount) FROM orders o JOIN orders p ON o.id = p.id"):  # not one table
+        assert answered(query) == query
