@@ -39,6 +39,7 @@ from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.sql import ddl, pushdown
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
+from kindling.sql.declared_types import with_declared_types
 from kindling.sql.division import with_flink_division
 from kindling.sql.errors import SqlError, from_spark
 from kindling.sql.functions import UserDefinedScalarFunction, UserDefinedTableFunction
@@ -75,7 +76,6 @@ from kindling.sql.statements import Statement, split_statements
 from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
 from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
-from kindling.sql.typeof import typeof_literals
 from kindling.sql.types import flink_type_name
 
 if TYPE_CHECKING:
@@ -757,7 +757,7 @@ class SqlSession:
     def _spark_frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                      stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
         """The query translated for Spark and planned by Spark over the views it reads."""
-        text = typeof_literals(text, line, self.catalog.objects) or text
+        text = with_declared_types(text, line, self.catalog.objects) or text
         translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}", batch=self.batch,
                                       functions=self._spark_functions)
         # A view's own name inside its text is a column or qualifier (Nexmark's `SELECT person.id ...`).

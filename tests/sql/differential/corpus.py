@@ -118,6 +118,8 @@ _EXPRESSIONS = [
     ("json-value", "JSON_VALUE('{\"a\": ' || CAST(order_id AS STRING) || '}', '$.a')"),
     ("json-is-json", "tag IS JSON"), ("json-object", "JSON_OBJECT('id' VALUE order_id)"),
     ("json-query", "JSON_QUERY('{\"a\": [1, 2]}', '$.a')"), ("json-string", "JSON_STRING(item)"),
+    ("json-string-int", "JSON_STRING(amount)"), ("json-object-nulls", "JSON_OBJECT('who' VALUE customer, KEY 'id' VALUE order_id)"),
+    ("json-object-absent", "JSON_OBJECT('who' VALUE customer, 'n' VALUE amount ABSENT ON NULL)"),
 ]
 
 EXPRESSIONS = [_expr(id, expression) for id, expression in _EXPRESSIONS]

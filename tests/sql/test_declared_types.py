@@ -1,11 +1,12 @@
-"""TYPEOF(column) answered from the catalog's declared types (kindling/sql/typeof.py), without Spark."""
+"""TYPEOF, JSON_STRING and JSON_OBJECT of columns answered from the catalog's declared types (kindling/sql/declared_types.py),
+without Spark."""
 
 from __future__ import annotations
 
 from kindling.sql.catalog import CatalogTable
 from kindling.sql.ddl import ColumnDef, WatermarkDef
+from kindling.sql.declared_types import with_declared_types
 from kindling.sql.types import parse_type
-from kindling.sql.typeof import typeof_literals
 
 TABLE = CatalogTable("orders", [ColumnDef("id", parse_type("BIGINT")), ColumnDef("amount", parse_type("INT")),
                                 ColumnDef("price", parse_type("DECIMAL(10,2) NOT NULL")), ColumnDef("note", parse_type("STRING")),
@@ -15,7 +16,7 @@ TABLE = CatalogTable("orders", [ColumnDef("id", parse_type("BIGINT")), ColumnDef
 
 
 def answered(text: str) -> str:
-    return typeof_literals(text, 1, {"orders": TABLE}) or text
+    return with_declared_types(text, 1, {"orders": TABLE}) or text
 
 
 def test_declared_physical_columns_print_as_flink_prints_their_types():
@@ -31,4 +32,18 @@ def test_what_the_catalog_cannot_answer_is_left_for_translation_to_refuse():
                   "SELECT TYPEOF(x.amount) FROM orders",  # another qualifier
                   "SELECT t FROM (SELECT TYPEOF(amount) AS t FROM orders)",  # not the outermost SELECT's own table
                   "SELECT TYPEOF(amount) FROM orders o JOIN orders p ON o.id = p.id"):  # not one table
+        assert answered(query) == query
+
+
+def test_json_of_columns_whose_json_spark_writes_as_flink_is_spark_to_json():
+    assert answered("SELECT JSON_STRING(note) AS j FROM orders") == \
+        "SELECT REGEXP_EXTRACT(to_json(named_struct('v', note)), '^[{]\"v\":(.*)[}]$', 1) AS j FROM orders"
+    assert answered("SELECT JSON_OBJECT(KEY 'n' VALUE note, 'a' VALUE o.amount ABSENT ON NULL) FROM orders o") == \
+        "SELECT to_json(named_struct('a', o.amount, 'n', note), map('ignoreNullFields', 'true')) FROM orders o"
+    assert "'ignoreNullFields', 'false'" in answered("SELECT JSON_OBJECT('a' VALUE amount) FROM orders")
+    for query in ("SELECT JSON_STRING(price) FROM orders",  # a DECIMAL: Flink's number format
+                  "SELECT JSON_STRING(ts) FROM orders",  # a timestamp: Flink's ISO form
+                  "SELECT JSON_OBJECT('a' VALUE amount, 'a' VALUE note) FROM orders",  # a repeated key
+                  "SELECT JSON_OBJECT('a' VALUE amount * 2) FROM orders",  # an expression
+                  "SELECT JSON_OBJECT('a' VALUE JSON_OBJECT('b' VALUE note)) FROM orders"):  # nested JSON
         assert answered(query) == query
