@@ -270,7 +270,7 @@ class Catalog:
 
 def describe_rows(obj: CatalogObject, schema: Optional[StructType] = None) -> list[tuple]:
     """DESCRIBE's rows as Flink prints them: name, type, null, key, extras, watermark."""
-    from kindling.sql.types import flink_type_name
+    from kindling.sql.types import flink_type_name, printed
 
     if isinstance(obj, CatalogView):
         assert schema is not None
@@ -283,7 +283,7 @@ def describe_rows(obj: CatalogObject, schema: Optional[StructType] = None) -> li
                 type_name = flink_type_name(schema[column.name].dataType)
         else:
             assert column.type is not None
-            type_name, nullable = column.type.flink.replace(" NOT NULL", ""), column.type.nullable
+            type_name, nullable = printed(column.type.flink.replace(" NOT NULL", "")), column.type.nullable
             extras = None
             if column.kind == "metadata":
                 extras = "METADATA" + (f" FROM '{column.metadata_key}'" if column.metadata_key else "") + (" VIRTUAL" if column.virtual else "")

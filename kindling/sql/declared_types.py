@@ -25,8 +25,8 @@ from kindling.sql.catalog import CatalogTable
 from kindling.sql.ddl import ColumnDef
 from kindling.sql.group_aggregate import outer_select, plain_name
 from kindling.sql.tokens import STRING, Token, function_calls, significant, split_top_level
+from kindling.sql.types import printed
 
-_UNBOUNDED = {"VARCHAR(2147483647)": "STRING", "VARBINARY(2147483647)": "BYTES"}
 # Declared types whose JSON Spark's writer gives as Flink's does.
 _JSON_ALIKE = ("STRING", "CHAR", "VARCHAR", "TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN")
 _FUNCTIONS = ("TYPEOF", "JSON_STRING", "JSON_OBJECT")
@@ -87,7 +87,7 @@ def _declared(column: ColumnDef) -> Optional[str]:
     declared = column.type.flink.replace(" NOT NULL", "")
     if "<" in declared:
         return None  # Flink prints element types its own way (ARRAY<STRING>)
-    return _UNBOUNDED.get(declared, declared) + ("" if column.type.nullable else " NOT NULL")
+    return printed(declared) + ("" if column.type.nullable else " NOT NULL")
 
 
 def _typeof(arguments: list[list[Token]], columns: _Columns) -> Optional[str]:

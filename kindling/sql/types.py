@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -282,6 +283,15 @@ def spark_sql_type(flink: FlinkType) -> str:
     return flink.spark.simpleString().upper() if not isinstance(flink.spark, StructType) else flink.spark.simpleString()
 
 
+def printed(flink: str) -> str:
+    """A declared type as Flink prints it (DESCRIBE, TYPEOF): the unbounded VARCHAR/VARBINARY as STRING/BYTES.
+
+    >>> printed("ARRAY<VARCHAR(2147483647)>")
+    'ARRAY<STRING>'
+    """
+    return re.sub(r"\bVARBINARY\(2147483647\)", "BYTES", re.sub(r"\bVARCHAR\(2147483647\)", "STRING", flink))
+
+
 def flink_type_name(data_type: DataType) -> str:
     """Flink's name for a Spark type (DESCRIBE of views and query results)."""
     if isinstance(data_type, StringType):
@@ -317,4 +327,4 @@ def flink_type_name(data_type: DataType) -> str:
     return data_type.simpleString().upper()
 
 
-__all__ = ["FlinkType", "flink_type_name", "parse_type", "spark_sql_type", "spark_type"]
+__all__ = ["FlinkType", "flink_type_name", "parse_type", "printed", "spark_sql_type", "spark_type"]

@@ -62,6 +62,13 @@ def test_catalog_passes_table_facts_to_the_connector():
     assert options[TABLE_ROWTIME] == "transaction_time"
 
 
+def test_describe_prints_types_as_flink_does():
+    catalog = Catalog()
+    catalog.create_table(parse_statement("CREATE TABLE t (a VARCHAR, b CHAR, c STRING, d VARCHAR(5)) WITH ('connector' = 'datagen')"))
+    # PyFlink 2.3's DESCRIBE of this table: STRING, CHAR(1), STRING, VARCHAR(5)
+    assert [row[1] for row in describe_rows(catalog.table("t"))] == ["STRING", "CHAR(1)", "STRING", "VARCHAR(5)"]
+
+
 @pytest.mark.parametrize("columns, rowtime, millis", [
     ("ts TIMESTAMP(3)", "ts", None),
     ("ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp'", "ts", None),
