@@ -681,8 +681,7 @@ class SqlSession:
         column names (Flink's union passes each row on with its kind; an append-only operand's rows are '+I'). None when
         every operand is append-only: Spark's own union runs it."""
         frames = [self._frame(operand, line, construct, registered, stack) for operand in operands]
-        updating = [df.isStreaming and (ROWKIND_COLUMN in df.columns or self._output_mode(df, line, construct) != "append")
-                    for df, _ in frames]
+        updating = [df.isStreaming and self._changes(df, line, construct) for df, _ in frames]
         if not any(updating):
             return None
         parts = []
@@ -735,7 +734,7 @@ class SqlSession:
                            "each kept row on its own)", line=semi.line, construct="IN/EXISTS subquery",
                            hint="SET 'table.exec.state.ttl' = '0' (state kept), or the query in batch mode")
         for side in (left, right):
-            if ROWKIND_COLUMN in side.columns or self._output_mode(side, semi.line, construct) != "append":
+            if self._changes(side, semi.line, construct):
                 raise SqlError("IN/EXISTS with an updating query on either side is not supported (Flink's semi join would "
                                "retract rows)", line=semi.line, construct="IN/EXISTS subquery",
                                hint="IN/EXISTS between append-only tables or views")
@@ -815,7 +814,7 @@ class SqlSession:
         changelog, which the reader needs to retract rows.
         """
         inner, flags = self._frame(top_n.inner_text, top_n.inner_line, construct, registered, stack)
-        updating_input = ROWKIND_COLUMN in inner.columns or self._output_mode(inner, top_n.inner_line, construct) != "append"
+        updating_input = self._changes(inner, top_n.inner_line, construct)
         if updating_input:  # ranked as Flink's retractable Top-N, over the input's changelog
             inner = self._changelog(inner, top_n.inner_text, top_n.inner_line, construct, registered, stack)
         plan_text = inner._jdf.queryExecution().analyzed().toString()
@@ -891,7 +890,11 @@ class SqlSession:
                        stack + (name,))
 
     def _updating(self, source: Optional[_Source], construct: str) -> bool:
-        return source is not None and (ROWKIND_COLUMN in source.df.columns or self._output_mode(source.df, source.line, construct) != "append")
+        return source is not None and self._changes(source.df, source.line, construct)
+
+    def _changes(self, df: DataFrame, line: int, construct: str) -> bool:
+        """Whether ``df`` updates its rows: a changelog kindling's operators made, or a result Spark emits in update mode."""
+        return ROWKIND_COLUMN in df.columns or self._output_mode(df, line, construct) != "append"
 
     def _changelog(self, df: DataFrame, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                    stack: tuple[str, ...]) -> DataFrame:
@@ -945,7 +948,7 @@ class SqlSession:
         right, right_flags = self._frame(join.right_text, join.line, construct, registered, stack)
         if not (left.isStreaming and right.isStreaming):
             return None
-        updating = [ROWKIND_COLUMN in side.columns or self._output_mode(side, join.line, construct) != "append" for side in (left, right)]
+        updating = [self._changes(side, join.line, construct) for side in (left, right)]
         if join.kind == "INNER" and not any(updating):
             return None  # an inner join of append-only streams: Spark's own join
         # an updating side as its retract changelog (Spark's update mode would say only the new value)
