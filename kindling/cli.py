@@ -147,43 +147,53 @@ def _sql(args: argparse.Namespace) -> int:
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    from kindling.reconciliation import reconcile
+    from kindling.reconciliation import reconcile, reconcile_program
     from kindling.reconciliation.report import dumps
 
-    sql, defines, target, jid = args.sql, parse_defines(args.define), args.target, args.job
+    sql, program, program_args = args.sql, args.python, list(args.args or [])
+    defines, target, jid = parse_defines(args.define), args.target, args.job
     if jid is None and target and re.fullmatch(r"[0-9a-f]{32}", target) and not Path(target).exists():
         jid, target = target, None  # a job manager's job id (Flink's 32 hex digits)
+    if sql and program:
+        raise ValueError("reconcile takes one pipeline: --sql FILE or --python FILE, not both")
     if jid:
-        sql, submitted = _submitted_sql_job(jid, Path(args.home))
+        kind, file, submitted_args, submitted = _submitted_job(jid, Path(args.home))
+        sql, program = (file, None) if kind == "sql" else (None, file)
+        program_args = program_args or submitted_args
         defines = {**submitted, **defines}
-    elif not sql:
-        raise ValueError("reconcile needs the job's SQL script (--sql FILE) or a job manager's job id (--job JID)")
-    report = reconcile(sql, target, defines, batch_id=args.batch, examples=args.examples)
+    elif not sql and not program:
+        raise ValueError("reconcile needs the job's SQL script (--sql FILE), its Table API program (--python FILE) or a job "
+                         "manager's job id (--job JID)")
+    if program:
+        report = reconcile_program(program, program_args, target, defines, batch_id=args.batch, examples=args.examples)
+    else:
+        report = reconcile(sql, target, defines, batch_id=args.batch, examples=args.examples)
     print(report)
     if args.output:
         dumps(report, args.output)
     return report.exit_code
 
 
-def _submitted_sql_job(jid: str, home: Path) -> tuple[str, dict[str, str]]:
-    """A job manager's SQL job as it was submitted: its script and the options its driver ran with."""
+def _submitted_job(jid: str, home: Path) -> tuple[str, str, list[str], dict[str, str]]:
+    """A job manager's job as it was submitted: its kind (sql, python), file, program arguments and the options its
+    driver ran with."""
     from kindling.server.store import JobStore
 
     record = JobStore(home).get(jid)
     if record is None:
         raise ValueError(f"the job manager in {home} has no job {jid}")
-    if record.kind != "sql":
-        raise ValueError(f"job {jid} ({record.name}) is a Python pipeline; reconcile takes SQL jobs")
     defines = dict(record.configuration)
     arguments = list(record.args)
-    for flag, value in zip(arguments, arguments[1:]):
-        if flag == "-D":
-            defines.update(parse_defines([value]))
+    if record.kind == "sql":
+        for flag, value in zip(arguments, arguments[1:]):
+            if flag == "-D":
+                defines.update(parse_defines([value]))
+        arguments = []
     defines["state.checkpoints.dir"] = record.checkpoint_dir
     if record.parallelism:
         defines["parallelism.default"] = str(record.parallelism)
     file = Path(record.file)
-    return str(file if file.is_absolute() else Path(record.cwd) / file), defines
+    return record.kind, str(file if file.is_absolute() else Path(record.cwd) / file), arguments, defines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -211,17 +221,21 @@ def build_parser() -> argparse.ArgumentParser:
     sql.set_defaults(handler=_sql)
 
     reconcile = commands.add_parser(
-        "reconcile", help="compare a streaming SQL job's committed output with a batch run of the same script (exit 0 on a match)")
+        "reconcile", help="compare a streaming SQL or Table API job's committed output with a batch run of the same pipeline "
+                          "(exit 0 on a match)")
     reconcile.add_argument("target", nargs="?", default=None,
-                           help="a job manager's job id, or the job's name or checkpoint directory with --sql "
-                                "(default: where the script puts each of its jobs)")
+                           help="a job manager's job id, or the job's name or checkpoint directory with --sql or --python "
+                                "(default: where the pipeline puts each of its jobs)")
     reconcile.add_argument("--sql", help="the job's SQL script, as it was run")
-    reconcile.add_argument("--job", metavar="JID", help="a SQL job of the job manager (its script, options and checkpoints)")
+    reconcile.add_argument("--python", "-py", metavar="FILE", help="the job's Table API program, as it was run (its arguments: --args)")
+    reconcile.add_argument("--job", metavar="JID", help="a job of the job manager (its pipeline, arguments, options and checkpoints)")
     reconcile.add_argument("--home", default=".kindling/jobmanager", help="the job manager's home, for --job (default .kindling/jobmanager)")
     reconcile.add_argument("-D", dest="define", action="append", metavar="key=value", help="an option the job ran with (repeatable)")
     reconcile.add_argument("--batch", type=int, default=None, help="the committed micro-batch to compare up to (default: the last)")
     reconcile.add_argument("--examples", type=int, default=5, help="rows shown per category (default 5)")
     reconcile.add_argument("--output", default=None, help="also write the report as JSON to this file")
+    reconcile.add_argument("--args", nargs=argparse.REMAINDER, default=None, metavar="ARG",
+                           help="the program's arguments, as it was run (everything after --args; last on the line)")
     reconcile.set_defaults(handler=_reconcile)
 
     archive = commands.add_parser("class-archive", help="train the driver JVM's class-sharing archive (drivers start faster)")

@@ -47,7 +47,7 @@ from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
 from kindling.durations import DurationLike, spark_interval, to_millis
 from kindling.options import OptionError
 from kindling.row_layout import LATE_WATERMARK_COLUMN
-from kindling.runtime import interrupts, savepoints, state_layout
+from kindling.runtime import interrupts, rerun, savepoints, state_layout
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.runtime.job_listeners import JobListener, process_listeners
 from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
@@ -78,6 +78,8 @@ class StreamEnvironment:
         self._listeners: list[JobListener] = process_listeners()
         for listener in self._listeners:
             listener.configure(self.config)
+        if (active := rerun.active()) is not None:
+            self.config.update(active.settings)
         self._spark = spark
         self._sinks: list[DataStreamSink] = []
         self._unnamed_jobs = 0  # execute() calls without a job name so far (see _job_name)
@@ -112,7 +114,11 @@ class StreamEnvironment:
         return self
 
     def is_batch(self) -> bool:
-        """Whether bounded pipelines run in Flink's batch execution mode (``execution.runtime-mode: batch``)."""
+        """Whether bounded pipelines run in Flink's batch execution mode (``execution.runtime-mode: batch``).
+
+        A program re-run for reconciliation (:mod:`kindling.runtime.rerun`) runs in batch mode whatever it sets."""
+        if rerun.active() is not None:
+            return True
         return str(self.config.get(cfg.RUNTIME_MODE)).lower() == "batch"
 
     def get_config(self) -> Any:
@@ -184,6 +190,8 @@ class StreamEnvironment:
     def from_source(self, source: Source, watermark_strategy: Optional[WatermarkStrategy] = None, source_name: str = "Source",
                     type_info: Any = None) -> DataStream:
         """A stream from a connector's Source, with event time from the watermark strategy (if any)."""
+        if (active := rerun.active()) is not None:
+            active.refuse_datastream(f"from_source ({source_name})")
         if not isinstance(source, Source):
             raise TypeError(f"from_source takes a kindling Source (for example KafkaSource.builder()...build()), got {type(source).__name__}")
         assert source.schema is not None
@@ -228,6 +236,8 @@ class StreamEnvironment:
         """
         from kindling.datastream.functions import SourceFunction
 
+        if (active := rerun.active()) is not None:
+            active.refuse_datastream(f"add_source ({source_name})")
         if not isinstance(source_func, SourceFunction):
             hint = (" (a kindling Source: use from_source(source, watermark_strategy, source_name))"
                     if isinstance(source_func, Source) else "")
@@ -277,6 +287,8 @@ class StreamEnvironment:
         (``Types.ROW_NAMED(...)``, ``Types.TUPLE(...)``); without it, as in PyFlink, the records are
         Python objects carried pickled (``Types.PICKLED_BYTE_ARRAY()``).
         """
+        if (active := rerun.active()) is not None:
+            active.refuse_datastream("from_collection")
         _ = self.spark  # parsing a DDL type string needs a session
         if type_info is None or records.is_type_info(type_info):
             from kindling.common.typeinfo import Types
@@ -378,6 +390,8 @@ class StreamEnvironment:
 
     def execute_async(self, job_name: Optional[str] = None) -> JobClient:
         """Start the pipeline's queries and return at once with a JobClient."""
+        if (active := rerun.active()) is not None:
+            active.refuse_datastream("execute (a DataStream job)")
         if not self._sinks:
             raise ValueError("the pipeline has no sink: call sink_to(...) or print() on a stream before execute()")
         name = self._job_name(job_name)

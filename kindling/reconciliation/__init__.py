@@ -26,7 +26,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from kindling.reconciliation.checkpoint import CheckpointError, QueryCheckpoint
 from kindling.reconciliation.compare import compare
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from kindling.sql.catalog import CatalogTable
     from kindling.sql.session import SqlSession
 
-__all__ = ["CheckpointError", "ReconcileError", "Report", "SinkNotReadable", "reconcile"]
+__all__ = ["CheckpointError", "ReconcileError", "Report", "SinkNotReadable", "reconcile", "reconcile_program"]
 
 
 class ReconcileError(ValueError):
@@ -58,6 +58,7 @@ def reconcile(sql_file: str, target: Optional[str] = None, defines: Optional[Map
     """
     from kindling.env import StreamEnvironment
     from kindling.sql import ddl
+    from kindling.sql.session import read_nothing
     from kindling.sql.statements import split_statements
 
     started = time.monotonic()
@@ -70,7 +71,7 @@ def reconcile(sql_file: str, target: Optional[str] = None, defines: Optional[Map
     config["execution.runtime-mode"] = "batch"
     env = StreamEnvironment(config, spark=spark)
     session = env.sql_session()
-    session.input_ranges = lambda table: []  # views planned while the script's DDL runs read nothing yet
+    session.input_ranges = read_nothing  # views planned while the script's DDL runs read nothing yet
     jobs: list[tuple[str, list[ddl.Insert]]] = []
     statement_set: Optional[list[ddl.Insert]] = None
     for statement in split_statements(script):
@@ -96,18 +97,76 @@ def reconcile(sql_file: str, target: Optional[str] = None, defines: Optional[Map
     if not jobs:
         raise ReconcileError(f"{sql_file} has no INSERT INTO: there is no sink output to reconcile")
     jobs = _chosen(jobs, target, session)
+    reports = [report for job_name, inserts in jobs for report in _reconcile_job(session, job_name, inserts, target, batch_id, examples)]
+    return Report(", ".join(job for job, _ in jobs), reports, time.monotonic() - started, examples)
+
+
+def reconcile_program(program: str, args: Sequence[str] = (), target: Optional[str] = None,
+                      defines: Optional[Mapping[str, str]] = None, batch_id: Optional[int] = None, examples: int = 5) -> Report:
+    """Reconcile the streaming job(s) of a Table API program with a batch re-run of the same program.
+
+    The program runs again as ``__main__`` with ``args`` (as ``kindling run program.py args...`` ran it), its
+    environments in batch mode with ``defines`` imposed; each INSERT job it starts (``execute_insert``, a statement
+    set, ``execute_sql("INSERT ...")``) is reconciled there, against the checkpoint and sink of the streaming run,
+    instead of writing its sink. ``target`` is as for :func:`reconcile`. A DataStream pipeline is refused by name.
+
+    >>> print(reconcile_program("spend_report.py", defines={"state.checkpoints.dir": "/data/checkpoints"}))
+    """
+    from kindling.program import execute_program
+    from kindling.runtime.rerun import Rerun, RerunRefused
+    from kindling.sql.session import read_nothing
+
+    started = time.monotonic()
+    if not Path(program).is_file():
+        raise ReconcileError(f"the program {program} does not exist")
+    reports: list[SinkReport] = []
+    seen: list[str] = []
+    chosen: list[str] = []
+
+    def take(session: "SqlSession", inserts: list["ddl.Insert"], job_name: str) -> None:
+        seen.append(job_name)
+        if target is not None and not Path(target).is_dir() and job_name != target:
+            return
+        if target is not None and Path(target).is_dir() and chosen:
+            raise ReconcileError(f"the program runs more than one job ({', '.join(seen)}); a checkpoint path names one: give "
+                                 "the job's name instead, or no target to reconcile them all")
+        chosen.append(job_name)
+        try:
+            reports.extend(_reconcile_job(session, job_name, inserts, target, batch_id, examples))
+        finally:
+            session.input_ranges = read_nothing
+
+    saved_argv, saved_path = list(sys.argv), list(sys.path)
+    try:
+        with Rerun(take, dict(defines or {})):
+            execute_program(program, args)
+    except RerunRefused as exc:
+        raise ReconcileError(f"{program}: {exc}") from None
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            raise ReconcileError(f"{program} exited with status {exc.code} before its jobs were reconciled") from None
+    finally:
+        sys.argv[:], sys.path[:] = saved_argv, saved_path
+    if not seen:
+        raise ReconcileError(f"{program} started no INSERT job: there is no sink output to reconcile")
+    if not chosen:
+        raise ReconcileError(f"the program has no job named '{target}'; its jobs: {', '.join(seen)}")
+    return Report(", ".join(chosen), reports, time.monotonic() - started, examples)
+
+
+def _reconcile_job(session: "SqlSession", job_name: str, inserts: list["ddl.Insert"], target: Optional[str],
+                   batch_id: Optional[int], examples: int) -> list[SinkReport]:
+    """Each sink of one job, compared at the checkpoint its streaming run left."""
+    root = _root(target, job_name, session)
     reports = []
-    name = ", ".join(job for job, _ in jobs)
-    for job_name, inserts in jobs:
-        root = _root(target, job_name, session)
-        for index, insert in enumerate(inserts):
-            uid = _safe_uid(f"{index}-{insert.table}" if len(inserts) > 1 else insert.table)
-            query = root if (root / "offsets").is_dir() else root / uid
-            if not query.is_dir():
-                raise ReconcileError(f"job '{job_name}' has no checkpoint for its sink '{insert.table}' in {query}: "
-                                     "has it run with this script and these options (state.checkpoints.dir, pipeline.name)?")
-            reports.append(_reconcile_insert(session, insert, QueryCheckpoint(query), batch_id, examples))
-    return Report(name, reports, time.monotonic() - started, examples)
+    for index, insert in enumerate(inserts):
+        uid = _safe_uid(f"{index}-{insert.table}" if len(inserts) > 1 else insert.table)
+        query = root if (root / "offsets").is_dir() else root / uid
+        if not query.is_dir():
+            raise ReconcileError(f"job '{job_name}' has no checkpoint for its sink '{insert.table}' in {query}: "
+                                 "has it run with this pipeline and these options (state.checkpoints.dir, pipeline.name)?")
+        reports.append(_reconcile_insert(session, insert, QueryCheckpoint(query), batch_id, examples))
+    return reports
 
 
 def _job(session: "SqlSession", inserts: list["ddl.Insert"]) -> tuple[str, list["ddl.Insert"]]:
@@ -173,8 +232,9 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
     planned, table = session._plan_insert(insert)
     batch = planned.df.toArrow()
     open_windows = 0
-    if planned.window_end is not None:  # windows the checkpoint's watermark had not closed are not in the stream yet
-        ends = batch.column(planned.window_end).cast(pa.int64()).to_pylist()  # microseconds since the epoch
+    window_end = planned.window_end or _group_window_end(planned.df)
+    if window_end is not None:  # windows the checkpoint's watermark had not closed are not in the stream yet
+        ends = batch.column(window_end).cast(pa.int64()).to_pylist()  # microseconds since the epoch
         closed = [end is not None and end <= micro_batch.watermark_ms * 1000 for end in ends]
         open_windows = closed.count(False)
         batch = batch.filter(pa.array(closed))
@@ -202,12 +262,41 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
         raise ReconcileError(str(exc)) from None
     key = list(table.primary_key) or None
     if key is None:
-        aggregation = find_group_aggregation(insert.query, insert.query_line, window=True)
+        query, line = _defining_query(session, insert)
+        aggregation = find_group_aggregation(query, line, window=True)
         if aggregation is not None:
             key = aggregation.upsert_key(insert.columns or planned.columns)
     comparison = compare(planned.columns, stream_rows, batch_rows, key)
     return SinkReport(table.name, table.connector, str(checkpoint.path), upto, micro_batch.watermark_ms, input_range, comparison,
                       open_windows, late_count, late_examples, notes + sink_notes)
+
+
+def _group_window_end(df: Any) -> Optional[str]:
+    """The output column that is a group window's end (``TUMBLE_END(...)``, the Table API's ``w.end``), if one is.
+
+    A window TVF's window_end is marked by the planner (``PlannedQuery.window_end``); a group window is Spark's
+    ``window()`` struct, whose ``.end`` only Spark's plan shows: the root operator's output expression that reads
+    nothing but it (precision casts aside)."""
+    root = str(df._jdf.queryExecution().optimizedPlan().toString()).splitlines()[0]
+    for expression, name in re.findall(r"(?:\[|, )([^\[\],]*?(?:session_)?window#\d+\.end[^\[\],]*?) AS ([^\s#,]+)#\d+", root):
+        if len(re.findall(r"#\d+", expression)) == 1 and name in df.columns:
+            return name
+    return None
+
+
+def _defining_query(session: "SqlSession", insert: "ddl.Insert") -> tuple[str, int]:
+    """The query an INSERT writes, seen through views it reads whole (``execute_insert`` of a Table API table
+    inserts ``SELECT * FROM`` the table's view)."""
+    from kindling.sql.catalog import CatalogView
+
+    query, line = insert.query, insert.query_line
+    for _ in range(32):
+        match = re.fullmatch(r"\s*SELECT\s+\*\s+FROM\s+`?([\w.$]+)`?\s*;?\s*", query, re.IGNORECASE)
+        view = session.catalog.objects.get(match.group(1)) if match else None
+        if not isinstance(view, CatalogView) or not view.query or view.column_names:
+            break
+        query, line = view.query, view.query_line
+    return query, line
 
 
 def _source_index(table: "CatalogTable", ends: tuple[Optional[dict[str, Any]], ...], claimed: dict[int, str]) -> int:

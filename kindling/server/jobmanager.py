@@ -174,14 +174,13 @@ class JobManager:
 
     # --- reconciliation -------------------------------------------------------------------------
     def reconcile(self, jid: str) -> dict[str, Any]:
-        """Start ``kindling reconcile --job <jid>`` for a SQL job (it runs beside the job, even while it runs).
+        """Start ``kindling reconcile --job <jid>`` (it runs beside the job, even while it runs).
 
         The reconciliation runs in a process of its own (a Spark driver); its state and report are kept in the
-        job's directory, where :meth:`reconciliation` reads them.
+        job's directory, where :meth:`reconciliation` reads them. A SQL script or a Table API program is re-run in
+        batch mode; a DataStream program is refused there, by name, before Spark starts.
         """
         record = self.job(jid)
-        if record.kind != "sql":
-            raise ValueError(f"job {jid} ({record.name}) is a Python pipeline; reconciliation takes SQL jobs")
         directory = Path(record.directory)
         with self._reconciling_lock:
             current = read_json(directory / RECONCILIATION_FILE) or {}

@@ -34,6 +34,7 @@ from kindling.datastream.watermarks import WatermarkStrategy
 from kindling.durations import parse_duration, spark_interval
 from kindling.options import OptionError, nearest
 from kindling.row_layout import LATE_WATERMARK_COLUMN
+from kindling.runtime import rerun
 from kindling.runtime.batch_job import BatchJob
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.sql import ddl, pushdown
@@ -130,6 +131,11 @@ class _Source:
     stack: tuple[str, ...] = ()  # the views being expanded, for planning the text again
 
 
+def read_nothing(table: CatalogTable) -> list[dict[str, Any]]:
+    """A reconciliation's input range before the query it re-runs is known: no micro-batch of any table."""
+    return []
+
+
 @dataclass
 class PlannedQuery:
     """A query planned on Spark: its DataFrame, output mode and what kindling knows about its time."""
@@ -166,6 +172,8 @@ class SqlSession:
         # A reconciliation's batch re-run of a streaming job (kindling.reconciliation): the micro-batches a table's
         # source read in that run (None: read the table whole), and the rows its window TVFs dropped as late.
         self.input_ranges: Optional[Callable[[CatalogTable], Optional[list[dict[str, Any]]]]] = None
+        if rerun.active() is not None:
+            self.input_ranges = read_nothing  # what the program plans before its INSERT reads nothing yet
         self.late_rows: list[tuple[str, DataFrame, DataFrame]] = []  # (operator, late rows, cached input)
         self.behind_watermark: list[tuple[str, DataFrame]] = []  # (table, its rows read behind the late-row watermark)
         _quiet_spark_error_logs()
@@ -355,6 +363,12 @@ class SqlSession:
         return self.env.config.get(cfg.PIPELINE_NAME) or default
 
     def _run_inserts(self, inserts: Sequence[ddl.Insert], line: int) -> TableResult:
+        if (active := rerun.active()) is not None:  # a reconciliation's re-run: the INSERTs are handed over, not run
+            job_name = self._job_name("insert-into_" + ",".join(self.catalog.table(i.table, line=i.line).name for i in inserts))
+            active.take(self, list(inserts), job_name)
+            job = BatchJob(job_name, lambda _job: None, self.spark)
+            job.wait()
+            return TableResult(["job id"], [(job.job_id,)], job_client=job)
         if self.batch:
             return self._run_inserts_batch(inserts, line)
         bindings: list[DataStreamSink] = []

@@ -231,6 +231,81 @@ def test_the_command_line_prints_the_report_writes_json_and_exits_0_on_a_match(j
     assert "matched rows:   6" in capsys.readouterr().out
 
 
+CLICKS_PROGRAM = """\
+\"\"\"Clicks per page and 10-second window with PyFlink's Table API; the tables are the SQL script's (argument 1).\"\"\"
+import sys
+
+from pyflink.table import EnvironmentSettings, TableEnvironment
+from pyflink.table.expressions import col, lit
+from pyflink.table.window import Tumble
+
+
+def pipeline(t_env, ddl_file):
+    for statement in open(ddl_file).read().split(";"):
+        if statement.strip().startswith("CREATE"):
+            t_env.execute_sql(statement)
+    return (t_env.from_path("clicks")
+            .window(Tumble.over(lit(10).seconds).on(col("ts")).alias("w"))
+            .group_by(col("w"), col("page"))
+            .select(col("w").start, col("w").end, col("page"), col("page").count)
+            .execute_insert("page_counts"))
+
+
+if __name__ == "__main__":
+    pipeline(TableEnvironment.create(EnvironmentSettings.in_streaming_mode()), sys.argv[1]).wait()
+"""
+
+
+def test_a_table_api_program_is_reconciled_by_running_it_again_in_batch_mode(spark, kafka, topic, tmp_path, capsys):
+    import runpy
+
+    import kindling.pyflink_compat  # noqa: F401  (pyflink imports resolve to kindling, as `kindling run` has them)
+    from kindling.cli import main
+    from kindling.reconciliation import ReconcileError, reconcile_program
+    from kindling.server.store import JobRecord, JobStore
+    from kindling.table import StreamTableEnvironment
+
+    jid = "fedcba9876543210fedcba9876543210"
+    directory = tmp_path / "jobmanager" / "jobs" / jid  # where a job manager's job keeps its checkpoints
+    job = ClickJob(spark, kafka, topic, tmp_path)
+    job.defines["state.checkpoints.dir"] = str(directory / "checkpoints")
+    program = tmp_path / "clicks_program.py"
+    program.write_text(CLICKS_PROGRAM)
+    pipeline = runpy.run_path(str(program), run_name="clicks_program")["pipeline"]
+    job.send(_clicks(range(0, 30)))
+    try:  # the streaming run: the program's pipeline on an environment with the job's options (as `kindling run -D` gives)
+        job.client = pipeline(StreamTableEnvironment.create(StreamEnvironment(dict(job.defines), spark=spark)),
+                              str(job.script)).get_job_client()
+        job.wait_for_watermark(25)
+    finally:
+        job.stop()
+    defines = [arg for key, value in job.defines.items() for arg in ("-D", f"{key}={value}")]
+    output = tmp_path / "report.json"
+    code = main(["reconcile", "--python", str(program), *defines, "--output", str(output), "--args", str(job.script)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "Reconciliation of job 'insert-into_page_counts': MATCH" in printed
+    assert "matched rows:   6" in printed  # windows [0, 10) and [10, 20), 3 pages each; [20, 30) is open
+    assert json.loads(output.read_text())["sinks"][0]["open_windows"] == 3
+
+    # A job manager's Python job: its program, arguments and options as submitted; a row added outside kindling is extra.
+    JobStore(tmp_path / "jobmanager").add(JobRecord(jid=jid, name="clicks", kind="python", file=program.name, args=[str(job.script)],
+                                                    cwd=str(tmp_path), directory=str(directory),
+                                                    configuration={"execution.checkpointing.interval": "100 ms"}))
+    (job.out / "part-added.json").write_text(json.dumps({"window_start": "2024-01-01 00:00:00", "window_end": "2024-01-01 00:00:10",
+                                                         "page": "p9", "clicks": 1}) + "\n")
+    assert main(["reconcile", jid, "--home", str(tmp_path / "jobmanager")]) == 1
+    printed = capsys.readouterr().out
+    assert "MISMATCH" in printed and "extra rows:     1" in printed, printed
+
+    datastream = tmp_path / "datastream_program.py"
+    datastream.write_text("from pyflink.datastream import StreamExecutionEnvironment\n"
+                          "env = StreamExecutionEnvironment.get_execution_environment()\n"
+                          "env.from_collection([1, 2, 3]).print()\nenv.execute('numbers')\n")
+    with pytest.raises(ReconcileError, match=r"from_collection: a DataStream pipeline cannot be re-run for reconciliation"):
+        reconcile_program(str(datastream))
+
+
 def test_a_running_job_is_reconciled_at_its_last_checkpoint(job):
     job.send(_clicks(range(0, 40)))
     job.start()
@@ -382,9 +457,11 @@ def _rows_left(kafka, topic: str) -> list[tuple]:
     return sorted(+left)
 
 
-def test_the_spend_report_playground_kafka_to_mysql_is_reconciled_by_key(spark, kafka, topic, mysql, tmp_path):
+def test_the_spend_report_playground_kafka_to_mysql_is_reconciled_by_key(spark, kafka, topic, mysql, tmp_path, monkeypatch):
     """examples/spend_report/spend_report.sql as it ships: transactions (CSV) -> hourly spend per account, upserted
-    into MariaDB through the jdbc connector."""
+    into MariaDB through the jdbc connector; its Table API twin, spend_report.py, re-run against the same job."""
+    from kindling.reconciliation import reconcile_program
+
     table = f"spend_{topic.replace('-', '_')}"
     connection = mysql.connect()
     try:
@@ -419,6 +496,19 @@ def test_the_spend_report_playground_kafka_to_mysql_is_reconciled_by_key(spark, 
         assert report.full_match, str(report)
         assert sink.connector == "jdbc" and sink.comparison.key == ["account_id", "log_ts"]
         assert sink.comparison.matched == 10  # 5 accounts x 2 hours
+        # The Table API program writes the same job (insert-into_spend_report): re-run, it reconciles with the SQL job's output.
+        program = (EXAMPLES / "spend_report" / "spend_report.py").read_text()
+        for placeholder, value in (("'topic' = 'transactions'", f"'topic' = '{topic}'"),
+                                   ("'table-name' = 'spend_report'", f"'table-name' = '{table}'")):
+            assert placeholder in program
+            program = program.replace(placeholder, value)
+        (tmp_path / "spend_report.py").write_text(program)
+        for name, value in (("KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrap_servers), ("MYSQL_URL", options["url"]),
+                            ("MYSQL_USER", options["username"]), ("MYSQL_PASSWORD", options["password"])):
+            monkeypatch.setenv(name, value)
+        report = reconcile_program(str(tmp_path / "spend_report.py"), defines=job.defines)
+        assert report.full_match, str(report)
+        assert report.sinks[0].comparison.key == ["account_id", "log_ts"] and report.sinks[0].comparison.matched == 10
         connection = mysql.connect()
         try:
             connection.cursor().execute(f"UPDATE {table} SET amount = amount + 1 WHERE account_id = 3 AND log_ts = '2024-01-01 01:00:00'")
@@ -433,8 +523,11 @@ def test_the_spend_report_playground_kafka_to_mysql_is_reconciled_by_key(spark, 
 
 
 def test_the_payments_playground_kafka_to_elasticsearch_is_reconciled(spark, kafka, topic, elasticsearch, tmp_path, monkeypatch):
-    """examples/payments/payments.sql as it ships (a Python UDF, an updating GROUP BY, an elasticsearch-7 upsert sink)."""
+    """examples/payments/payments.sql as it ships (a Python UDF, an updating GROUP BY, an elasticsearch-7 upsert sink), and
+    its Table API twin payment_msg_processing.py re-run against the same job."""
     import shutil
+
+    from kindling.reconciliation import reconcile_program
 
     from elasticsearch import Elasticsearch
 
@@ -463,6 +556,16 @@ def test_the_payments_playground_kafka_to_elasticsearch_is_reconciled(spark, kaf
         assert report.full_match, str(report)
         assert sink.connector == "elasticsearch-7" and sink.comparison.key == ["province"]
         assert sink.comparison.matched == 7
+        program = (EXAMPLES / "payments" / "payment_msg_processing.py").read_text()
+        for placeholder, value in (("'topic' = 'payment_msg'", f"'topic' = '{topic}'"),
+                                   ("'index' = 'platform_pay_amount_1'", f"'index' = '{index}'")):
+            assert placeholder in program
+            program = program.replace(placeholder, value)
+        (tmp_path / "payment_msg_processing.py").write_text(program)
+        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrap_servers)
+        monkeypatch.setenv("ELASTICSEARCH_HOSTS", elasticsearch.url)
+        report = reconcile_program(str(tmp_path / "payment_msg_processing.py"), defines=job.defines)
+        assert report.full_match and report.sinks[0].comparison.matched == 7, str(report)
         client = Elasticsearch(elasticsearch.url)
         client.delete(index=index, id="xizang", refresh=True)  # a document deleted outside kindling
         report = job.reconcile()

@@ -240,9 +240,11 @@ def test_dashboard_shows_the_running_job_and_plots_throughput(playground, jobman
         assert "interval 1000 ms" in page.locator("#checkpoint-config").inner_text()
         assert page.locator("#reconciliation").inner_text() == "Not reconciled yet."
         page.wait_for_function("document.getElementById('sink-contents').textContent.startsWith('No sink')", timeout=30_000)
-        page.locator("#btn-reconcile").click()  # a Python pipeline: the job manager says what reconciliation takes
-        page.wait_for_function("document.getElementById('message').textContent.startsWith('Failed')", timeout=30_000)
-        assert "reconciliation takes SQL jobs" in page.locator("#message").inner_text()
+        # A DataStream program: the reconciliation starts beside the job and says, by name, what it cannot re-run.
+        page.locator("#btn-reconcile").click()
+        page.wait_for_function("document.getElementById('reconciliation').textContent.includes('FAILED')", timeout=60_000)
+        failure = page.locator("#reconciliation").inner_text()
+        assert "from_source (ClickEvent Source): a DataStream pipeline cannot be re-run" in failure, failure
         page.screenshot(path=str(ARTIFACTS / "dashboard-job.png"), full_page=True)
     assert (ARTIFACTS / "dashboard-job.png").stat().st_size > 10_000
 

@@ -234,7 +234,7 @@ async function showJob(view, jid) {
       <h2>Sink contents (what the job's sinks hold now)</h2><div id="sink-contents"><p class="muted">Reading the sinks…</p></div>
       <h2>Vertices (as Spark plans each query)</h2><div id="vertices"></div>
       <h2>Checkpoints (micro-batches)</h2><div id="checkpoint-config" class="muted"></div><div id="checkpoints"></div>
-      <h2>Reconciliation (the output against a batch run of the job's SQL over its checkpoint's input)</h2><div id="reconciliation"></div>
+      <h2>Reconciliation (the output against a batch run of the job's SQL or Table API program over its checkpoint's input)</h2><div id="reconciliation"></div>
       <h2>Exceptions</h2><div id="exceptions"></div></div>`;
     document.getElementById("btn-savepoint").onclick = () => act(jid, "savepoint");
     document.getElementById("btn-stop").onclick = () => act(jid, "stop");
