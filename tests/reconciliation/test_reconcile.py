@@ -54,6 +54,15 @@ EPOCH_MS = 1704067200000  # 2024-01-01 00:00:00 UTC
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+def _example(path: str, replacements: tuple[tuple[str, str], ...]) -> str:
+    """A playground file of examples/ with its servers and names replaced (each placeholder must be there)."""
+    text = (EXAMPLES / path).read_text()
+    for placeholder, value in replacements:
+        assert placeholder in text, (path, placeholder)
+        text = text.replace(placeholder, value)
+    return text
+
+
 class ClickJob:
     """The script above, run as a streaming job on the test session, fed in phases."""
 
@@ -471,13 +480,10 @@ def test_the_spend_report_playground_kafka_to_mysql_is_reconciled_by_key(spark, 
     finally:
         connection.close()
     options = mysql.options()
-    script = (EXAMPLES / "spend_report" / "spend_report.sql").read_text()
-    for placeholder, value in (("${KAFKA_BOOTSTRAP_SERVERS}", kafka.bootstrap_servers), ("${MYSQL_URL}", options["url"]),
-                               ("${MYSQL_USER}", options["username"]), ("${MYSQL_PASSWORD}", options["password"]),
-                               ("'topic' = 'transactions'", f"'topic' = '{topic}'"),
-                               ("'table-name' = 'spend_report'", f"'table-name' = '{table}'")):
-        assert placeholder in script
-        script = script.replace(placeholder, value)
+    script = _example("spend_report/spend_report.sql", (
+        ("${KAFKA_BOOTSTRAP_SERVERS}", kafka.bootstrap_servers), ("${MYSQL_URL}", options["url"]),
+        ("${MYSQL_USER}", options["username"]), ("${MYSQL_PASSWORD}", options["password"]),
+        ("'topic' = 'transactions'", f"'topic' = '{topic}'"), ("'table-name' = 'spend_report'", f"'table-name' = '{table}'")))
     job = ClickJob(spark, kafka, topic, tmp_path, table="spend_report", script=script)
 
     def transactions(seconds: range) -> list[bytes]:  # 5 accounts, one transaction every 10 s, amounts 1..99
@@ -497,12 +503,8 @@ def test_the_spend_report_playground_kafka_to_mysql_is_reconciled_by_key(spark, 
         assert sink.connector == "jdbc" and sink.comparison.key == ["account_id", "log_ts"]
         assert sink.comparison.matched == 10  # 5 accounts x 2 hours
         # The Table API program writes the same job (insert-into_spend_report): re-run, it reconciles with the SQL job's output.
-        program = (EXAMPLES / "spend_report" / "spend_report.py").read_text()
-        for placeholder, value in (("'topic' = 'transactions'", f"'topic' = '{topic}'"),
-                                   ("'table-name' = 'spend_report'", f"'table-name' = '{table}'")):
-            assert placeholder in program
-            program = program.replace(placeholder, value)
-        (tmp_path / "spend_report.py").write_text(program)
+        (tmp_path / "spend_report.py").write_text(_example("spend_report/spend_report.py", (
+            ("'topic' = 'transactions'", f"'topic' = '{topic}'"), ("'table-name' = 'spend_report'", f"'table-name' = '{table}'"))))
         for name, value in (("KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrap_servers), ("MYSQL_URL", options["url"]),
                             ("MYSQL_USER", options["username"]), ("MYSQL_PASSWORD", options["password"])):
             monkeypatch.setenv(name, value)
@@ -527,18 +529,14 @@ def test_the_payments_playground_kafka_to_elasticsearch_is_reconciled(spark, kaf
     its Table API twin payment_msg_processing.py re-run against the same job."""
     import shutil
 
-    from kindling.reconciliation import reconcile_program
-
     from elasticsearch import Elasticsearch
 
+    from kindling.reconciliation import reconcile_program
+
     index = f"pay-{topic}"
-    script = (EXAMPLES / "payments" / "payments.sql").read_text()
-    for placeholder, value in (("'topic' = 'payment_msg'", f"'topic' = '{topic}'"),
-                               ("'127.0.0.1:9092'", f"'{kafka.bootstrap_servers}'"),
-                               ("'http://127.0.0.1:9200'", f"'{elasticsearch.url}'"),
-                               ("'index' = 'platform_pay_amount_1'", f"'index' = '{index}'")):
-        assert placeholder in script
-        script = script.replace(placeholder, value)
+    script = _example("payments/payments.sql", (
+        ("'topic' = 'payment_msg'", f"'topic' = '{topic}'"), ("'127.0.0.1:9092'", f"'{kafka.bootstrap_servers}'"),
+        ("'http://127.0.0.1:9200'", f"'{elasticsearch.url}'"), ("'index' = 'platform_pay_amount_1'", f"'index' = '{index}'")))
     shutil.copy(EXAMPLES / "payments" / "payment_udfs.py", tmp_path)  # beside the script, as the playground has it
     monkeypatch.syspath_prepend(str(tmp_path))
     job = ClickJob(spark, kafka, topic, tmp_path, table="es_sink", script=script)
@@ -556,12 +554,8 @@ def test_the_payments_playground_kafka_to_elasticsearch_is_reconciled(spark, kaf
         assert report.full_match, str(report)
         assert sink.connector == "elasticsearch-7" and sink.comparison.key == ["province"]
         assert sink.comparison.matched == 7
-        program = (EXAMPLES / "payments" / "payment_msg_processing.py").read_text()
-        for placeholder, value in (("'topic' = 'payment_msg'", f"'topic' = '{topic}'"),
-                                   ("'index' = 'platform_pay_amount_1'", f"'index' = '{index}'")):
-            assert placeholder in program
-            program = program.replace(placeholder, value)
-        (tmp_path / "payment_msg_processing.py").write_text(program)
+        (tmp_path / "payment_msg_processing.py").write_text(_example("payments/payment_msg_processing.py", (
+            ("'topic' = 'payment_msg'", f"'topic' = '{topic}'"), ("'index' = 'platform_pay_amount_1'", f"'index' = '{index}'"))))
         monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrap_servers)
         monkeypatch.setenv("ELASTICSEARCH_HOSTS", elasticsearch.url)
         report = reconcile_program(str(tmp_path / "payment_msg_processing.py"), defines=job.defines)
