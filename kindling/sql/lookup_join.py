@@ -358,6 +358,12 @@ def register_lookup_join(spark: "SparkSession", catalog: "Catalog", join: Lookup
                        "a table whose connector can look rows up", line=join.line, construct="lookup join",
                        hint="CREATE TABLE ... WITH ('connector' = 'jdbc', ...)")
     connector = get_connector(dim.connector)
+    if not connector.supports_lookup and dim.watermark is not None:
+        raise SqlError(f"table '{join.table}' (connector '{dim.connector}') cannot be looked up: a processing-time temporal join "
+                       f"needs a lookup source; with its event time ({dim.watermark.column}) it is a versioned table, joined "
+                       "FOR SYSTEM_TIME AS OF the probe side's event-time attribute in streaming mode (an event-time temporal "
+                       "join, which Flink's batch planner rejects)", line=join.line, construct="lookup join",
+                       hint="in streaming mode: JOIN versioned FOR SYSTEM_TIME AS OF o.rowtime AS v ON o.key = v.primary_key")
     if not connector.supports_lookup:
         raise SqlError(f"table '{join.table}' (connector '{dim.connector}') cannot be looked up: processing-time temporal "
                        "joins need a lookup source", line=join.line, construct="lookup join",
@@ -369,9 +375,11 @@ def register_lookup_join(spark: "SparkSession", catalog: "Catalog", join: Lookup
             raise SqlError(f"FOR SYSTEM_TIME AS OF {join.time_attribute}: {str(exc).splitlines()[0]}", line=join.line,
                            construct="lookup join", hint=FORM) from None
         if "spark.watermarkDelayMs" in (attribute.metadata or {}):
-            raise SqlError(f"FOR SYSTEM_TIME AS OF {join.time_attribute} is an event-time attribute: event-time temporal joins "
-                           "(against a versioned table) are not supported", line=join.line, construct="event-time temporal join",
-                           hint="a processing-time attribute (proc_time AS PROCTIME()) for a lookup join")
+            raise SqlError(f"FOR SYSTEM_TIME AS OF {join.time_attribute} is an event-time attribute: Event-Time Temporal Table "
+                           "Join requires both primary key and row time attribute in versioned table, but no row time attribute "
+                           f"can be found in '{join.table}'", line=join.line, construct="event-time temporal join",
+                           hint="a processing-time attribute (proc_time AS PROCTIME()) for a lookup join, or a versioned table "
+                                "(PRIMARY KEY and WATERMARK) for an event-time temporal join")
         if not isinstance(attribute.dataType, TimestampType):
             raise SqlError(f"FOR SYSTEM_TIME AS OF {join.time_attribute} must be a processing-time attribute, not "
                            f"{attribute.dataType.simpleString()}", line=join.line, construct="lookup join", hint=FORM)

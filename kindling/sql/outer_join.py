@@ -60,20 +60,44 @@ class OuterJoin:
     """An outer join query split into its two sides (with their join keys) and the query over the joined rows."""
 
     kind: str  # LEFT, RIGHT or FULL
-    left_text: str  # SELECT *, <left key> AS k0, .. FROM <left item>
-    right_text: str
+    left_from: str  # the left FROM item, as written
+    right_from: str
+    pairs: list[tuple[str, str]]  # the ON equalities: (left expression, right expression)
     left_qualifier: str
     right_qualifier: str
-    key_count: int
     select_tokens: list[Token]
     where_tokens: Optional[list[Token]]
     line: int
+    # ``JOIN t FOR SYSTEM_TIME AS OF x.ts``: the time attribute as written, and the table (a temporal join, planned by
+    # kindling.sql.temporal_join against a versioned table, or a lookup join by the translator)
+    as_of: Optional[str] = None
+    right_table: Optional[str] = None
 
-    def outer_text(self, view: str, left: list[str], right: list[str]) -> str:
-        """The SELECT list and WHERE over ``view``'s joined rows (columns ``left``/``right`` under the side prefixes)."""
+    @property
+    def key_count(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def left_text(self) -> str:
+        """SELECT *, <left key> AS k0, .. FROM <left item>"""
+        return self.side_text("left")
+
+    @property
+    def right_text(self) -> str:
+        return self.side_text("right")
+
+    def side_text(self, side: str, extra: str = "", from_item: Optional[str] = None) -> str:
+        """One side's rows with its join keys as k0, k1, .. (and ``extra`` select items), from its FROM item or ``from_item``."""
+        keys = ", ".join(f"{pair[side == 'right']} AS `{KEY_PREFIX}{n}`" for n, pair in enumerate(self.pairs))
+        source = from_item or (self.left_from if side == "left" else self.right_from)
+        return f"SELECT *, {keys}{', ' + extra if extra else ''} FROM {source}"
+
+    def outer_text(self, view: str, left: list[str], right: list[str], row_kind: bool = True) -> str:
+        """The SELECT list and WHERE over ``view``'s joined rows (columns ``left``/``right`` under the side prefixes),
+        with the row kind of a changelog view."""
         select = _select_list(self, left, right)
         where = f" WHERE {_renamed(self.where_tokens, self, left, right)}" if self.where_tokens else ""
-        return f"SELECT {select}, `{ROWKIND_COLUMN}` FROM {view}{where}"
+        return f"SELECT {select}{f', `{ROWKIND_COLUMN}`' if row_kind else ''} FROM {view}{where}"
 
 
 def find_outer_join(text: str, line: int) -> Optional[OuterJoin]:
@@ -99,8 +123,9 @@ def find_outer_join(text: str, line: int) -> Optional[OuterJoin]:
     if on is None:
         return None
     left_item = single_from_item(tokens[from_at + 1:first_kind])
-    right_item = single_from_item(tokens[top_from[k][0] + 1:on])
-    if left_item is None or right_item is None:
+    right_tokens, as_of = _without_as_of(tokens[top_from[k][0] + 1:on])
+    right_item = single_from_item(right_tokens)
+    if left_item is None or right_item is None or (as_of is not None and right_item[1] is None):
         return None
     left_q, right_q = (item[2] or item[1] for item in (left_item, right_item))
     if not left_q or not right_q or left_q.lower() == right_q.lower():
@@ -111,13 +136,26 @@ def find_outer_join(text: str, line: int) -> Optional[OuterJoin]:
         if pair is None:
             return None  # a condition that is not an equality of the two sides: Spark's (refused) join
         pairs.append(pair)
-    left_keys = ", ".join(f"{expression} AS `{KEY_PREFIX}{n}`" for n, (expression, _) in enumerate(pairs))
-    right_keys = ", ".join(f"{expression} AS `{KEY_PREFIX}{n}`" for n, (_, expression) in enumerate(pairs))
     left_from = render(tokens[from_at + 1:first_kind]).strip()
-    right_from = render(tokens[top_from[k][0] + 1:on]).strip()
+    right_from = render(right_tokens).strip()
     where = tokens[where_at + 1:] if where_at < len(tokens) else None
-    return OuterJoin(kind, f"SELECT *, {left_keys} FROM {left_from}", f"SELECT *, {right_keys} FROM {right_from}", left_q, right_q,
-                     len(pairs), tokens[top[0][0] + 1:from_at], where, line)
+    return OuterJoin(kind, left_from, right_from, pairs, left_q, right_q, tokens[top[0][0] + 1:from_at], where, line, as_of,
+                     right_item[1] if as_of is not None else None)
+
+
+def _without_as_of(tokens: list[Token]) -> tuple[list[Token], Optional[str]]:
+    """A JOIN's table tokens without ``FOR SYSTEM_TIME AS OF <column>``, and that column as written (None: no such clause)."""
+    sig = [k for k, t in enumerate(tokens) if not t.trivia]
+    words = [tokens[k].upper for k in sig]
+    for n in range(len(sig) - 4):
+        if words[n:n + 4] == ["FOR", "SYSTEM_TIME", "AS", "OF"]:
+            end = n + 5  # the column: name, or qualifier . name
+            while end + 1 < len(sig) and tokens[sig[end]].is_symbol(".") and tokens[sig[end + 1]].kind in (WORD, QUOTED):
+                end += 2
+            column = render(tokens[sig[n + 4]:sig[end - 1] + 1]).strip()
+            rest = tokens[sig[end]:] if end < len(sig) else []
+            return tokens[:sig[n]] + rest, column
+    return tokens, None
 
 
 def _side(tokens: list[Token], left: str, right: str) -> Optional[str]:
@@ -262,17 +300,31 @@ class OuterJoinFunction(Adapter):
             out.extend(self._joined(1 - own, other, None, "+I") for other in others)
 
 
-def outer_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame, join: OuterJoin) -> tuple[DataFrame, list[str], list[str]]:
-    """The joined changelog of ``left`` and ``right`` (each planned with its key columns): the left side's columns under
-    LEFT_PREFIX, the right's under RIGHT_PREFIX, and the row kind; with the two sides' column names."""
-    from kindling.sql.keyed import keyed_frame
+@dataclass
+class KeyedSides:
+    """Both sides of a join as one stream keyed by the join key: each row with the left columns (under LEFT_PREFIX, NULL
+    on right rows), the right columns (under RIGHT_PREFIX), its kind (KIND), its side (SIDE, 0 or 1) and the columns both
+    sides share as they are; ``present``: whether the row's key has no NULL (such a row joins nothing)."""
 
-    keys = [f"{KEY_PREFIX}{n}" for n in range(join.key_count)]
-    left_columns = [c for c in left.columns if c not in keys and c != ROWKIND_COLUMN]
-    right_columns = [c for c in right.columns if c not in keys and c != ROWKIND_COLUMN]
+    rows: DataFrame
+    keys: list[str]
+    left_columns: list[str]
+    right_columns: list[str]
+    left_fields: list[StructField]
+    right_fields: list[StructField]
+    present: str = INTERNAL_PREFIX + "oj_present"
+
+
+def keyed_sides(left: DataFrame, right: DataFrame, key_count: int, shared: tuple[str, ...] = ()) -> KeyedSides:
+    """``left`` and ``right`` (each planned with its key columns k0, k1, .. and the ``shared`` columns) as one stream."""
+    keys = [f"{KEY_PREFIX}{n}" for n in range(key_count)]
+    hidden = {*keys, ROWKIND_COLUMN, *shared}
+    left_columns = [c for c in left.columns if c not in hidden]
+    right_columns = [c for c in right.columns if c not in hidden]
     left_fields = [StructField(f"{LEFT_PREFIX}{c}", left.schema[c].dataType, True) for c in left_columns]
     right_fields = [StructField(f"{RIGHT_PREFIX}{c}", right.schema[c].dataType, True) for c in right_columns]
     key_types = [left.schema[k].dataType for k in keys]
+    sides = KeyedSides(left, keys, left_columns, right_columns, left_fields, right_fields)
 
     def side(df: DataFrame, own: str) -> DataFrame:
         present = reduce(lambda a, b: a & b, [F.col(k).isNotNull() for k in keys])
@@ -281,17 +333,28 @@ def outer_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame
         items += [(F.col(f"`{c}`") if own == "right" else F.lit(None).cast(f.dataType)).alias(f.name) for c, f in zip(right_columns, right_fields)]
         items.append((F.col(f"`{ROWKIND_COLUMN}`") if ROWKIND_COLUMN in df.columns else F.lit("+I")).alias(KIND))
         items.append(F.lit(0 if own == "left" else 1).cast(IntegerType()).alias(SIDE))
-        return df.select(*items, present.alias("__present"))
+        items += [F.col(f"`{c}`") for c in shared]
+        return df.select(*items, present.alias(sides.present))
 
-    both = side(left, "left").unionByName(side(right, "right"))
-    keyed_rows = both.where(F.col("__present")).drop("__present")
-    values = [f.name for f in left_fields + right_fields] + [KIND, SIDE]
-    output = StructType(left_fields + right_fields + [StructField(ROWKIND_COLUMN, StringType(), True)])
-    joined = keyed_frame(env, keyed_rows, keys, values, OuterJoinFunction(join.kind, len(left_fields), len(right_fields)), output,
-                         "OuterJoin")
+    sides.rows = side(left, "left").unionByName(side(right, "right"))
+    return sides
+
+
+def outer_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame, join: OuterJoin) -> tuple[DataFrame, list[str], list[str]]:
+    """The joined changelog of ``left`` and ``right`` (each planned with its key columns): the left side's columns under
+    LEFT_PREFIX, the right's under RIGHT_PREFIX, and the row kind; with the two sides' column names."""
+    from kindling.sql.keyed import keyed_frame
+
+    sides = keyed_sides(left, right, join.key_count)
+    fields = sides.left_fields + sides.right_fields
+    present = F.col(sides.present)
+    keyed_rows = sides.rows.where(present).drop(sides.present)
+    values = [f.name for f in fields] + [KIND, SIDE]
+    output = StructType(fields + [StructField(ROWKIND_COLUMN, StringType(), True)])
+    joined = keyed_frame(env, keyed_rows, sides.keys, values,
+                         OuterJoinFunction(join.kind, len(sides.left_fields), len(sides.right_fields)), output, "OuterJoin")
     # rows with a NULL key match nothing: an outer side's leave padded, an inner side's are dropped
     padded_sides = ([0] if join.kind in ("LEFT", "FULL") else []) + ([1] if join.kind in ("RIGHT", "FULL") else [])
-    unmatched = both.where(~F.col("__present") & F.col(SIDE).isin(padded_sides)).select(
-        *[F.col(f.name) for f in left_fields + right_fields],
-        F.when(F.col(KIND).isin("-U", "-D"), "-D").otherwise("+I").alias(ROWKIND_COLUMN))
-    return joined.unionByName(unmatched), left_columns, right_columns
+    unmatched = sides.rows.where(~present & F.col(SIDE).isin(padded_sides)).select(
+        *[F.col(f.name) for f in fields], F.when(F.col(KIND).isin("-U", "-D"), "-D").otherwise("+I").alias(ROWKIND_COLUMN))
+    return joined.unionByName(unmatched), sides.left_columns, sides.right_columns

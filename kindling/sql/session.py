@@ -74,6 +74,9 @@ from kindling.sql.semi_join import SemiJoin, anti_join_frame, find_semi_join, se
 from kindling.sql.session_tvf import rewrite_session_tvfs
 from kindling.sql.set_operation import find_set_operation, find_union_all
 from kindling.sql.statements import Statement, split_statements
+from kindling.sql.temporal_join import CONSTRUCT as TEMPORAL_JOIN
+from kindling.sql.temporal_join import TIME as TEMPORAL_TIME
+from kindling.sql.temporal_join import check_versioned, temporal_join_frame, versioned
 from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
 from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
@@ -958,6 +961,8 @@ class SqlSession:
                           stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
         """A regular outer join: both sides keyed by the join key through the outer join operator, then the SELECT list
         and WHERE over its changelog; None when a side is not a stream (Spark's stream-static join runs it)."""
+        if join.as_of is not None:
+            return self._temporal_join_frame(join, construct, registered, stack)
         left, left_flags = self._frame(join.left_text, join.line, construct, registered, stack)
         right, right_flags = self._frame(join.right_text, join.line, construct, registered, stack)
         if not (left.isStreaming and right.isStreaming):
@@ -984,6 +989,47 @@ class SqlSession:
         view = self._operator_view(joined, join.line, construct, "outer_join")
         flags = (left_flags[0] and right_flags[0], left_flags[1] or right_flags[1])
         return self._frame(join.outer_text(view, *columns), join.line, construct, registered, stack)[0], flags
+
+    def _temporal_join_frame(self, join: OuterJoin, construct: str, registered: dict[str, tuple[bool, bool]],
+                             stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
+        """An event-time temporal join (kindling.sql.temporal_join); None for a join whose table has no event time or
+        whose AS OF is no event-time attribute: a lookup join, which the translator plans (or refuses by name)."""
+        found = self.catalog.objects.get(join.right_table or "")
+        version = versioned(found) if found is not None else None
+        if version is None:
+            return None
+        left, left_flags = self._frame(join.side_text("left", f"{join.as_of} AS `{TEMPORAL_TIME}`"), join.line, construct,
+                                       registered, stack)
+        if "spark.watermarkDelayMs" not in (left.schema[TEMPORAL_TIME].metadata or {}) or not left.isStreaming:
+            return None
+        check_versioned(join, join.right_table or "", version.primary_key)
+        rowtime = f"{_quote(join.right_qualifier)}.{_quote(version.rowtime or '')}"
+        # a versioned view: every row its deduplication would emit is a version (a micro-batch's deduplication emits only
+        # each key's last), so the join reads the rows before it
+        rows_from = f"({version.rows_query}) AS {_quote(join.right_qualifier)}" if version.rows_query else None
+        right_text = join.side_text("right", f"{rowtime} AS `{TEMPORAL_TIME}`", rows_from)
+        right, right_flags = self._frame(right_text, join.line, construct, registered, stack)
+        if self._changes(left, join.line, construct):
+            raise SqlError("an event-time temporal join over an updating left input is not supported (Flink's temporal join "
+                           "consumes only inserts on its left side)", line=join.line, construct=TEMPORAL_JOIN,
+                           hint="join an append-only table or view on the left")
+        if self._changes(right, join.line, construct) and ROWKIND_COLUMN not in right.columns:
+            right = self._changelog(right, right_text, join.line, construct, registered, stack)
+        if self._state_ttl_ms() is not None:
+            raise SqlError("an event-time temporal join with 'table.exec.state.ttl' set is not supported (Flink clears an "
+                           "idle key's versions on processing time, which this event-time operator has no timer for)",
+                           line=join.line, construct=TEMPORAL_JOIN, hint="SET 'table.exec.state.ttl' = '0' (state kept)")
+        left, right = (side.withColumn(TEMPORAL_TIME, F.unix_micros(F.col(TEMPORAL_TIME))) for side in (left, right))
+        columns: list[list[str]] = []
+
+        def joined() -> DataFrame:
+            rows, left_columns, right_columns = temporal_join_frame(self.env, left, right, join, version.rows_query is not None)
+            columns.extend([left_columns, right_columns])
+            return rows
+
+        view = self._operator_view(joined, join.line, construct, "temporal_join")
+        flags = (left_flags[0] and right_flags[0], left_flags[1])
+        return self._frame(join.outer_text(view, *columns, row_kind=False), join.line, construct, registered, stack)[0], flags
 
     def _operator_view(self, build: Callable[[], DataFrame], line: int, construct: str, kind: str,
                        changelog_flags: Optional[tuple[bool, bool]] = None) -> str:

@@ -25,8 +25,7 @@ Rewrites:
 * ``JSON_VALUE``, ``JSON_QUERY`` (with Flink's default clauses) and ``IS JSON``, through Spark's VARIANT
 * constructs Spark cannot run on a stream are refused here, with the line and the nearest
   supported form: ranking functions outside the Top-N form (which :mod:`kindling.sql.ranking`
-  runs), OVER aggregations, event-time temporal joins
-  (``FOR SYSTEM_TIME AS OF`` outside a lookup join), ``MATCH_RECOGNIZE``
+  runs), OVER aggregations, ``MATCH_RECOGNIZE``
 * ``LATERAL TABLE(f(x))`` becomes Spark's ``LATERAL f(x)`` of a Python table function (``@udtf``); a
   ``LEFT JOIN LATERAL TABLE(...) ON TRUE`` the function's outer variant in an inner lateral join
 * lookup joins (``JOIN dim FOR SYSTEM_TIME AS OF o.proc_time AS d ON ...``) become a
@@ -232,8 +231,10 @@ class _Rewriter:
                 self.lookups.append(join)
                 return text, end
         if word == "FOR" and self._sequence(tokens, i, ("FOR", "SYSTEM_TIME", "AS", "OF")):
-            raise SqlError("temporal joins (FOR SYSTEM_TIME AS OF) are not supported", line=token.line, construct="temporal join",
-                           hint="an interval join: a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '1' HOUR AND b.ts")
+            raise SqlError("FOR SYSTEM_TIME AS OF is supported in a join of two FROM items only (a lookup join, or an event-time "
+                           "temporal join against a versioned table)", line=token.line, construct="temporal join",
+                           hint="SELECT ... FROM o [LEFT] JOIN v FOR SYSTEM_TIME AS OF o.ts AS v ON o.k = v.k, in a view or "
+                                "subquery of its own")
         if word == "OVER" and not self.batch:  # a bounded table's OVER is Spark's window function, with Flink's frames
             function = self._function_before_over(tokens, i)
             if function in ("ROW_NUMBER", "RANK", "DENSE_RANK"):

@@ -307,6 +307,23 @@ QUERIES = [
           "INTERVAL '5' SECOND"),
     Entry("join-temporal", Q + "joins.md",
           "SELECT o.order_id, c.city FROM orders o JOIN customers FOR SYSTEM_TIME AS OF o.ts AS c ON o.customer = c.customer"),
+    Entry("join-temporal-versioned", Q + "joins.md",
+          "SELECT o.order_id, o.item, p.unit_price, p.valid_from FROM orders o JOIN prices FOR SYSTEM_TIME AS OF o.ts AS p "
+          "ON o.item = p.item"),
+    Entry("join-temporal-left", Q + "joins.md",
+          "SELECT o.order_id, p.unit_price, o.amount * p.unit_price AS total FROM orders AS o LEFT JOIN prices FOR SYSTEM_TIME AS "
+          "OF o.ts AS p ON o.item = p.item"),
+    Entry("join-temporal-where", Q + "joins.md",
+          "SELECT order_id, unit_price FROM orders o JOIN prices FOR SYSTEM_TIME AS OF o.ts p ON p.item = o.item WHERE o.amount > 5 "
+          "AND p.unit_price < 115"),
+    Entry("join-temporal-changelog", Q + "joins.md",
+          "SELECT o.order_id, o.item, p.unit_price FROM orders o LEFT JOIN price_changes FOR SYSTEM_TIME AS OF o.ts AS p "
+          "ON o.item = p.item"),
+    Entry("join-temporal-view", Q + "joins.md",
+          "SELECT o.order_id, p.unit_price, p.valid_from FROM orders o LEFT JOIN latest_prices FOR SYSTEM_TIME AS OF o.ts AS p ON "
+          "o.item = p.item"),
+    Entry("join-temporal-not-key", Q + "joins.md",
+          "SELECT o.order_id, p.item FROM orders o JOIN prices FOR SYSTEM_TIME AS OF o.ts AS p ON o.amount = p.unit_price"),
     Entry("join-unnest", Q + "joins.md", "SELECT order_id, x FROM orders CROSS JOIN UNNEST(ARRAY[amount, order_id]) AS t (x)"),
     Entry("window-join", Q + "window-join.md",
           "SELECT L.order_id, R.ship_id, L.window_start FROM (SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' "

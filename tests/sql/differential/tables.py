@@ -37,6 +37,32 @@ CUSTOMERS = [
     ("frank", "Rome", 3, "2024-01-01 07:00:03.000"),
 ]
 
+PRICES = [
+    # item, unit_price, valid_from: a versioned table (primary key item, event time valid_from) for temporal joins;
+    # apple and banana change price among the orders, cherry's first price comes after order 3, durian's at order 8's
+    # very time, elder has none
+    ("apple", 100, "2024-01-01 07:59:00.000"),
+    ("banana", 50, "2024-01-01 08:00:00.000"),
+    ("apple", 110, "2024-01-01 08:00:05.000"),
+    ("banana", 55, "2024-01-01 08:00:08.000"),
+    ("cherry", 30, "2024-01-01 08:00:10.000"),
+    ("durian", 90, "2024-01-01 08:00:12.000"),
+    ("apple", 120, "2024-01-01 08:00:14.000"),
+]
+
+# The same prices as a Debezium changelog (a versioned table from a CDC source): updates carry the new version's time,
+# cherry is deleted at its first version's time (the delete's before image), durian comes later.
+PRICE_CHANGES = [
+    ("c", None, ("apple", 100, "2024-01-01 07:59:00.000")),
+    ("c", None, ("banana", 50, "2024-01-01 08:00:00.000")),
+    ("u", ("apple", 100, "2024-01-01 07:59:00.000"), ("apple", 110, "2024-01-01 08:00:05.000")),
+    ("u", ("banana", 50, "2024-01-01 08:00:00.000"), ("banana", 55, "2024-01-01 08:00:08.000")),
+    ("c", None, ("cherry", 30, "2024-01-01 08:00:10.000")),
+    ("d", ("cherry", 30, "2024-01-01 08:00:10.000"), None),
+    ("c", None, ("durian", 90, "2024-01-01 08:00:12.000")),
+    ("u", ("apple", 110, "2024-01-01 08:00:05.000"), ("apple", 120, "2024-01-01 08:00:14.000")),
+]
+
 SHIPMENTS = [
     # ship_id, order_id, ship_ts
     (100, 1, "2024-01-01 08:00:05.000"),
@@ -102,6 +128,7 @@ def write_data() -> None:
         "orders": (("order_id", "customer", "item", "amount", "price", "tag", "ts"), ORDERS),
         "customers": (("customer", "city", "level", "since"), CUSTOMERS),
         "shipments": (("ship_id", "order_id", "ship_ts"), SHIPMENTS),
+        "prices": (("item", "unit_price", "valid_from"), PRICES),
     }
     for name, (columns, rows) in tables.items():
         path = DATA / name / f"{name}.json"
@@ -111,6 +138,12 @@ def write_data() -> None:
         path = DATA / name / f"{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(message) + "\n" for message in _change_envelopes(fmt)))
+    path = DATA / "price_changes" / "price_changes.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    columns = ("item", "unit_price", "valid_from")
+    path.write_text("".join(json.dumps({"before": dict(zip(columns, before)) if before else None,
+                                        "after": dict(zip(columns, after)) if after else None, "op": op}) + "\n"
+                            for op, before, after in PRICE_CHANGES))
 
 
 def ddl() -> list[str]:
@@ -127,6 +160,17 @@ WITH ('connector' = 'filesystem', 'path' = '{DATA / name}', 'format' = '{fmt}')"
   customer STRING, city STRING, level INT, since TIMESTAMP(3),
   WATERMARK FOR since AS since - INTERVAL '5' SECOND
 ) WITH ('connector' = 'filesystem', 'path' = '{DATA / "customers"}', 'format' = 'json')""",
+        f"""CREATE TABLE prices (
+  item STRING, unit_price INT, valid_from TIMESTAMP(3), PRIMARY KEY (item) NOT ENFORCED,
+  WATERMARK FOR valid_from AS valid_from - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = '{DATA / "prices"}', 'format' = 'json')""",
+        f"""CREATE TABLE price_changes (
+  item STRING, unit_price INT, valid_from TIMESTAMP(3), PRIMARY KEY (item) NOT ENFORCED,
+  WATERMARK FOR valid_from AS valid_from - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = '{DATA / "price_changes"}', 'format' = 'debezium-json')""",
+        # Flink's versioned view: each item's last price by event time (a deduplication), keyed by item
+        """CREATE VIEW latest_prices AS SELECT item, unit_price, valid_from FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY item ORDER BY valid_from DESC) AS rn FROM prices) WHERE rn = 1""",
         f"""CREATE TABLE shipments (
   ship_id INT, order_id INT, ship_ts TIMESTAMP(3),
   WATERMARK FOR ship_ts AS ship_ts - INTERVAL '5' SECOND
