@@ -24,6 +24,8 @@ class AggregateCall:
     function: str
     distinct: bool
     argument: Optional[str]
+    offset: int = 1  # LAG: how many rows back
+    default: Optional[str] = None  # LAG: the value when there is no such row (SQL text)
 
 
 _INTEGERS = (ByteType, ShortType, IntegerType, LongType)
@@ -33,7 +35,7 @@ def result_type(call: AggregateCall, argument: DataType) -> DataType:
     """Flink's result type of ``call`` over an argument of type ``argument``."""
     if call.function == "COUNT":
         return LongType()
-    if call.function in ("MIN", "MAX"):
+    if call.function in ("MIN", "MAX", "FIRST_VALUE", "LAST_VALUE"):
         return argument
     if isinstance(argument, DecimalType):
         return DecimalType(38, max(6, argument.scale) if call.function == "AVG" else argument.scale)
@@ -66,6 +68,10 @@ def finisher(call: AggregateCall, output: DataType) -> Callable[[Any], Any]:
         return lambda values: average(sum(values), len(values)) if values else None
     if call.function == "COUNT":
         return lambda n: n
+    if call.function == "FIRST_VALUE":
+        return lambda values: values[0] if values else None
+    if call.function == "LAST_VALUE":
+        return lambda values: values[-1] if values else None
     if call.function == "SUM":
         return lambda acc: acc[0] if acc[1] else None
     if call.function == "AVG":
@@ -76,6 +82,8 @@ def finisher(call: AggregateCall, output: DataType) -> Callable[[Any], Any]:
 
 
 def empty(call: AggregateCall) -> Any:
+    if call.function in ("FIRST_VALUE", "LAST_VALUE"):
+        return []  # the non-null values in arrival order
     if call.distinct or call.function in ("MIN", "MAX"):
         return {}
     if call.function == "COUNT":
@@ -83,9 +91,24 @@ def empty(call: AggregateCall) -> Any:
     return [0, 0]
 
 
+def compact(call: AggregateCall, acc: Any) -> Any:
+    """An accumulator no value will be retracted from (an unbounded frame), reduced to what its result needs."""
+    if call.function == "FIRST_VALUE":
+        return acc[:1]
+    if call.function == "LAST_VALUE":
+        return acc[-1:]
+    return acc
+
+
 def update(call: AggregateCall, acc: Any, value: Any, sign: int) -> Any:
     """Accumulate (sign 1) or retract (sign -1) ``value``; nulls are ignored as by every SQL aggregate."""
     if value is None:
+        return acc
+    if call.function in ("FIRST_VALUE", "LAST_VALUE"):  # rows leave a frame in the order they entered it
+        if sign > 0:
+            acc.append(value)
+        elif value in acc:
+            acc.remove(value)
         return acc
     if isinstance(acc, dict):  # value counts: MIN, MAX and DISTINCT
         count = acc.get(value, 0) + sign

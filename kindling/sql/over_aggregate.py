@@ -12,8 +12,10 @@ Here the query is split as the GROUP BY is: Spark projects each input row (WHERE
 aggregate arguments and event time; the keyed operator of :mod:`kindling.sql.keyed`, in event-time mode, buffers the
 rows under event-time timers and computes the frames with :mod:`kindling.sql.accumulators` (a row leaving a bounded
 frame is retracted); Spark evaluates the SELECT list over the operator's rows. Handled: COUNT, SUM, AVG, MIN, MAX
-(DISTINCT too) over one window (inline or named in a ``WINDOW`` clause) ordered by the input's event-time attribute,
-over one FROM item. Other forms are refused by name, as Flink refuses several of them.
+(DISTINCT too), FIRST_VALUE and LAST_VALUE (the frame's first and last non-NULL value) and ``LAG(x [, n [, default]])``
+(the value ``n`` rows before in the partition; the default for none, and for NULL, as Flink's) over one window
+(inline or named in a ``WINDOW`` clause) ordered by the input's event-time attribute, over one FROM item. Other forms
+are refused by name, as Flink refuses several of them (``LEAD`` on streams).
 
 Example::
 
@@ -24,7 +26,7 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from pyspark.sql import DataFrame
@@ -34,7 +36,7 @@ from pyspark.sql.types import StructField, StructType
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream.operator import Adapter
 from kindling.durations import parse_duration
-from kindling.sql.accumulators import AggregateCall, empty, finisher, result_type, update
+from kindling.sql.accumulators import AggregateCall, compact, empty, finisher, result_type, update
 from kindling.sql.errors import SqlError
 from kindling.sql.group_aggregate import AGGREGATE_FUNCTIONS, aggregate_call, output_name, single_from_item
 from kindling.sql.tokens import (
@@ -62,8 +64,9 @@ TIME = INTERNAL_PREFIX + "over_t"  # the row's event time, epoch microseconds
 ARRIVAL = INTERNAL_PREFIX + "over_arrival"
 FORM = ("SELECT ..., AGG(x) OVER (PARTITION BY k ORDER BY rowtime [ROWS BETWEEN n PRECEDING AND CURRENT ROW | RANGE BETWEEN "
         "INTERVAL '10' SECOND PRECEDING AND CURRENT ROW | ROWS/RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW]) FROM t "
-        "[WHERE ..]; one window per query; AGG is COUNT, SUM, AVG, MIN or MAX")
+        "[WHERE ..]; one window per query; AGG is COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE or LAG(x [, n [, default]])")
 _RANKING = ("ROW_NUMBER", "RANK", "DENSE_RANK")
+_VALUES = ("FIRST_VALUE", "LAST_VALUE", "LAG")  # value functions the operator computes besides the aggregates
 _CLAUSES = ("FROM", "WHERE", "WINDOW", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "QUALIFY")
 
 
@@ -75,6 +78,7 @@ class OverWindow:
     order: str
     rows: bool  # ROWS (counted) or RANGE (by time)
     preceding: Optional[int]  # ROWS: the number of rows before; RANGE: microseconds before; None: UNBOUNDED
+    framed: bool = field(default=True, compare=False)  # written with a ROWS/RANGE frame (False: the default frame)
 
 
 @dataclass
@@ -119,7 +123,7 @@ def find_over_aggregation(text: str, line: int) -> Optional[OverAggregation]:
         return SqlError(f"OVER aggregation: {message}", line=at.line, construct="OVER aggregation", hint=FORM)
 
     calls_at = {close: (name, open_index, end)
-                for name, open_index, close, end in function_calls(tokens[:from_at], AGGREGATE_FUNCTIONS + _RANKING + _OTHERS)}
+                for name, open_index, close, end in function_calls(tokens[:from_at], AGGREGATE_FUNCTIONS + _VALUES + _RANKING + _OTHERS)}
     spans: list[tuple[int, int, AggregateCall, OverWindow]] = []
     windows = _named_windows(tokens, positions, refuse)
     for over in overs:
@@ -130,10 +134,13 @@ def find_over_aggregation(text: str, line: int) -> Optional[OverAggregation]:
         function = tokens[name].upper
         if function in _RANKING:
             return None  # a Top-N's ranking (or its refusal), planned by kindling.sql.ranking
-        if function not in AGGREGATE_FUNCTIONS:
+        if function == "LEAD":
+            raise SqlError("LEAD Function is not supported in stream mode (as in Flink: a row would wait for the rows after "
+                           "it)", line=tokens[name].line, construct="LEAD OVER", hint="LAG(x, n) over the rows before, or batch mode")
+        if function not in AGGREGATE_FUNCTIONS + _VALUES:
             raise SqlError(f"{function} OVER (...) is not supported on streams", line=tokens[name].line,
                            construct=f"{function} OVER", hint=FORM)
-        call = aggregate_call(tokens, name, open_index, end)
+        call = _lag_call(tokens, name, open_index) if function == "LAG" else aggregate_call(tokens, name, open_index, end)
         spec_at = next_significant(tokens, over)
         if spec_at is None:
             raise refuse("OVER needs a window: OVER (PARTITION BY .. ORDER BY ..) or OVER w", tokens[over])
@@ -146,6 +153,10 @@ def find_over_aggregation(text: str, line: int) -> Optional[OverAggregation]:
             raise refuse(f"unknown window '{tokens[spec_at].text}'", tokens[spec_at])
         spans.append((name, spec_end, call, window))
     window = spans[0][3]
+    for name, _, call, call_window in spans:
+        if call.function == "LAG" and call_window.framed:  # Calcite's validation, as Flink reports it
+            raise SqlError("ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER functions (nor LAG): LAG's window takes "
+                           "no frame", line=tokens[name].line, construct="LAG OVER", hint="LAG(x) OVER (PARTITION BY k ORDER BY rowtime)")
     if any(w != window for _, _, _, w in spans):
         raise refuse("all OVER aggregates of a query must use the same window (as in Flink)")
     for clause in ("GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "QUALIFY"):
@@ -166,7 +177,10 @@ def find_over_aggregation(text: str, line: int) -> Optional[OverAggregation]:
     for name, spec_end, call, _ in spans:
         if call not in calls:
             calls.append(call)
-        replacements.append((name, spec_end + 1, f"`{RESULT_PREFIX}{calls.index(call)}`"))
+        result = f"`{RESULT_PREFIX}{calls.index(call)}`"
+        if call.function == "LAG" and call.default is not None:  # Flink's default stands in for a NULL as for no row
+            result = f"COALESCE({result}, {call.default})"
+        replacements.append((name, spec_end + 1, result))
     rewritten = splice(tokens, replacements)
     assert rewritten is not None
     new_tokens = tokenize(rewritten, line)
@@ -182,8 +196,23 @@ def find_over_aggregation(text: str, line: int) -> Optional[OverAggregation]:
     return OverAggregation(render(from_tokens).strip(), alias or table, where, window, calls, select, line)
 
 
-_OTHERS = ("LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "NTILE", "PERCENT_RANK", "CUME_DIST", "LISTAGG", "STDDEV_POP",
+_OTHERS = ("LEAD", "NTILE", "PERCENT_RANK", "CUME_DIST", "LISTAGG", "STDDEV_POP",
            "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "COLLECT")
+
+
+def _lag_call(tokens: list[Token], name: int, open_index: int) -> AggregateCall:
+    """``LAG(x [, offset [, default]])``: the offset an integer literal, as Flink requires."""
+    parts = [render(p).strip() for p in split_top_level(tokens[open_index + 1:matching_paren(tokens, open_index)])]
+    if not 1 <= len(parts) <= 3 or not parts[0]:
+        raise SqlError("LAG takes one to three arguments: LAG(x [, offset [, default]])", line=tokens[name].line,
+                       construct="LAG OVER", hint=FORM)
+    offset = 1
+    if len(parts) > 1:
+        if not parts[1].isdigit() or int(parts[1]) < 1:
+            raise SqlError(f"LAG's offset must be a positive integer literal, got {parts[1]!r}", line=tokens[name].line,
+                           construct="LAG OVER", hint=FORM)
+        offset = int(parts[1])
+    return AggregateCall("LAG", False, parts[0], offset, parts[2] if len(parts) > 2 else None)
 
 
 def _split_alias(part: list[Token]) -> tuple[str, Optional[str]]:
@@ -230,7 +259,7 @@ def _window(spec: list[Token], refuse: Any) -> OverWindow:
     if len(split_top_level(order)) != 1 or not order or order[-1].is_word("DESC"):
         raise refuse("an OVER window on a stream is ordered by one time attribute, ascending", order[-1] if order else sig[k])
     if frame_at == len(sig):  # no frame: Flink's default, RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        return OverWindow(partition, render(order).strip(), rows=False, preceding=None)
+        return OverWindow(partition, render(order).strip(), rows=False, preceding=None, framed=False)
     frame = sig[frame_at:]
     rows = frame[0].is_word("ROWS")
     bound = frame[1:]
@@ -290,13 +319,14 @@ class OverAggregateFunction(Adapter):
 
         self._state = state_handle(ValueStateDescriptor("over"), lambda: runner.state)
         self._timers = TimerService(runner)
-        self._finish = [finisher(c, t) for c, t in zip(self.calls, self.output_types)]
+        self._finish = [finisher(c, t) if c.function != "LAG" else None for c, t in zip(self.calls, self.output_types)]
         self._distinct = [c.distinct and c.function in ("COUNT", "SUM", "AVG") for c in self.calls]
 
     def _load(self) -> list:
         stored = self._state.value()
-        # last processed time (µs), rows waiting, the frame's (time, arguments), accumulators
-        return list(stored) if stored is not None else [None, [], [], [empty(c) for c in self.calls]]
+        # last processed time (µs), rows waiting, the frame's (time, arguments), accumulators, the last rows' arguments (LAG)
+        state = list(stored) if stored is not None else [None, [], [], [empty(c) for c in self.calls], []]
+        return state if len(state) == 5 else state + [[]]
 
     def element(self, index: int, value: Any) -> list:
         # The runner fires the timers the batch's watermark passes before the batch's rows (Flink's order), so a row whose
@@ -316,7 +346,7 @@ class OverAggregateFunction(Adapter):
 
     def _process(self, state: list, upto_ms: int) -> list:
         """The waiting rows up to ``upto_ms`` through their frames, in time order: their output rows (``state`` updated)."""
-        last, waiting, frame, accumulators = state
+        last, waiting, frame, accumulators, history = state
         due = sorted((r for r in waiting if r[-2] // 1000 <= upto_ms), key=lambda r: (r[-2], r[-1]))
         if not due:
             return []
@@ -331,36 +361,51 @@ class OverAggregateFunction(Adapter):
             while end < len(due) and due[end][-2] == time_us:
                 end += 1
             peers = due[start:end]
+            lags = [self._lags(history, row[arguments_at]) for row in peers]  # row by row, whatever the frame
             if window.rows:
-                for row in peers:
+                for row, lag in zip(peers, lags):
                     self._add(accumulators, frame, time_us, row[arguments_at])
                     if window.preceding is not None and len(frame) > window.preceding + 1:
                         self._retract(accumulators, frame.pop(0)[1])
-                    out.append(tuple(row[:self.visible]) + self._results(accumulators))
+                    out.append(tuple(row[:self.visible]) + self._results(accumulators, lag))
             else:
                 for row in peers:
                     self._add(accumulators, frame, time_us, row[arguments_at])
                 if window.preceding is not None:
                     while frame and frame[0][0] < time_us - window.preceding:
                         self._retract(accumulators, frame.pop(0)[1])
-                results = self._results(accumulators)
-                out.extend(tuple(row[:self.visible]) + results for row in peers)
+                out.extend(tuple(row[:self.visible]) + self._results(accumulators, lag) for row, lag in zip(peers, lags))
             state[0] = time_us
             start = end
         return out
 
+    def _lags(self, history: list, arguments: tuple) -> dict[int, Any]:
+        """Each LAG call's value for the row with ``arguments`` (None: no row that far back), which then joins ``history``."""
+        lags = {n: history[-call.offset][n] if len(history) >= call.offset else None
+                for n, call in enumerate(self.calls) if call.function == "LAG"}
+        if lags:
+            history.append(tuple(arguments))
+            del history[:-max(self.calls[n].offset for n in lags)]
+        return lags
+
     def _add(self, accumulators: list, frame: list, time_us: int, arguments: tuple) -> None:
         for n, call in enumerate(self.calls):
+            if call.function == "LAG":
+                continue
             accumulators[n] = update(call, accumulators[n], arguments[n], 1)
+            if self.window.preceding is None:
+                accumulators[n] = compact(call, accumulators[n])
         if self.window.preceding is not None:  # an unbounded frame keeps no rows, only accumulators
             frame.append((time_us, tuple(arguments)))
 
     def _retract(self, accumulators: list, arguments: tuple) -> None:
         for n, call in enumerate(self.calls):
-            accumulators[n] = update(call, accumulators[n], arguments[n], -1)
+            if call.function != "LAG":
+                accumulators[n] = update(call, accumulators[n], arguments[n], -1)
 
-    def _results(self, accumulators: list) -> tuple:
-        return tuple(finish(list(acc) if distinct else acc) for finish, distinct, acc in zip(self._finish, self._distinct, accumulators))
+    def _results(self, accumulators: list, lags: dict[int, Any]) -> tuple:
+        return tuple(lags[n] if n in lags else finish(list(acc) if distinct else acc)
+                     for n, (finish, distinct, acc) in enumerate(zip(self._finish, self._distinct, accumulators)))
 
 
 def over_frame(env: "StreamEnvironment", projected: DataFrame, over: OverAggregation) -> DataFrame:
@@ -376,7 +421,8 @@ def over_frame(env: "StreamEnvironment", projected: DataFrame, over: OverAggrega
     internal = [f.name for f in projected.schema.fields if f.name.startswith(INTERNAL_PREFIX)]
     visible = [f for f in projected.schema.fields if f.name not in internal]
     arguments = [f"{ARGUMENT_PREFIX}{n}" for n in range(len(over.calls))]
-    types = [result_type(call, projected.schema[a].dataType) for call, a in zip(over.calls, arguments)]
+    types = [projected.schema[a].dataType if call.function == "LAG" else result_type(call, projected.schema[a].dataType)
+             for call, a in zip(over.calls, arguments)]
     output = StructType([StructField(f.name, f.dataType, True) for f in visible]
                         + [StructField(f"{RESULT_PREFIX}{n}", t, True) for n, t in enumerate(types)])
     keys = [f"{PARTITION_PREFIX}{k}" for k in range(len(over.window.partition))]

@@ -279,6 +279,10 @@ class _Rewriter:
             return f"CAST({' + '.join(bits)} AS BIGINT)", close_index + 1
         if word == "LISTAGG" and len(args) == 1:
             return f"listagg({self.rewrite(args[0])}, ',')", close_index + 1  # Flink's default separator
+        if word in ("LAG", "LEAD") and len(args) == 3:
+            # Flink's default stands in for a NULL value as for a row out of range; Spark's only for the latter
+            value, offset, default = (self.rewrite(a) for a in args)
+            return f"{word.lower()}(COALESCE({value}, {default}), {offset}, {default})", close_index + 1
         if word in ("FIRST_VALUE", "LAST_VALUE") and len(args) == 1:
             return f"{word.lower()}({self.rewrite(args[0])}, true)", close_index + 1  # Flink skips NULLs
         if word == "SIGN" and len(args) == 1:

@@ -40,6 +40,18 @@ def test_rows_frames_follow_event_time_and_drop_the_late_row(over_env):
                                "b": [("b", 10, 10, 1), ("b", 20, 30, 2)]}
 
 
+def test_lag_and_first_and_last_values_take_the_rows_in_event_time_order(over_env):
+    # a's rows in time order: 1 (1 s), 3 (2 s), 2 (3 s), 4 (6 s), 6 (8 s); the late 5 is dropped before LAG sees it
+    lagged = over_env.execute_sql("SELECT k, v, LAG(v, 1, 0) OVER w AS before, LAG(v, 2) OVER w AS two_before FROM t "
+                                  "WINDOW w AS (PARTITION BY k ORDER BY ts)")
+    values = over_env.execute_sql("SELECT k, v, FIRST_VALUE(v) OVER w AS first_v, LAST_VALUE(v) OVER w AS last_v FROM t "
+                                  "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)")
+    assert _by_key(lagged) == {"a": [("a", 1, 0, None), ("a", 3, 1, None), ("a", 2, 3, 1), ("a", 4, 2, 3), ("a", 6, 4, 2)],
+                               "b": [("b", 10, 0, None), ("b", 20, 10, None)]}
+    assert _by_key(values) == {"a": [("a", 1, 1, 1), ("a", 3, 1, 3), ("a", 2, 3, 2), ("a", 4, 2, 4), ("a", 6, 4, 6)],
+                               "b": [("b", 10, 10, 10), ("b", 20, 10, 20)]}
+
+
 def test_range_frames_hold_the_rows_within_the_interval(over_env):
     result = over_env.execute_sql("SELECT k, v, COUNT(*) OVER (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '2' SECOND "
                                   "PRECEDING AND CURRENT ROW) AS n, MAX(v) OVER (PARTITION BY k ORDER BY ts RANGE BETWEEN "
@@ -49,7 +61,8 @@ def test_range_frames_hold_the_rows_within_the_interval(over_env):
 
 
 @pytest.mark.parametrize("query, construct", [
-    ("SELECT LAG(v) OVER (PARTITION BY k ORDER BY ts) FROM t", "LAG OVER"),
+    ("SELECT LEAD(v) OVER (PARTITION BY k ORDER BY ts) FROM t", "LEAD OVER"),
+    ("SELECT LAG(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t", "LAG OVER"),
     ("SELECT SUM(v) OVER (PARTITION BY k ORDER BY v) FROM t", "OVER aggregation"),
     ("SELECT SUM(v) OVER (ORDER BY ts ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM t", "OVER aggregation"),
     ("SELECT SUM(v) OVER (ORDER BY ts), COUNT(*) OVER (PARTITION BY k ORDER BY ts) FROM t", "OVER aggregation"),

@@ -249,6 +249,19 @@ QUERIES = [
           "SELECT customer, SESSION_START(ts, INTERVAL '3' SECOND) AS ws, SESSION_END(ts, INTERVAL '3' SECOND) AS we, COUNT(*) AS n FROM "
           "orders GROUP BY customer, SESSION(ts, INTERVAL '3' SECOND)"),
     # OVER aggregation
+    Entry("over-lag", Q + "over-agg.md",
+          "SELECT order_id, LAG(amount) OVER (PARTITION BY customer ORDER BY ts) AS before_amount FROM orders"),
+    Entry("over-lag-offset-default", Q + "over-agg.md",
+          "SELECT order_id, LAG(item, 2, 'none') OVER w AS item_two_before, SUM(amount) OVER w AS total FROM orders "
+          "WINDOW w AS (PARTITION BY customer ORDER BY ts)"),
+    Entry("over-value-unbounded", Q + "over-agg.md",
+          "SELECT order_id, LAST_VALUE(amount) OVER w AS last_amount, FIRST_VALUE(tag) OVER w AS first_tag, "
+          "LAG(amount, 1, -1) OVER w AS lag_amount FROM orders WINDOW w AS (PARTITION BY item ORDER BY ts)"),
+    Entry("over-lead", Q + "over-agg.md",
+          "SELECT order_id, LEAD(amount) OVER (PARTITION BY customer ORDER BY ts) AS after_amount FROM orders"),
+    Entry("over-first-last-value", Q + "over-agg.md",
+          "SELECT order_id, FIRST_VALUE(amount) OVER w AS first_amount, LAST_VALUE(item) OVER w AS last_item FROM orders "
+          "WINDOW w AS (PARTITION BY customer ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"),
     Entry("over-rows", Q + "over-agg.md",
           "SELECT order_id, SUM(amount) OVER (PARTITION BY customer ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM orders"),
     Entry("over-range", Q + "over-agg.md",
