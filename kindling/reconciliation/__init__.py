@@ -232,7 +232,13 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
     planned, table = session._plan_insert(insert)
     batch = planned.df.toArrow()
     open_windows = 0
-    window_end = planned.window_end or _group_window_end(planned.df)
+    window_end, group_window = planned.window_end, False
+    if window_end is None:
+        window_end, group_window = group_window_end(planned.df)
+    if window_end is None and group_window:
+        raise ReconcileError(f"INSERT INTO {table.name} groups by a group window whose end it does not write: reconciliation "
+                             "compares the windows the checkpoint's watermark had closed, known by their end; write TUMBLE_END(...) "
+                             "(HOP_END, SESSION_END; the Table API's w.end) too, or use a window TVF")
     if window_end is not None:  # windows the checkpoint's watermark had not closed are not in the stream yet
         ends = batch.column(window_end).cast(pa.int64()).to_pylist()  # microseconds since the epoch
         closed = [end is not None and end <= micro_batch.watermark_ms * 1000 for end in ends]
@@ -271,17 +277,20 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
                       open_windows, late_count, late_examples, notes + sink_notes)
 
 
-def _group_window_end(df: Any) -> Optional[str]:
-    """The output column that is a group window's end (``TUMBLE_END(...)``, the Table API's ``w.end``), if one is.
+def group_window_end(df: Any) -> tuple[Optional[str], bool]:
+    """The output column that is a group window's end (``TUMBLE_END(...)``, the Table API's ``w.end``), if one is, and
+    whether the query groups by a group window at all.
 
     A window TVF's window_end is marked by the planner (``PlannedQuery.window_end``); a group window is Spark's
     ``window()`` struct, whose ``.end`` only Spark's plan shows: the root operator's output expression that reads
     nothing but it (precision casts aside)."""
     root = str(df._jdf.queryExecution().optimizedPlan().toString()).splitlines()[0]
+    grouping = re.match(r"Aggregate \[([^\]]*)\]", root)
+    grouped = grouping is not None and re.search(r"\b(?:session_)?window#\d+", grouping.group(1)) is not None
     for expression, name in re.findall(r"(?:\[|, )([^\[\],]*?(?:session_)?window#\d+\.end[^\[\],]*?) AS ([^\s#,]+)#\d+", root):
         if len(re.findall(r"#\d+", expression)) == 1 and name in df.columns:
-            return name
-    return None
+            return name, grouped
+    return None, grouped
 
 
 def _defining_query(session: "SqlSession", insert: "ddl.Insert") -> tuple[str, int]:

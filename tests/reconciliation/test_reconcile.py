@@ -606,3 +606,23 @@ def test_reconcile_names_what_it_cannot_do(spark, tmp_path):
                       "CREATE TABLE s (x INT) WITH ('connector' = 'blackhole');\nINSERT INTO s SELECT x FROM t;\n")
     with pytest.raises(ReconcileError, match="job 'insert-into_s' has no checkpoint"):
         reconcile(str(script), defines={"state.checkpoints.dir": str(tmp_path / "none")}, spark=spark)
+
+
+def test_a_group_windows_end_is_found_in_the_plan_and_a_group_window_without_it_is_told(spark, tmp_path):
+    """Open windows are told apart by their end: a group window's (TUMBLE_END, the Table API's w.end) is read from Spark's
+    plan; a group window whose end the query does not write cannot be cut at a watermark (reconcile refuses it)."""
+    from kindling.reconciliation import group_window_end
+
+    env = StreamEnvironment({"execution.runtime-mode": "batch"}, spark=spark)
+    session = env.sql_session()
+    session.execute_sql("CREATE TABLE c (ts TIMESTAMP(3), page STRING, WATERMARK FOR ts AS ts) WITH ("
+                        "'connector' = 'datagen', 'number-of-rows' = '10')")
+    queries = {
+        "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS s, TUMBLE_END(ts, INTERVAL '10' SECOND) AS e, page, COUNT(*) AS n "
+        "FROM c GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), page": ("e", True),
+        "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS s, page, COUNT(*) AS n FROM c GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), "
+        "page": (None, True),
+        "SELECT page, COUNT(*) AS n FROM c GROUP BY page": (None, False),
+    }
+    for query, expected in queries.items():
+        assert group_window_end(session._plan(query, 1, "SELECT").df) == expected, query
