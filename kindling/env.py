@@ -190,8 +190,7 @@ class StreamEnvironment:
     def from_source(self, source: Source, watermark_strategy: Optional[WatermarkStrategy] = None, source_name: str = "Source",
                     type_info: Any = None) -> DataStream:
         """A stream from a connector's Source, with event time from the watermark strategy (if any)."""
-        if (active := rerun.active()) is not None:
-            active.refuse_datastream(f"from_source ({source_name})")
+        rerun.refuse_datastream(f"from_source ({source_name})")
         if not isinstance(source, Source):
             raise TypeError(f"from_source takes a kindling Source (for example KafkaSource.builder()...build()), got {type(source).__name__}")
         assert source.schema is not None
@@ -236,8 +235,7 @@ class StreamEnvironment:
         """
         from kindling.datastream.functions import SourceFunction
 
-        if (active := rerun.active()) is not None:
-            active.refuse_datastream(f"add_source ({source_name})")
+        rerun.refuse_datastream(f"add_source ({source_name})")
         if not isinstance(source_func, SourceFunction):
             hint = (" (a kindling Source: use from_source(source, watermark_strategy, source_name))"
                     if isinstance(source_func, Source) else "")
@@ -287,8 +285,7 @@ class StreamEnvironment:
         (``Types.ROW_NAMED(...)``, ``Types.TUPLE(...)``); without it, as in PyFlink, the records are
         Python objects carried pickled (``Types.PICKLED_BYTE_ARRAY()``).
         """
-        if (active := rerun.active()) is not None:
-            active.refuse_datastream("from_collection")
+        rerun.refuse_datastream("from_collection")
         _ = self.spark  # parsing a DDL type string needs a session
         if type_info is None or records.is_type_info(type_info):
             from kindling.common.typeinfo import Types
@@ -390,8 +387,7 @@ class StreamEnvironment:
 
     def execute_async(self, job_name: Optional[str] = None) -> JobClient:
         """Start the pipeline's queries and return at once with a JobClient."""
-        if (active := rerun.active()) is not None:
-            active.refuse_datastream("execute (a DataStream job)")
+        rerun.refuse_datastream("execute (a DataStream job)")
         if not self._sinks:
             raise ValueError("the pipeline has no sink: call sink_to(...) or print() on a stream before execute()")
         name = self._job_name(job_name)

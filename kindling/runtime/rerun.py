@@ -51,3 +51,9 @@ _ACTIVE: Optional[Rerun] = None
 def active() -> Optional[Rerun]:
     """The re-run under way in this process, if any."""
     return _ACTIVE
+
+
+def refuse_datastream(construct: str) -> None:
+    """Refuse ``construct`` (a DataStream source or job) while a program is re-run; nothing otherwise."""
+    if _ACTIVE is not None:
+        _ACTIVE.refuse_datastream(construct)
