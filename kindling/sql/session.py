@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType, TimestampType
+from pyspark.sql.types import StructField, StructType, TimestampNTZType, TimestampType
 
 from kindling import config as cfg
 from kindling.connectors import get_connector
@@ -55,6 +55,15 @@ from kindling.sql.group_aggregate import (
 )
 from kindling.sql.grouping_sets import GroupingSets, find_grouping_sets
 from kindling.sql.lookup_join import register_lookup_join
+from kindling.sql.match_recognize import (
+    MatchRecognize,
+    batch_match_frame,
+    compile_match,
+    find_match_recognize,
+    find_nested_match_recognize,
+    match_frame,
+    measure_sql,
+)
 from kindling.sql.outer_join import OuterJoin, find_outer_join, outer_join_frame
 from kindling.sql.over_aggregate import OverAggregation, find_over_aggregation, over_frame
 from kindling.sql.ranking import (
@@ -597,6 +606,16 @@ class SqlSession:
     def _frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                stack: tuple[str, ...] = (), outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
         text = rewrite_session_tvfs(text, line) or text
+        match = find_match_recognize(text, line)
+        if match is not None:
+            return self._match_recognize_frame(match, construct, registered, stack)
+        nested = find_nested_match_recognize(text, line)
+        if nested is not None:  # a subquery with a MATCH_RECOGNIZE: its matches as a view the query reads
+            before, subquery, after = nested
+            matches, inner_flags = self._frame(subquery, line, construct, registered, stack)
+            view = self._operator_view(lambda: matches, line, construct, "matches")
+            df, outer_flags = self._frame(f"{before} {view} {after}", line, construct, registered, stack, outermost)
+            return df, (outer_flags[0] and inner_flags[0], outer_flags[1] or inner_flags[1])
         if self.batch:  # bounded tables as Spark batch frames: Spark runs the query as it stands, every result final
             return self._spark_frame(text, line, construct, registered, stack)
         set_operation = find_set_operation(text, line, distinct_unions=True)
@@ -1063,6 +1082,42 @@ class SqlSession:
                            hint="an OVER aggregation over an append-only table or view")
         view = self._operator_view(lambda: over_frame(self.env, projected, over), over.line, construct, "over")
         return self._frame(over.result_text(view), over.line, construct, registered, stack)[0], flags
+
+    def _match_recognize_frame(self, match: MatchRecognize, construct: str, registered: dict[str, tuple[bool, bool]],
+                               stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
+        """A MATCH_RECOGNIZE item: its input's rows through the pattern's NFA per partition, then the query over the
+        matches (one row each: the partition columns, then the measures)."""
+        rows, flags = self._frame(f"SELECT * FROM {match.source}", match.line, construct, registered, stack)
+        if not self.batch and self._changes(rows, match.line, construct):
+            raise SqlError("MATCH_RECOGNIZE doesn't support consuming update and delete changes (as in Flink): its input "
+                           "must be append-only", line=match.line, construct="MATCH_RECOGNIZE over an updating table",
+                           hint="MATCH_RECOGNIZE over an append-only table or view")
+        columns = [f.name for f in rows.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
+        rows = rows.select(*[F.col(_quote(c)) for c in columns])
+        order = next((f for f in rows.schema.fields if f.name.lower() == match.order.lower()), None)
+        if order is None:
+            raise SqlError(f"MATCH_RECOGNIZE: ORDER BY {match.order}: no such column in the input", line=match.line,
+                           construct="MATCH_RECOGNIZE")
+        if not isinstance(order.dataType, (TimestampType, TimestampNTZType)) or (
+                not self.batch and "spark.watermarkDelayMs" not in (order.metadata or {})):
+            raise SqlError(f"MATCH_RECOGNIZE: ORDER BY {order.name}: the first ORDER BY key must be the input's event-time "
+                           "attribute (a column with a WATERMARK), ascending; processing-time patterns are not supported",
+                           line=match.line, construct="MATCH_RECOGNIZE ORDER BY", hint="ORDER BY the rowtime column")
+        match.order = order.name
+        typing_view = f"__kindling_match_input_{next(_VIEW_IDS)}"
+        rows.createOrReplaceTempView(typing_view)
+        types = [self._spark_frame(f"SELECT {sql} AS m FROM {typing_view}", match.line, "MATCH_RECOGNIZE MEASURES",
+                                   registered, stack)[0].schema.fields[0].dataType for sql in measure_sql(match, columns)]
+        compiled = compile_match(match, columns, types)
+        partition = [next(f for f in rows.schema.fields if f.name.lower() == p.lower()) for p in match.partition]
+        output = StructType([StructField(f.name, f.dataType, True) for f in partition]
+                            + [StructField(name, t, True) for (_, name), t in zip(match.measures, types)])
+        if self.batch:
+            view = self._operator_view(lambda: batch_match_frame(rows, match, compiled, output), match.line, construct, "match")
+        else:
+            view = self._operator_view(lambda: match_frame(self.env, rows, match, compiled, output), match.line, construct,
+                                       "match")
+        return self._frame(match.outer_text(view), match.line, construct, registered, stack)[0], flags
 
     def _processing_time_window_frame(self, window: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
                                       stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:

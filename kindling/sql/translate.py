@@ -25,7 +25,7 @@ Rewrites:
 * ``JSON_VALUE``, ``JSON_QUERY`` (with Flink's default clauses) and ``IS JSON``, through Spark's VARIANT
 * constructs Spark cannot run on a stream are refused here, with the line and the nearest
   supported form: ranking functions outside the Top-N form (which :mod:`kindling.sql.ranking`
-  runs), OVER aggregations, ``MATCH_RECOGNIZE``
+  runs), OVER aggregations, ``MATCH_RECOGNIZE`` outside a FROM clause
 * ``LATERAL TABLE(f(x))`` becomes Spark's ``LATERAL f(x)`` of a Python table function (``@udtf``); a
   ``LEFT JOIN LATERAL TABLE(...) ON TRUE`` the function's outer variant in an inner lateral join
 * lookup joins (``JOIN dim FOR SYSTEM_TIME AS OF o.proc_time AS d ON ...``) become a
@@ -222,8 +222,9 @@ class _Rewriter:
             if left_lateral is not None:
                 return left_lateral
         if word == "MATCH_RECOGNIZE":
-            raise SqlError("MATCH_RECOGNIZE (pattern matching) is not supported", line=token.line, construct="MATCH_RECOGNIZE",
-                           hint="the DataStream API with a keyed process function")
+            raise SqlError("MATCH_RECOGNIZE is supported as a FROM item of a query (or of a subquery), not here",
+                           line=token.line, construct="MATCH_RECOGNIZE",
+                           hint="SELECT ... FROM t MATCH_RECOGNIZE (...) [AS alias], or that query in parentheses")
         if word in ("JOIN", "LEFT", "INNER", "RIGHT", "FULL"):
             lookup = parse_lookup_join(tokens, i, self.rewrite, f"__kindling_lookup_{next(_LOOKUP_IDS)}")
             if lookup is not None:

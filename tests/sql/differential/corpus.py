@@ -346,6 +346,76 @@ QUERIES = [
     Entry("match-recognize", Q + "match_recognize.md",
           "SELECT * FROM orders MATCH_RECOGNIZE (PARTITION BY customer ORDER BY ts MEASURES A.order_id AS a_id, B.order_id AS b_id ONE ROW "
           "PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS B.amount < A.amount)"),
+    *[Entry("mr-" + id, Q + "match_recognize.md", "SELECT * FROM ticker MATCH_RECOGNIZE (" + body + ")") for id, body in [
+        ("price-down", "PARTITION BY symbol ORDER BY rowtime MEASURES START_ROW.rowtime AS start_tstamp, LAST(PRICE_DOWN.rowtime) "
+         "AS bottom_tstamp, LAST(PRICE_UP.rowtime) AS end_tstamp ONE ROW PER MATCH AFTER MATCH SKIP TO LAST PRICE_UP "
+         "PATTERN (START_ROW PRICE_DOWN+ PRICE_UP) DEFINE PRICE_DOWN AS (LAST(PRICE_DOWN.price, 1) IS NULL AND "
+         "PRICE_DOWN.price < START_ROW.price) OR PRICE_DOWN.price < LAST(PRICE_DOWN.price, 1), "
+         "PRICE_UP AS PRICE_UP.price > LAST(PRICE_DOWN.price, 1)"),
+        ("avg-threshold", "PARTITION BY symbol ORDER BY rowtime MEASURES FIRST(A.rowtime) AS start_tstamp, LAST(A.rowtime) AS "
+         "end_tstamp, AVG(A.price) AS avg_price ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A+ B) "
+         "DEFINE A AS AVG(A.price) < 15"),
+        ("greedy", "PARTITION BY symbol ORDER BY rowtime MEASURES C.price AS last_price ONE ROW PER MATCH AFTER MATCH SKIP "
+         "PAST LAST ROW PATTERN (A B* C) DEFINE A AS A.price > 10, B AS B.price < 15, C AS C.price > 12"),
+        ("reluctant", "PARTITION BY symbol ORDER BY rowtime MEASURES C.price AS last_price ONE ROW PER MATCH AFTER MATCH SKIP "
+         "PAST LAST ROW PATTERN (A B*? C) DEFINE A AS A.price > 10, B AS B.price < 15, C AS C.price > 12"),
+        ("within", "PARTITION BY symbol ORDER BY rowtime MEASURES C.rowtime AS drop_time, A.price - C.price AS drop_diff "
+         "ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B* C) WITHIN INTERVAL '6' SECOND "
+         "DEFINE B AS B.price > A.price - 10, C AS C.price < A.price - 10"),
+        ("default-skip", "PARTITION BY symbol ORDER BY rowtime MEASURES FIRST(A.price) AS start_price, LAST(A.price) AS "
+         "top_price, B.price AS last_price ONE ROW PER MATCH PATTERN (A+ B) DEFINE A AS LAST(A.price, 1) IS NULL OR "
+         "A.price > LAST(A.price, 1), B AS B.price < LAST(A.price)"),
+        *[("skip-" + name, "PARTITION BY symbol ORDER BY rowtime MEASURES SUM(A.price) AS sum_price, FIRST(rowtime) AS "
+           f"start_time, LAST(rowtime) AS end_time ONE ROW PER MATCH AFTER MATCH {skip} PATTERN (A+ C) "
+           "DEFINE A AS SUM(A.price) < 30")
+          for name, skip in [("past-last", "SKIP PAST LAST ROW"), ("next-row", "SKIP TO NEXT ROW"),
+                             ("to-last", "SKIP TO LAST A"), ("to-first", "SKIP TO FIRST A")]],
+        ("skip-to-first-var", "PARTITION BY symbol ORDER BY rowtime MEASURES A.price AS a_price, LAST(B.price) AS b_last, "
+         "C.price AS c_price ONE ROW PER MATCH AFTER MATCH SKIP TO FIRST B PATTERN (A B+? C) DEFINE B AS B.price > "
+         "A.price, C AS C.price < LAST(B.price)"),
+        ("logical-offsets", "PARTITION BY symbol ORDER BY rowtime MEASURES FIRST(B.price) AS first_b, LAST(B.price) AS "
+         "last_b, COUNT(B.price) AS bs ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+ C) DEFINE "
+         "A AS A.price >= 10, B AS (LAST(B.price, 1) IS NULL OR B.price > LAST(B.price, 1)) AND "
+         "(LAST(B.price, 2) IS NULL OR B.price > 2 * LAST(B.price, 2))"),
+        ("default-variable", "PARTITION BY symbol ORDER BY rowtime MEASURES A.price AS a_price, B.price AS b_price, C.price "
+         "AS c_price ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B? C) DEFINE B AS B.price < 20, "
+         "C AS LAST(price, 1) < C.price"),
+        ("greedy-last", "PARTITION BY symbol ORDER BY rowtime MEASURES A.price AS a_price ONE ROW PER MATCH PATTERN (A B*) "
+         "DEFINE B AS B.price > A.price"),
+        ("prev", "PARTITION BY symbol ORDER BY rowtime MEASURES A.price AS a_price, B.price AS b_price ONE ROW PER MATCH "
+         "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS B.price > PREV(B.price)"),
+        ("times", "PARTITION BY symbol ORDER BY rowtime MEASURES FIRST(A.price) AS first_a, LAST(A.price) AS last_a, "
+         "B.rowtime AS b_time ONE ROW PER MATCH AFTER MATCH SKIP TO NEXT ROW PATTERN (A{2,3} B) "
+         "DEFINE A AS A.price > 10, B AS B.price < 15"),
+        ("optional", "PARTITION BY symbol ORDER BY rowtime MEASURES A.price AS a_price, B.price AS b_price, C.price AS c_price "
+         "ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B? C) DEFINE A AS A.price < 10, "
+         "B AS B.price > A.price, C AS C.price < A.price + 3"),
+        ("no-partition", "ORDER BY rowtime MEASURES A.symbol AS a_symbol, B.symbol AS b_symbol, B.price - A.price AS rise "
+         "ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS B.price > A.price + 5"),
+        ("aggregates", "PARTITION BY symbol ORDER BY rowtime MEASURES COUNT(*) AS n, COUNT(B.price) AS bs, MIN(B.price) AS "
+         "low, MAX(price) AS high, SUM(B.price * B.tax) AS weighted, MATCH_ROWTIME() AS match_time ONE ROW PER MATCH "
+         "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+ C) DEFINE B AS B.price <= A.price, C AS C.price > A.price"),
+        ("all-rows", "PARTITION BY symbol ORDER BY rowtime MEASURES A.price AS a_price ALL ROWS PER MATCH PATTERN (A B) "
+         "DEFINE B AS B.price > A.price"),
+    ]],
+    Entry("mr-outer-query", Q + "match_recognize.md",
+          "SELECT T.symbol, T.rise, T.start_tstamp FROM ticker MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY rowtime MEASURES "
+          "A.rowtime AS start_tstamp, LAST(B.price) - A.price AS rise ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW "
+          "PATTERN (A B+? C) DEFINE B AS B.price > LAST(price, 1), C AS C.price < LAST(price, 1)) AS T WHERE T.rise > 3"),
+    *[Entry("mr-" + id, Q + "match_recognize.md", sql.format(
+        "SELECT * FROM ticker MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY rowtime MEASURES A.price AS a_price, B.rowtime "
+        "AS b_time, MATCH_ROWTIME() AS mt ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS "
+        "B.price > A.price)")) for id, sql in [
+        ("aggregated", "SELECT symbol, COUNT(*) AS n, SUM(a_price) AS s FROM ({}) GROUP BY symbol"),
+        ("match-rowtime-window", "SELECT TUMBLE_START(mt, INTERVAL '5' SECOND) AS w, COUNT(*) AS n, MAX(a_price) AS top "
+         "FROM ({}) GROUP BY TUMBLE(mt, INTERVAL '5' SECOND)"),
+        ("joined", "SELECT m.symbol, m.a_price, t.price, t.tax FROM ({}) m JOIN ticker t ON m.symbol = t.symbol AND "
+         "m.b_time = t.rowtime"),
+    ]],
+    Entry("mr-subquery-source", Q + "match_recognize.md",
+          "SELECT * FROM (SELECT symbol, price * 2 AS doubled, rowtime FROM ticker WHERE tax < 3) MATCH_RECOGNIZE ("
+          "PARTITION BY symbol ORDER BY rowtime MEASURES A.doubled AS a_doubled, B.doubled AS b_doubled ONE ROW PER MATCH "
+          "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS B.doubled < A.doubled)"),
 ]
 
 B = "batch-"
@@ -359,7 +429,8 @@ def _batch(id: str, source: str, sql: str) -> Entry:
 # what its streams cannot (ORDER BY any column, LIMIT, outer joins without retractions, OVER over any order) ...
 # FIRST_VALUE/LAST_VALUE as group aggregates take the rows in arrival order: in Flink's batch mode that is the order of
 # its sort-based aggregation, which no other engine reproduces (it is the input order in streaming).
-_ORDER_DEPENDENT_IN_BATCH = {"agg-first-last"}
+# So does MATCH_RECOGNIZE without PARTITION BY over rows of equal time: Flink's batch sort orders them its own way.
+_ORDER_DEPENDENT_IN_BATCH = {"agg-first-last", "mr-no-partition"}
 BATCH_QUERIES = [replace(e, id=B + e.id, mode="batch", upsert_key=()) for e in QUERIES if e.id not in _ORDER_DEPENDENT_IN_BATCH] + [
     # ... and queries that only batch mode runs
     _batch("order-limit", Q + "orderby.md", "SELECT order_id, amount FROM orders ORDER BY amount DESC, order_id LIMIT 5"),

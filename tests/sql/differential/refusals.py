@@ -12,10 +12,6 @@ IS JSON, JSON_OBJECT's VALUE, OVERLAPS). They are to become refusals naming the 
 """
 
 REFUSED: dict[str, str] = {
-    # Batch mode (Flink's batch execution over the same tables): what kindling still refuses there.
-    'batch-match-recognize': 'MATCH_RECOGNIZE',
-    # Constructs Spark cannot run on streams (recorded from the first full run, 2026-11-23):
-    'match-recognize': 'MATCH_RECOGNIZE',
     # TYPEOF of an expression: the type Flink derives, which Spark's analysis does not give.
     'typeof-expression': 'TYPEOF',
 }

@@ -73,6 +73,47 @@ SHIPMENTS = [
     (105, 8, "2024-01-01 08:00:30.000"),
 ]
 
+TICKER = [
+    # symbol, price, tax, rowtime: stock prices for MATCH_RECOGNIZE, after the examples of Flink's pattern recognition
+    # page. ACME's 10:00:05 row comes after its 10:00:06 row (late within the watermark); QQQ has a NULL price; one row
+    # has no symbol; DROP's rows are 2 s apart (the page's time-constraint example, its hours scaled to seconds).
+    ("ACME", 12, 1, "2024-01-01 10:00:00.000"),
+    ("ACME", 17, 2, "2024-01-01 10:00:01.000"),
+    ("XYZ", 7, 1, "2024-01-01 10:00:01.000"),
+    ("ACME", 19, 1, "2024-01-01 10:00:02.000"),
+    ("XYZ", 9, 2, "2024-01-01 10:00:02.000"),
+    ("ACME", 21, 3, "2024-01-01 10:00:03.000"),
+    ("XYZ", 10, 1, "2024-01-01 10:00:03.000"),
+    ("ACME", 25, 2, "2024-01-01 10:00:04.000"),
+    ("XYZ", 5, 2, "2024-01-01 10:00:04.000"),
+    ("ACME", 15, 1, "2024-01-01 10:00:06.000"),
+    ("XYZ", 10, 2, "2024-01-01 10:00:05.000"),
+    ("ACME", 18, 1, "2024-01-01 10:00:05.000"),
+    ("XYZ", 7, 2, "2024-01-01 10:00:06.000"),
+    ("ACME", 14, 2, "2024-01-01 10:00:07.000"),
+    ("XYZ", 14, 2, "2024-01-01 10:00:07.000"),
+    ("ACME", 24, 2, "2024-01-01 10:00:08.000"),
+    ("QQQ", 3, 1, "2024-01-01 10:00:08.000"),
+    ("ACME", 25, 2, "2024-01-01 10:00:09.000"),
+    ("QQQ", None, 1, "2024-01-01 10:00:09.000"),
+    ("ACME", 19, 1, "2024-01-01 10:00:10.000"),
+    ("QQQ", 4, 2, "2024-01-01 10:00:10.000"),
+    ("QQQ", 6, 1, "2024-01-01 10:00:11.000"),
+    ("QQQ", 5, 1, "2024-01-01 10:00:12.000"),
+    (None, 8, 1, "2024-01-01 10:00:12.000"),
+    ("QQQ", 9, 3, "2024-01-01 10:00:13.000"),
+    ("DROP", 20, 1, "2024-01-01 10:00:20.000"),
+    ("DROP", 17, 2, "2024-01-01 10:00:22.000"),
+    ("DROP", 18, 1, "2024-01-01 10:00:24.000"),
+    ("DROP", 11, 3, "2024-01-01 10:00:26.000"),
+    ("DROP", 14, 2, "2024-01-01 10:00:28.000"),
+    ("DROP", 9, 1, "2024-01-01 10:00:30.000"),
+    ("DROP", 15, 1, "2024-01-01 10:00:32.000"),
+    ("DROP", 14, 2, "2024-01-01 10:00:34.000"),
+    ("DROP", 24, 2, "2024-01-01 10:00:36.000"),
+    ("DROP", 1, 2, "2024-01-01 10:00:38.000"),
+    ("DROP", 19, 1, "2024-01-01 10:00:40.000"),
+]
 
 # Changes to an order table as a CDC tool publishes them (order_id, customer, item, amount), in order: creates,
 # snapshot reads ('r'), updates of a value, of a grouping key and from and to NULL, deletes (one of a row updated before).
@@ -129,6 +170,7 @@ def write_data() -> None:
         "customers": (("customer", "city", "level", "since"), CUSTOMERS),
         "shipments": (("ship_id", "order_id", "ship_ts"), SHIPMENTS),
         "prices": (("item", "unit_price", "valid_from"), PRICES),
+        "ticker": (("symbol", "price", "tax", "rowtime"), TICKER),
     }
     for name, (columns, rows) in tables.items():
         path = DATA / name / f"{name}.json"
@@ -171,6 +213,10 @@ WITH ('connector' = 'filesystem', 'path' = '{DATA / name}', 'format' = '{fmt}')"
         # Flink's versioned view: each item's last price by event time (a deduplication), keyed by item
         """CREATE VIEW latest_prices AS SELECT item, unit_price, valid_from FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY item ORDER BY valid_from DESC) AS rn FROM prices) WHERE rn = 1""",
+        f"""CREATE TABLE ticker (
+  symbol STRING, price BIGINT, tax INT, rowtime TIMESTAMP(3),
+  WATERMARK FOR rowtime AS rowtime - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = '{DATA / "ticker"}', 'format' = 'json')""",
         f"""CREATE TABLE shipments (
   ship_id INT, order_id INT, ship_ts TIMESTAMP(3),
   WATERMARK FOR ship_ts AS ship_ts - INTERVAL '5' SECOND
