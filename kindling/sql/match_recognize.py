@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 CONSTRUCT = "MATCH_RECOGNIZE"
 TIME = INTERNAL_PREFIX + "mr_time"  # a row's event time, epoch milliseconds
 GROUP = INTERNAL_PREFIX + "mr_all"
-FORM = ("FROM t MATCH_RECOGNIZE ([PARTITION BY k] ORDER BY rowtime MEASURES expr AS name, ... [ONE ROW PER MATCH] "
+FORM = ("FROM t MATCH_RECOGNIZE ([PARTITION BY k] ORDER BY rowtime [, col [DESC]] MEASURES expr AS name, ... [ONE ROW PER MATCH] "
         "[AFTER MATCH SKIP PAST LAST ROW | TO NEXT ROW | TO FIRST v | TO LAST v] PATTERN (A B+ C*? ...) "
         "[WITHIN INTERVAL '1' HOUR] DEFINE B AS ..., C AS ...) [AS alias]")
 _CLAUSES = ("PARTITION", "ORDER", "MEASURES", "ONE", "ALL", "AFTER", "PATTERN", "WITHIN", "SUBSET", "DEFINE")
@@ -95,7 +95,8 @@ class MatchRecognize:
     after: str  # the query's text after the clause and its alias
     alias: Optional[str]
     partition: list[str]
-    order: str
+    order: str  # the event-time attribute
+    then_by: list[tuple[str, bool]]  # further ORDER BY columns (rows of one time), descending or not
     measures: list[tuple[list[Token], str]]  # expression tokens, output name
     skip: tuple[str, Optional[str]]  # PAST_LAST, NEXT_ROW, FIRST, LAST; the variable
     pattern: list[Quantified]
@@ -204,12 +205,17 @@ def _parse_body(body: list[Token], keyword: Token, line: int) -> dict[str, Any]:
     if len(order_part) < 3 or not order_part[1].is_word("BY"):
         raise _refuse("expected ORDER BY the event-time attribute", order_part[0], line)
     keys = split_top_level(order_part[2:])
-    first = keys[0]
-    if first and first[-1].is_word("ASC"):
-        first = first[:-1]
-    if len(keys) > 1 or len(first) != 1 or first[0].kind not in (WORD, QUOTED):
-        raise _refuse(f"ORDER BY {render(order_part[2:]).strip()}: only ORDER BY the event-time attribute (ascending) "
-                      "is supported", order_part[0], line)
+    order: list[tuple[str, bool]] = []
+    for key in keys:
+        descending = bool(key) and key[-1].is_word("DESC")
+        if key and key[-1].is_word("ASC", "DESC"):
+            key = key[:-1]
+        if len(key) != 1 or key[0].kind not in (WORD, QUOTED):
+            raise _refuse(f"ORDER BY {render(order_part[2:]).strip()}: ORDER BY takes columns", order_part[0], line)
+        order.append((key[0].identifier, descending))
+    if order[0][1]:
+        raise _refuse(f"ORDER BY {order[0][0]} DESC: the first ORDER BY key is the event-time attribute, ascending",
+                      order_part[0], line)
     measures = []
     if "MEASURES" in clauses:
         for item in split_top_level(clauses["MEASURES"][1:]):
@@ -218,7 +224,7 @@ def _parse_body(body: list[Token], keyword: Token, line: int) -> dict[str, Any]:
                               item[0] if item else clauses["MEASURES"][0], line)
             measures.append((item[:-2], item[-1].identifier))
     return {
-        "partition": partition, "order": first[0].identifier, "measures": measures,
+        "partition": partition, "order": order[0][0], "then_by": order[1:], "measures": measures,
         "skip": _skip(clauses.get("AFTER"), line), "pattern": _pattern(clauses["PATTERN"], line),
         "within_ms": _within(clauses.get("WITHIN"), line), "define": _define(clauses.get("DEFINE"), line),
     }
@@ -486,6 +492,16 @@ class CompiledMatch:
     partition: list[int]  # the partition columns' indexes in a row
     measures: list[tuple[Expression, Callable[[Any], Any]]]  # each measure and the conversion to its column's type
     time_index: int
+    then_by: list[tuple[int, bool]] = field(default_factory=list)  # further sort columns' indexes, descending or not
+
+    def sort(self, rows: list[tuple]) -> list[tuple]:
+        """Rows in ORDER BY order: by time, then the further keys (NULL the smallest value, as Flink sorts), else as
+        they came."""
+        rows = list(rows)
+        for index, descending in reversed(self.then_by):
+            rows.sort(key=lambda r, i=index: (r[i] is not None, r[i]) if r[i] is not None else (False, 0), reverse=descending)
+        rows.sort(key=lambda r: r[self.time_index])
+        return rows
 
     def output(self, mapped: tuple) -> tuple:
         """The row a match leaves: its partition columns, then its measures."""
@@ -531,8 +547,13 @@ def compile_match(match: MatchRecognize, columns: list[str], measure_types: list
         if column.lower() not in index:
             raise _refuse(f"PARTITION BY {column}: no such column in the input", None, match.line)
         partition.append(index[column.lower()])
+    then_by = []
+    for column, descending in match.then_by:
+        if column.lower() not in index:
+            raise _refuse(f"ORDER BY {column}: no such column in the input", None, match.line)
+        then_by.append((index[column.lower()], descending))
     matcher = PatternMatcher(match.pattern, conditions, match.skip, match.within_ms)
-    return CompiledMatch(matcher, partition, measures, len(columns))
+    return CompiledMatch(matcher, partition, measures, len(columns), then_by)
 
 
 def measure_sql(match: MatchRecognize, columns: list[str]) -> list[str]:
@@ -592,7 +613,7 @@ class MatchFunction(Adapter):
         # timeouts (the timers of later rows up to the watermark find nothing left to do).
         watermark = max(self._timers.current_watermark(), timestamp)
         waiting = self._rows.value() or []
-        due = sorted((r for r in waiting if r[-1] <= watermark), key=lambda r: r[-1])
+        due = self.compiled.sort([r for r in waiting if r[-1] <= watermark])
         rest = [r for r in waiting if r[-1] > watermark]
         if len(rest) != len(waiting):
             self._rows.update(rest) if rest else self._rows.clear()
@@ -634,7 +655,7 @@ def batch_match_frame(rows: DataFrame, match: MatchRecognize, compiled: Compiled
     def matches(table: pa.Table) -> pa.Table:
         values = [tuple(row[c] for c in columns + [TIME]) for row in table.to_pylist()]
         state = MatcherState()
-        out = compiled.run(state, sorted((r for r in values if r[-1] is not None), key=lambda r: r[-1]))
+        out = compiled.run(state, compiled.sort([r for r in values if r[-1] is not None]))
         out.extend(compiled.output(m) for m in compiled.matcher.advance_time(state, _INFINITE))
         return pa.Table.from_pylist([dict(zip(names, r)) for r in out], schema=arrow_schema(output))
 

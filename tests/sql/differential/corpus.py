@@ -392,6 +392,9 @@ QUERIES = [
          "B AS B.price > A.price, C AS C.price < A.price + 3"),
         ("no-partition", "ORDER BY rowtime MEASURES A.symbol AS a_symbol, B.symbol AS b_symbol, B.price - A.price AS rise "
          "ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A B) DEFINE B AS B.price > A.price + 5"),
+        ("secondary-order", "ORDER BY rowtime, price DESC MEASURES A.symbol AS a_symbol, A.price AS a_price, B.symbol AS "
+         "b_symbol, B.price AS b_price ONE ROW PER MATCH AFTER MATCH SKIP TO NEXT ROW PATTERN (A B) DEFINE A AS "
+         "A.tax = 2, B AS B.price IS NULL OR B.price > 15"),
         ("aggregates", "PARTITION BY symbol ORDER BY rowtime MEASURES COUNT(*) AS n, COUNT(B.price) AS bs, MIN(B.price) AS "
          "low, MAX(price) AS high, SUM(B.price * B.tax) AS weighted, MATCH_ROWTIME() AS match_time ONE ROW PER MATCH "
          "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+ C) DEFINE B AS B.price <= A.price, C AS C.price > A.price"),
