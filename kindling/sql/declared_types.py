@@ -2,11 +2,11 @@
 ``JSON_STRING`` and ``JSON_OBJECT`` over plain columns.
 
 Spark names its own types (``int``, ``string``) and does not know Flink's (``VARCHAR(10)``, ``INT NOT NULL``); its JSON
-writer formats some values differently from Flink's (doubles, timestamps, decimals). Kindling's token-level
+writer formats some values differently from Flink's (timestamps, decimals, nested values). Kindling's token-level
 translation does not know types, but for a plain column of the one catalog table the outermost SELECT reads, the DDL
 says it: such a call in the SELECT list is rewritten before the query is translated -- ``TYPEOF`` into a string literal
 of the declared type as Flink prints it (a rowtime column's plain type, as Flink's TYPEOF gives), ``JSON_STRING`` and
-``JSON_OBJECT`` of columns whose JSON both engines write alike (strings, integers, booleans) into Spark's ``to_json``.
+``JSON_OBJECT`` of columns whose JSON both engines write alike (strings, numbers, booleans) into Spark's ``to_json``.
 Anything else (an expression, a computed, metadata or primary-key column, a nested type, a call elsewhere) stays as
 it is and is refused by name.
 
@@ -28,7 +28,8 @@ from kindling.sql.tokens import STRING, Token, function_calls, significant, spli
 from kindling.sql.types import printed
 
 # Declared types whose JSON Spark's writer gives as Flink's does.
-_JSON_ALIKE = ("STRING", "CHAR", "VARCHAR", "TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN")
+# (Both write a FLOAT or DOUBLE as Java's toString does: 4.0, 0.25, 1.0E20.)
+_JSON_ALIKE = ("STRING", "CHAR", "VARCHAR", "TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "FLOAT", "DOUBLE")
 _FUNCTIONS = ("TYPEOF", "JSON_STRING", "JSON_OBJECT")
 
 

@@ -304,6 +304,11 @@ class _Rewriter:
                            "the SELECT reads, is not supported: Spark names types its own way ('int', Flink: 'INT')",
                            line=token.line, construct="TYPEOF",
                            hint="TYPEOF(column) in the SELECT list over one table, or DESCRIBE a view of the query")
+        if word in ("JSON_STRING", "JSON_OBJECT"):
+            raise SqlError(f"{word} of an expression, or of a column of another type than a string, number or boolean "
+                           "declared by the one table the SELECT reads, is not supported (Spark writes timestamps, "
+                           "decimals and nested values in JSON its own way)", line=token.line, construct=word,
+                           hint=f"{word} over columns of the table in FROM (STRING, integer, FLOAT, DOUBLE, BOOLEAN)")
         if word == "RAND_INTEGER" and args:
             bound = self.rewrite(args[-1])
             return f"CAST(floor(rand() * ({bound})) AS INT)", close_index + 1

@@ -10,6 +10,7 @@ from kindling.sql.types import parse_type
 
 TABLE = CatalogTable("orders", [ColumnDef("id", parse_type("BIGINT")), ColumnDef("amount", parse_type("INT")),
                                 ColumnDef("price", parse_type("DECIMAL(10,2) NOT NULL")), ColumnDef("note", parse_type("STRING")),
+                                ColumnDef("rate", parse_type("DOUBLE")),
                                 ColumnDef("tags", parse_type("ARRAY<STRING>")), ColumnDef("ts", parse_type("TIMESTAMP(3)")),
                                 ColumnDef("doubled", None, kind="computed", expression="amount * 2")],
                      {}, watermark=WatermarkDef("ts", "ts - INTERVAL '1' SECOND", 1), primary_key=["id"])
@@ -41,6 +42,8 @@ def test_json_of_columns_whose_json_spark_writes_as_flink_is_spark_to_json():
     assert answered("SELECT JSON_OBJECT(KEY 'n' VALUE note, 'a' VALUE o.amount ABSENT ON NULL) FROM orders o") == \
         "SELECT to_json(named_struct('a', o.amount, 'n', note), map('ignoreNullFields', 'true')) FROM orders o"
     assert "'ignoreNullFields', 'false'" in answered("SELECT JSON_OBJECT('a' VALUE amount) FROM orders")
+    assert answered("SELECT JSON_STRING(rate) FROM orders") == \
+        "SELECT REGEXP_EXTRACT(to_json(named_struct('v', rate)), '^[{]\"v\":(.*)[}]$', 1) FROM orders"  # a DOUBLE: alike
     for query in ("SELECT JSON_STRING(price) FROM orders",  # a DECIMAL: Flink's number format
                   "SELECT JSON_STRING(ts) FROM orders",  # a timestamp: Flink's ISO form
                   "SELECT JSON_OBJECT('a' VALUE amount, 'a' VALUE note) FROM orders",  # a repeated key

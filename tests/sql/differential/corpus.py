@@ -120,6 +120,9 @@ _EXPRESSIONS = [
     ("json-query", "JSON_QUERY('{\"a\": [1, 2]}', '$.a')"), ("json-string", "JSON_STRING(item)"),
     ("json-string-int", "JSON_STRING(amount)"), ("json-object-nulls", "JSON_OBJECT('who' VALUE customer, KEY 'id' VALUE order_id)"),
     ("json-object-absent", "JSON_OBJECT('who' VALUE customer, 'n' VALUE amount ABSENT ON NULL)"),
+    ("json-string-double", "JSON_STRING(price)"), ("json-object-double", "JSON_OBJECT('p' VALUE price)"),
+    ("json-string-timestamp", "JSON_STRING(ts)"), ("json-string-decimal", "JSON_STRING(CAST(price AS DECIMAL(6, 3)))"),
+    ("json-string-bool", "JSON_STRING(amount > 5)"),
 ]
 
 EXPRESSIONS = [_expr(id, expression) for id, expression in _EXPRESSIONS]
