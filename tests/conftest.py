@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -11,6 +12,22 @@ from typing import Iterator
 import pytest
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def programs_in_background(request, tmp_path_factory) -> Iterator[None]:
+    """Test modules that run example programs in a subprocess of their own (``start_in_background``) start it when the
+    session starts, at the lowest CPU priority: it runs on the CPU the other tests leave idle (they mostly wait for
+    micro-batches), instead of 3-4 minutes of its own at the end. A runner still going at the end is killed."""
+    modules = {item.module for item in request.session.items if getattr(item, "module", None) is not None}
+    for module in sorted(modules, key=lambda m: m.__name__):
+        start = getattr(module, "start_in_background", None)
+        if start is not None:
+            start(tmp_path_factory)
+    yield
+    runner = sys.modules.get("example_runner")
+    if runner is not None:
+        runner.stop_programs()
 
 
 @pytest.fixture(scope="session")

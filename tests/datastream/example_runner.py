@@ -15,8 +15,9 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 MARKER = "@@kindling-example-end"
 
@@ -39,22 +40,59 @@ def main(arguments: list[str]) -> int:
     return 0
 
 
-def run_programs(runs: Sequence[tuple[str, Path, Path]], env: dict[str, str], timeout: float) -> dict[str, subprocess.CompletedProcess]:
-    """Run ``(name, program, workdir)`` triples in order in one runner process; each run's exit status and output by name.
+def start_programs(runs: Sequence[tuple[str, Path, Path]], env: dict[str, str], timeout: float,
+                   background: bool = False) -> Callable[[], dict[str, subprocess.CompletedProcess]]:
+    """Start ``(name, program, workdir)`` triples in order in one runner process; a function that waits for it and gives
+    each run's exit status and output by name.
 
-    One process, not a few at once: the example jobs keep both cores busy, two runners took as long."""
+    One process, not a few at once: the example jobs keep both cores busy, two runners took as long. ``background``
+    runs it at the lowest CPU priority (nice 19): started while other tests run, it takes only the CPU they leave idle.
+    """
     arguments = [str(part) for _, program, workdir in runs for part in (program, workdir)]
-    result = subprocess.run([sys.executable, __file__, *arguments], capture_output=True, text=True, env=env, timeout=timeout, check=False)
+    process = subprocess.Popen([sys.executable, __file__, *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env, preexec_fn=(lambda: os.nice(19)) if background else None)
+    ended: list[tuple[str, str]] = []
+    reader = threading.Thread(target=lambda: ended.append(process.communicate()), daemon=True)
+    reader.start()
+    _RUNNING.append(process)
+
+    def finished() -> dict[str, subprocess.CompletedProcess]:
+        reader.join(timeout)
+        if reader.is_alive():
+            process.kill()
+            reader.join()
+        stdout, stderr = ended[0]
+        return _results(runs, process.returncode, stdout, stderr)
+
+    return finished
+
+
+def stop_programs() -> None:
+    """Kill runners still running (a test session that never waited for them)."""
+    for process in _RUNNING:
+        if process.poll() is None:
+            process.kill()
+
+
+def run_programs(runs: Sequence[tuple[str, Path, Path]], env: dict[str, str], timeout: float) -> dict[str, subprocess.CompletedProcess]:
+    """Run ``(name, program, workdir)`` triples in order in one runner process; each run's exit status and output by name."""
+    return start_programs(runs, env, timeout)()
+
+
+def _results(runs: Sequence[tuple[str, Path, Path]], returncode: int, stdout: str, stderr: str) -> dict[str, subprocess.CompletedProcess]:
     ends = re.compile(rf"\n{MARKER} (-?\d+)\n")
-    outputs, errors = ends.split(result.stdout), ends.split(result.stderr)
+    outputs, errors = ends.split(stdout), ends.split(stderr)
     results: dict[str, subprocess.CompletedProcess] = {}
     for index, (name, _, _) in enumerate(runs):
         if 2 * index + 1 < min(len(outputs), len(errors)):
             results[name] = subprocess.CompletedProcess([name], int(outputs[2 * index + 1]), outputs[2 * index], errors[2 * index])
         else:
             results[name] = subprocess.CompletedProcess([name], -1, "", f"the runner ended before {name} finished "
-                                                        f"(exit {result.returncode}): {result.stderr[-3000:]}")
+                                                        f"(exit {returncode}): {stderr[-3000:]}")
     return results
+
+
+_RUNNING: list[subprocess.Popen] = []
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from example_runner import run_programs  # noqa: E402
+from example_runner import run_programs, start_programs  # noqa: E402
 from pyflink_examples import NOT_RUNNABLE, RUNNABLE, examples_dir, reference_dir, reference_name  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -95,15 +95,12 @@ TYPE_MISMATCH = (
     "env.execute()\n")
 
 
-@pytest.fixture(scope="module")
-def shared_run(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
-    """The example programs and this module's own, run by example_runner.py in one subprocess (one Spark JVM):
-    each run's exit status, standard output and standard error, by name."""
+def _shared_runs(tmp_path_factory) -> list[tuple[str, Path, Path]]:
     own = tmp_path_factory.mktemp("programs")
     (own / "named.py").write_text(NAMED_JOB)
     (own / "mismatch.py").write_text(TYPE_MISMATCH)
     named_dir = tmp_path_factory.mktemp("named")
-    runs_to_make = [(name, examples_dir() / name, tmp_path_factory.mktemp(Path(name).stem)) for name in SHARED] + [
+    return [(name, examples_dir() / name, tmp_path_factory.mktemp(Path(name).stem)) for name in SHARED] + [
         ("keys_and_two_jobs.py", PROGRAMS / "keys_and_two_jobs.py", tmp_path_factory.mktemp("keys")),
         ("connected_streams.py", PROGRAMS / "connected_streams.py", tmp_path_factory.mktemp("connected")),
         ("file_source_text.py", PROGRAMS / "file_source_text.py", tmp_path_factory.mktemp("file_source")),
@@ -111,7 +108,24 @@ def shared_run(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
         ("named.py, second run", own / "named.py", named_dir),
         ("mismatch.py", own / "mismatch.py", tmp_path_factory.mktemp("mismatch")),
     ]
-    return run_programs(runs_to_make, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=2400)
+
+
+_started: list = []  # the shared run, when the session started it in the background
+
+
+def start_in_background(tmp_path_factory) -> None:
+    """Called at the session's start (tests/conftest.py): the shared run begins at the lowest CPU priority."""
+    _started.append(start_programs(_shared_runs(tmp_path_factory), env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=2400,
+                                   background=True))
+
+
+@pytest.fixture(scope="module")
+def shared_run(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """The example programs and this module's own, run by example_runner.py in one subprocess (one Spark JVM):
+    each run's exit status, standard output and standard error, by name."""
+    if _started:
+        return _started[0]()
+    return run_programs(_shared_runs(tmp_path_factory), env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=2400)
 
 
 def printed_as_pyflink(shared_run: dict, program: str) -> list[str]:

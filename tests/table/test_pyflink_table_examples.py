@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "datastream"))
-from example_runner import run_programs  # noqa: E402
+from example_runner import run_programs, start_programs  # noqa: E402
 from pyflink_table_examples import NOT_RUNNABLE, RUNNABLE, examples_dir, reference_dir, reference_name  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -72,10 +72,24 @@ def test_every_table_example_is_run_or_listed_with_a_reason():
     assert found == set(RUNNABLE) | set(NOT_RUNNABLE), found ^ (set(RUNNABLE) | set(NOT_RUNNABLE))
 
 
+def _programs(tmp_path_factory) -> list[tuple[str, Path, Path]]:
+    return [(name, examples_dir("table") / name, tmp_path_factory.mktemp(Path(name).stem)) for name in RUNNABLE]
+
+
+_started: list = []  # the runs, when the session started them in the background
+
+
+def start_in_background(tmp_path_factory) -> None:
+    """Called at the session's start (tests/conftest.py): the runs begin at the lowest CPU priority."""
+    _started.append(start_programs(_programs(tmp_path_factory), env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=1800,
+                                   background=True))
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
-    programs = [(name, examples_dir("table") / name, tmp_path_factory.mktemp(Path(name).stem)) for name in RUNNABLE]
-    return run_programs(programs, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=1800)
+    if _started:
+        return _started[0]()
+    return run_programs(_programs(tmp_path_factory), env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=1800)
 
 
 @pytest.mark.parametrize("program", RUNNABLE)
