@@ -86,26 +86,25 @@ class _Parser:
             raise self.refuse(f"unexpected '{self.peek().text}'", self.peek())
         return expression
 
-    def disjunction(self) -> Expression:
-        left = self.conjunction()
-        while self.peek() is not None and self.peek().is_word("OR"):
-            self.take()
-            left = _logical(left, self.conjunction(), "OR")
+    def _chain(self, operand: Callable[[], Expression], operators: Callable[[Token], bool],
+               combine: Callable[[Expression, Expression, str], Expression]) -> Expression:
+        """Operands joined left to right by the operators ``operators`` accepts."""
+        left = operand()
+        while self.peek() is not None and operators(self.peek()):
+            operator = self.take().text.upper()
+            left = combine(left, operand(), operator)
         return left
 
+    def disjunction(self) -> Expression:
+        return self._chain(self.conjunction, lambda t: t.is_word("OR"), _logical)
+
     def conjunction(self) -> Expression:
-        left = self.negation()
-        while self.peek() is not None and self.peek().is_word("AND"):
-            self.take()
-            left = _logical(left, self.negation(), "AND")
-        return left
+        return self._chain(self.negation, lambda t: t.is_word("AND"), _logical)
 
     def negation(self) -> Expression:
         if self.peek() is not None and self.peek().is_word("NOT"):
             self.take()
-            inner = self.negation()
-            f = inner.value
-            return Expression(lambda rows, at: _not(f(rows, at)), f"(NOT {inner.sql})", inner.variables, inner.aggregate)
+            return _negated(self.negation())
         return self.comparison()
 
     def comparison(self) -> Expression:
@@ -158,18 +157,10 @@ class _Parser:
         return left
 
     def additive(self) -> Expression:
-        left = self.multiplicative()
-        while self.peek() is not None and self.peek().is_symbol("+", "-", "||"):
-            operator = self.take().text
-            left = _binary(left, self.multiplicative(), operator)
-        return left
+        return self._chain(self.multiplicative, lambda t: t.is_symbol("+", "-", "||"), _binary)
 
     def multiplicative(self) -> Expression:
-        left = self.unary()
-        while self.peek() is not None and self.peek().is_symbol("*", "/", "%"):
-            operator = self.take().text
-            left = _binary(left, self.unary(), operator)
-        return left
+        return self._chain(self.unary, lambda t: t.is_symbol("*", "/", "%"), _binary)
 
     def unary(self) -> Expression:
         if self.peek() is not None and self.peek().is_symbol("-", "+"):
@@ -377,20 +368,15 @@ def _negated(inner: Expression) -> Expression:
 
 def _logical(left: Expression, right: Expression, operator: str) -> Expression:
     f, g = left.value, right.value
-    if operator == "AND":
-        def value(rows: Rows, at: Optional[tuple]) -> Any:
-            a = f(rows, at)
-            if a is False:
-                return False
-            b = g(rows, at)
-            return False if b is False else None if a is None or b is None else True
-    else:
-        def value(rows: Rows, at: Optional[tuple]) -> Any:
-            a = f(rows, at)
-            if a is True:
-                return True
-            b = g(rows, at)
-            return True if b is True else None if a is None or b is None else False
+    decisive = operator == "OR"  # the value that decides alone: TRUE for OR, FALSE for AND
+
+    def value(rows: Rows, at: Optional[tuple]) -> Any:
+        a = f(rows, at)
+        if a is decisive:
+            return decisive
+        b = g(rows, at)
+        return decisive if b is decisive else None if a is None or b is None else not decisive
+
     return Expression(value, f"({left.sql} {operator} {right.sql})", left.variables | right.variables,
                       left.aggregate or right.aggregate)
 
