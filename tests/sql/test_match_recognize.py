@@ -11,7 +11,7 @@ import pytest
 from pyspark.sql import types as T
 
 from kindling.sql import SqlError
-from kindling.sql.match_recognize import MatcherState, compile_match, find_match_recognize
+from kindling.sql.match_recognize import MatcherState, compile_match, find_match_recognize, find_nested_match_recognize
 from kindling.sql.row_pattern import compile_expression
 from kindling.sql.tokens import significant, tokenize
 
@@ -139,3 +139,21 @@ def test_what_flink_rejects_is_refused_with_flinks_reason(env):
         with pytest.raises(SqlError, match=reason) as refused:
             env.execute_sql(sql)
         assert refused.value.construct.startswith("MATCH_RECOGNIZE"), sql
+
+
+def test_the_clause_is_parsed_with_flinks_defaults_and_nested_queries_are_found():
+    match = find_match_recognize("SELECT T.a FROM ticks MATCH_RECOGNIZE (ORDER BY ts, price DESC MEASURES A.p AS a "
+                                 "PATTERN (A{2,} B{,3}? C{2}) DEFINE C AS C.p > 0) T WHERE T.a > 1", 1)
+    assert match is not None
+    assert (match.source, match.alias, match.order, match.then_by) == ("ticks", "T", "ts", [("price", True)])
+    assert match.skip == ("NEXT_ROW", None)  # Calcite's default
+    assert [(e.min, e.max, e.greedy) for e in match.pattern] == [(2, None, True), (0, 3, False), (2, 2, True)]
+    assert match.outer_text("v").split() == ["SELECT", "T.a", "FROM", "v", "AS", "`T`", "WHERE", "T.a", ">", "1"]
+    nested = find_nested_match_recognize("SELECT COUNT(*) FROM (SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts "
+                                         "MEASURES A.p AS a PATTERN (A B) DEFINE B AS B.p > A.p)) GROUP BY a", 1)
+    assert nested is not None and nested[1].startswith("SELECT * FROM t MATCH_RECOGNIZE")
+    for body, reason in [("PATTERN (A{3,2} B)", "0 <= n <= m"), ("PATTERN (A B) WITHIN 5", "WITHIN INTERVAL"),
+                         ("PATTERN (A B) SUBSET S = (A, B)", "SUBSET"), ("PATTERN (A A)", "appears twice"),
+                         ("PATTERN (A?? B)", "optional reluctant")]:
+        with pytest.raises(SqlError, match=reason):
+            find_match_recognize(f"SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES A.p AS a {body})", 1)
