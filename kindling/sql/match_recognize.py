@@ -115,6 +115,8 @@ def _refuse(message: str, token: Optional[Token], line: int) -> SqlError:
 
 def find_match_recognize(text: str, line: int) -> Optional[MatchRecognize]:
     """``text``'s first MATCH_RECOGNIZE item outside parentheses, parsed; None when it has none."""
+    if "MATCH_RECOGNIZE" not in text.upper():
+        return None  # most queries: not tokenized again
     tokens = tokenize(text, line)
     at, last_from = None, None
     for index, (token, depth) in enumerate(with_depth(tokens)):
@@ -150,6 +152,8 @@ def find_match_recognize(text: str, line: int) -> Optional[MatchRecognize]:
 def find_nested_match_recognize(text: str, line: int) -> Optional[tuple[str, str, str]]:
     """A subquery of ``text`` (at any depth) whose own FROM clause holds a MATCH_RECOGNIZE: the text before the
     subquery's parentheses, the subquery, and the text after them; None when there is none."""
+    if "MATCH_RECOGNIZE" not in text.upper():
+        return None
     tokens = tokenize(text, line)
     for index, (token, depth) in enumerate(with_depth(tokens)):
         if depth == 0 or not token.is_word("MATCH_RECOGNIZE"):
@@ -490,9 +494,19 @@ class CompiledMatch:
 
     matcher: PatternMatcher
     partition: list[int]  # the partition columns' indexes in a row
-    measures: list[tuple[Expression, Callable[[Any], Any]]]  # each measure and the conversion to its column's type
+    measures: list[Expression]
     time_index: int
     then_by: list[tuple[int, bool]] = field(default_factory=list)  # further sort columns' indexes, descending or not
+    converters: list[Callable[[Any], Any]] = field(default_factory=list)  # each measure's value to its column's type
+
+    def measure_sql(self) -> list[str]:
+        """Each measure as plain SQL over the input's columns (navigation removed), for Spark to type."""
+        return [m.sql for m in self.measures]
+
+    def typed(self, types: list[T.DataType]) -> "CompiledMatch":
+        """The measures converted to ``types`` (their columns' types) on output."""
+        self.converters = [converter(t) for t in types]
+        return self
 
     def sort(self, rows: list[tuple]) -> list[tuple]:
         """Rows in ORDER BY order: by time, then the further keys (NULL the smallest value, as Flink sorts), else as
@@ -513,7 +527,7 @@ class CompiledMatch:
                 return [r for _, _, r in mapped]
             return [r for k, _, r in mapped if names[k] == variable]
 
-        return tuple([last[i] for i in self.partition] + [convert(m.value(rows, None)) for m, convert in self.measures])
+        return tuple([last[i] for i in self.partition] + [convert(m.value(rows, None)) for m, convert in zip(self.measures, self.converters)])
 
     def run(self, state: MatcherState, rows: list[tuple]) -> list[tuple]:
         """Rows (already in time order) through the matcher; the output rows of the matches released."""
@@ -528,8 +542,9 @@ class CompiledMatch:
         return out
 
 
-def compile_match(match: MatchRecognize, columns: list[str], measure_types: list[T.DataType]) -> CompiledMatch:
-    """``match`` over rows of ``columns`` (plus the event time in epoch ms last), measures converted to their types."""
+def compile_match(match: MatchRecognize, columns: list[str]) -> CompiledMatch:
+    """``match`` over rows of ``columns`` (plus the event time in epoch ms last); :meth:`CompiledMatch.typed` then gives
+    the measures their column types."""
     index = {c.lower(): n for n, c in enumerate(columns)}
     variables = {e.variable for e in match.pattern}
     for name, tokens in match.define.items():
@@ -539,9 +554,7 @@ def compile_match(match: MatchRecognize, columns: list[str], measure_types: list
     kind, variable = match.skip
     if variable is not None and variable not in variables:
         raise _refuse(f"AFTER MATCH SKIP TO {kind} {variable}: {variable} is not a variable of PATTERN (...)", None, match.line)
-    measures = []
-    for (tokens, _), data_type in zip(match.measures, measure_types):
-        measures.append((compile_expression(tokens, index, variables, match.order), converter(data_type)))
+    measures = [compile_expression(tokens, index, variables, match.order) for tokens, _ in match.measures]
     partition = []
     for column in match.partition:
         if column.lower() not in index:
@@ -554,13 +567,6 @@ def compile_match(match: MatchRecognize, columns: list[str], measure_types: list
         then_by.append((index[column.lower()], descending))
     matcher = PatternMatcher(match.pattern, conditions, match.skip, match.within_ms)
     return CompiledMatch(matcher, partition, measures, len(columns), then_by)
-
-
-def measure_sql(match: MatchRecognize, columns: list[str]) -> list[str]:
-    """Each measure as plain SQL over the input's columns (navigation removed), for Spark to type."""
-    index = {c.lower(): n for n, c in enumerate(columns)}
-    variables = {e.variable for e in match.pattern}
-    return [compile_expression(tokens, index, variables, match.order).sql for tokens, _ in match.measures]
 
 
 def converter(data_type: T.DataType) -> Callable[[Any], Any]:
@@ -627,7 +633,6 @@ class MatchFunction(Adapter):
             self._nfa.update(state)
         else:
             self._nfa.clear()
-            state.sequence = 0
         return out
 
 

@@ -62,7 +62,6 @@ from kindling.sql.match_recognize import (
     find_match_recognize,
     find_nested_match_recognize,
     match_frame,
-    measure_sql,
 )
 from kindling.sql.outer_join import OuterJoin, find_outer_join, outer_join_frame
 from kindling.sql.over_aggregate import OverAggregation, find_over_aggregation, over_frame
@@ -1106,9 +1105,10 @@ class SqlSession:
         match.order = order.name
         typing_view = f"__kindling_match_input_{next(_VIEW_IDS)}"
         rows.createOrReplaceTempView(typing_view)
+        compiled = compile_match(match, columns)
         types = [self._spark_frame(f"SELECT {sql} AS m FROM {typing_view}", match.line, "MATCH_RECOGNIZE MEASURES",
-                                   registered, stack)[0].schema.fields[0].dataType for sql in measure_sql(match, columns)]
-        compiled = compile_match(match, columns, types)
+                                   registered, stack)[0].schema.fields[0].dataType for sql in compiled.measure_sql()]
+        compiled.typed(types)
         partition = [next(f for f in rows.schema.fields if f.name.lower() == p.lower()) for p in match.partition]
         output = StructType([StructField(f.name, f.dataType, True) for f in partition]
                             + [StructField(name, t, True) for (_, name), t in zip(match.measures, types)])

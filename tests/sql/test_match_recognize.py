@@ -20,7 +20,7 @@ def _matches(body: str, prices: list[int], measures: int = 1, times: Optional[li
     """The measures of every match of ``body`` over one partition's ``prices`` (1 s apart), then the end of input."""
     match = find_match_recognize(f"SELECT * FROM t MATCH_RECOGNIZE ({body})", 1)
     assert match is not None
-    compiled = compile_match(match, ["price", "ts"], [T.LongType()] * measures)
+    compiled = compile_match(match, ["price", "ts"]).typed([T.LongType()] * measures)
     times = times or [1000 * (n + 1) for n in range(len(prices))]
     state = MatcherState()
     rows = [(p, t, t) for p, t in zip(prices, times)]  # the columns, then the event time in ms
