@@ -12,7 +12,7 @@ from typing import Optional, Union
 
 from kindling.sql.errors import SqlError
 from kindling.sql.statements import Statement
-from kindling.sql.tokens import NUMBER, QUOTED, STRING, SYMBOL, WORD, Token, significant, tokenize
+from kindling.sql.tokens import NUMBER, QUOTED, STRING, SYMBOL, WORD, Token, TokenCursor, significant, tokenize
 from kindling.sql.types import FlinkType, parse_type
 
 CREATE_TABLE_FORM = (
@@ -166,21 +166,16 @@ ParsedStatement = Union[
 ]
 
 
-class _Parser:
+class _Parser(TokenCursor):
     """Recursive descent over significant tokens; keeps the statement text to slice expressions from."""
 
     def __init__(self, statement: Statement) -> None:
         self.text = statement.text
         self.line = statement.line
         self.all_tokens = tokenize(statement.text, statement.line)
-        self.tokens = significant(self.all_tokens)
-        self.i = 0
+        super().__init__(significant(self.all_tokens))
 
     # --- token helpers ------------------------------------------------------------------------
-    def peek(self, offset: int = 0) -> Optional[Token]:
-        j = self.i + offset
-        return self.tokens[j] if j < len(self.tokens) else None
-
     def at_word(self, *words: str, offset: int = 0) -> bool:
         token = self.peek(offset)
         return token is not None and token.is_word(*words)

@@ -23,7 +23,7 @@ from decimal import Decimal
 from typing import Any, Callable, Optional, Sequence
 
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import DQSTRING, NUMBER, QUOTED, STRING, SYMBOL, WORD, Token
+from kindling.sql.tokens import DQSTRING, NUMBER, QUOTED, STRING, SYMBOL, WORD, Token, TokenCursor
 
 Rows = Callable[[Optional[str]], Sequence[tuple]]  # a variable's rows (None: every row), oldest first
 Value = Callable[[Rows, Optional[tuple]], Any]  # evaluated over a match's rows, at a given row (None: the last)
@@ -46,13 +46,12 @@ class Expression:
     aggregate: bool = False
 
 
-class _Parser:
+class _Parser(TokenCursor):
     """A precedence-climbing parser over the significant tokens of one expression."""
 
     def __init__(self, tokens: list[Token], columns: dict[str, int], variables: set[str], rowtime: str,
                  construct: str) -> None:
-        self.tokens = tokens
-        self.at = 0
+        super().__init__(tokens)
         self.columns = columns  # lower-case column name -> index in a row
         self.variables = variables  # upper-case pattern variable names
         self.rowtime = rowtime
@@ -60,20 +59,12 @@ class _Parser:
         self.inside: Optional[str] = None  # the navigation or aggregate function being parsed
 
     def refuse(self, message: str, token: Optional[Token] = None) -> SqlError:
-        token = token or (self.tokens[min(self.at, len(self.tokens) - 1)] if self.tokens else None)
+        token = token or (self.tokens[min(self.i, len(self.tokens) - 1)] if self.tokens else None)
         return SqlError(f"MATCH_RECOGNIZE: {message}", line=token.line if token else None, construct=self.construct,
                         hint=HINT)
 
-    def peek(self, offset: int = 0) -> Optional[Token]:
-        i = self.at + offset
-        return self.tokens[i] if i < len(self.tokens) else None
-
-    def take(self) -> Token:
-        token = self.peek()
-        if token is None:
-            raise self.refuse("the expression ends too early")
-        self.at += 1
-        return token
+    def ended(self) -> SqlError:
+        return self.refuse("the expression ends too early")
 
     def expect_symbol(self, symbol: str) -> None:
         token = self.take()

@@ -126,6 +126,30 @@ def _quoted_end(text: str, i: int, quote: str) -> int:
         return k + 1
 
 
+class TokenCursor:
+    """A position in a list of significant tokens, for the recursive-descent parsers (DDL, types, row patterns)."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.i = 0
+
+    def peek(self, offset: int = 0) -> Optional[Token]:
+        j = self.i + offset
+        return self.tokens[j] if j < len(self.tokens) else None
+
+    def take(self) -> Token:
+        token = self.peek()
+        if token is None:
+            raise self.ended()
+        self.i += 1
+        return token
+
+    def ended(self) -> SqlError:
+        """The error when the tokens end where one more was needed."""
+        last = self.tokens[-1] if self.tokens else None
+        return SqlError("the text ends too early", line=last.line if last else None)
+
+
 def significant(tokens: Iterable[Token]) -> list[Token]:
     """Tokens without whitespace and comments."""
     return [t for t in tokens if not t.trivia]

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 from pyspark.sql.types import (
     ArrayType,
@@ -50,7 +49,7 @@ from pyspark.sql.types import (
 
 from kindling.options import nearest
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import NUMBER, QUOTED, STRING, WORD, Token, significant, tokenize
+from kindling.sql.tokens import NUMBER, QUOTED, STRING, WORD, Token, TokenCursor, significant, tokenize
 
 _SIMPLE: dict[str, DataType] = {
     "STRING": StringType(),
@@ -85,22 +84,13 @@ class FlinkType:
         return StructField(name, self.spark, self.nullable)
 
 
-class _TypeParser:
+class _TypeParser(TokenCursor):
     def __init__(self, tokens: list[Token], line: int) -> None:
-        self.tokens = significant(tokens)
-        self.i = 0
+        super().__init__(significant(tokens))
         self.line = line
 
-    def peek(self, offset: int = 0) -> Optional[Token]:
-        j = self.i + offset
-        return self.tokens[j] if j < len(self.tokens) else None
-
-    def take(self) -> Token:
-        token = self.peek()
-        if token is None:
-            raise SqlError("the type ends too early", line=self._line(), construct="data type", hint="e.g. DECIMAL(10, 2), ROW<a INT, b STRING>")
-        self.i += 1
-        return token
+    def ended(self) -> SqlError:
+        return SqlError("the type ends too early", line=self._line(), construct="data type", hint="e.g. DECIMAL(10, 2), ROW<a INT, b STRING>")
 
     def _line(self) -> int:
         token = self.peek() or (self.tokens[-1] if self.tokens else None)
