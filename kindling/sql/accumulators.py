@@ -26,6 +26,14 @@ class AggregateCall:
     argument: Optional[str]
     offset: int = 1  # LAG: how many rows back
     default: Optional[str] = None  # LAG: the value when there is no such row (SQL text)
+    user: Any = None  # a Python aggregate function (udaf): its accumulator instead of a built-in one
+    width: int = 1  # a Python aggregate function's argument count (more than one: a struct of them)
+
+    def arguments(self, value: Any) -> tuple:
+        """A Python aggregate function's arguments from the call's argument column."""
+        if self.width == 1:
+            return (value,)
+        return tuple(value.values()) if isinstance(value, dict) else tuple(value)
 
 
 _INTEGERS = (ByteType, ShortType, IntegerType, LongType)
@@ -33,6 +41,8 @@ _INTEGERS = (ByteType, ShortType, IntegerType, LongType)
 
 def result_type(call: AggregateCall, argument: DataType) -> DataType:
     """Flink's result type of ``call`` over an argument of type ``argument``."""
+    if call.user is not None:
+        return call.user.spark_type
     if call.function == "COUNT":
         return LongType()
     if call.function in ("MIN", "MAX", "FIRST_VALUE", "LAST_VALUE"):
@@ -45,8 +55,12 @@ def result_type(call: AggregateCall, argument: DataType) -> DataType:
                    hint="a numeric argument: TINYINT..BIGINT, FLOAT, DOUBLE or DECIMAL")
 
 
-def finisher(call: AggregateCall, output: DataType) -> Callable[[Any], Any]:
-    """The function from an accumulator to the call's result."""
+def finisher(call: AggregateCall, output: DataType, argument: Optional[DataType] = None) -> Callable[[Any], Any]:
+    """The function from an accumulator to the call's result (``argument``: the argument column's type)."""
+    if call.user is not None:
+        user = call.user
+        types = [argument] if call.width == 1 else [f.dataType for f in argument.fields]  # type: ignore[union-attr]
+        return lambda acc: user.value(acc, types)
     integral = isinstance(output, _INTEGERS)
     scale = output.scale if isinstance(output, DecimalType) else None
 
@@ -82,6 +96,8 @@ def finisher(call: AggregateCall, output: DataType) -> Callable[[Any], Any]:
 
 
 def empty(call: AggregateCall) -> Any:
+    if call.user is not None:
+        return call.user.create()
     if call.function in ("FIRST_VALUE", "LAST_VALUE"):
         return []  # the non-null values in arrival order
     if call.distinct or call.function in ("MIN", "MAX"):
@@ -101,7 +117,10 @@ def compact(call: AggregateCall, acc: Any) -> Any:
 
 
 def update(call: AggregateCall, acc: Any, value: Any, sign: int) -> Any:
-    """Accumulate (sign 1) or retract (sign -1) ``value``; nulls are ignored as by every SQL aggregate."""
+    """Accumulate (sign 1) or retract (sign -1) ``value``; nulls are ignored as by every SQL aggregate (a Python
+    aggregate function is given them, as Flink gives them)."""
+    if call.user is not None:
+        return call.user.add(acc, call.arguments(value), sign)
     if value is None:
         return acc
     if call.function in ("FIRST_VALUE", "LAST_VALUE"):  # rows leave a frame in the order they entered it

@@ -23,7 +23,7 @@ mini-batch), which leaves the same final rows as Flink's per-record updates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -37,6 +37,7 @@ from pyspark.sql.types import (
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.datastream.operator import Adapter
 from kindling.sql.accumulators import AggregateCall, empty, finisher, result_type, update
+from kindling.sql.aggregate_functions import AggregateFunction
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import (
     QUOTED,
@@ -66,6 +67,7 @@ KEY_PREFIX = INTERNAL_PREFIX + "agg_k"
 ARGUMENT_PREFIX = INTERNAL_PREFIX + "agg_a"
 RESULT_PREFIX = INTERNAL_PREFIX + "agg_r"
 ARRIVAL = INTERNAL_PREFIX + "agg_arrival"
+WINDOW_END_MS = INTERNAL_PREFIX + "agg_window_end_ms"
 _WINDOW_WORDS = ("TUMBLE", "HOP", "SESSION", "CUMULATE", "WINDOW_START", "WINDOW_END")
 _GROUPING_ANALYTICS = ("GROUPING", "ROLLUP", "CUBE")  # GROUPING SETS (...), ROLLUP (...), CUBE (...)
 _CLAUSES = ("WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")
@@ -92,6 +94,47 @@ class GroupAggregation:
     having: Optional[str]
     line: int
     unsupported: list[tuple[str, int]]  # (function, line) of aggregate calls this operator cannot retract
+
+    @property
+    def user_calls(self) -> list[AggregateCall]:
+        """The calls of Python aggregate functions (udaf): only kindling's keyed aggregation runs them."""
+        return [c for c in self.calls if c.user is not None]
+
+    def check_python_aggregates(self, mode: str) -> None:
+        """Refuse, with Flink's messages, the Python aggregate functions Flink does not run in ``mode``: "unbounded" (a
+        streaming GROUP BY), "updating" (one over an updating input: with retract) and "window" (a window TVF
+        aggregation) run general ones, "group window" (a legacy GROUP BY
+        TUMBLE/HOP) pandas or general ones, "batch" pandas ones, none of them besides a built-in aggregate."""
+        users = self.user_calls
+        if not users:
+            return
+        pandas = [c for c in users if c.user.func_type == "pandas"]
+        general = [c for c in users if c.user.func_type == "general"]
+
+        def refuse(call: AggregateCall, message: str, hint: str) -> SqlError:
+            kind = "pandas aggregate function" if call.user.func_type == "pandas" else "Python aggregate function"
+            return SqlError(f"{call.function}: {message.rstrip('.')}", line=self.line, construct=f"{kind} {call.function}",
+                            hint=hint)
+
+        if mode == "updating" and general:
+            lacking = [c for c in general if type(c.user.instance).retract is AggregateFunction.retract]
+            if lacking:
+                raise refuse(lacking[0], f"{type(lacking[0].user.instance).__name__} does not implement retract(accumulator, *args), "
+                             "which an aggregation over an updating input (an unbounded GROUP BY, a Top-N, an outer join) "
+                             "needs.", "implement retract in the AggregateFunction")
+        if mode == "batch" and general:
+            raise refuse(general[0], "non-Pandas UDAFs are not supported in batch mode currently.",
+                         "a general udaf runs in streaming mode; in batch mode, udaf(f, func_type='pandas')")
+        if mode in ("unbounded", "updating", "window") and pandas:
+            raise refuse(pandas[0], "Pandas UDAFs are not supported in streaming mode currently.",
+                         "a pandas UDAF runs in a group window (Table API window(Tumble...) or GROUP BY TUMBLE(...)) or in "
+                         "batch mode")
+        if pandas and general:
+            raise refuse(pandas[0], "Pandas UDAFs and General Python UDAFs are not supported in used together currently.",
+                         "one kind of Python aggregate function per query")
+        if mode in ("batch", "group window") and pandas and len(users) < len(self.calls):
+            raise refuse(pandas[0], "Python UDAF and Java/Scala UDAF cannot be used together.",
+                         "the built-in aggregates in a query of their own, joined with this one")
 
     def check_supported(self) -> None:
         """Refuse aggregate functions the retracting aggregation does not implement, naming the function and line."""
@@ -121,10 +164,12 @@ class GroupAggregation:
             source = changelog_view + (f" AS {self.alias}" if self.alias else f" AS {self.source_name}" if self.source_name else "")
         return f"SELECT {', '.join(items)} FROM {source}" + (f" WHERE {self.where}" if self.where else "")
 
-    def result_text(self, view: str, names: list[str]) -> str:
-        """Spark SQL evaluating the SELECT list (named ``names``) and HAVING over the operator's results."""
+    def result_text(self, view: str, names: list[str], row_kind: bool = True) -> str:
+        """Spark SQL evaluating the SELECT list (named ``names``) and HAVING over the operator's results (with
+        ``row_kind``, a changelog's: each result keeps its row kind)."""
         items = [f"{expression} AS `{name.replace('`', '``')}`" for (expression, _), name in zip(self.select, names)]
-        items.append(f"`{ROWKIND_COLUMN}`")
+        if row_kind:
+            items.append(f"`{ROWKIND_COLUMN}`")
         text = f"SELECT {', '.join(items)} FROM {view}" + (f" AS {self.alias}" if self.alias else "")
         return text + (f" WHERE {self.having}" if self.having else "")
 
@@ -186,11 +231,14 @@ def outer_select(text: str, line: int) -> Optional[_Select]:
                    clause("WHERE"), clause("GROUP"), clause("HAVING"))
 
 
-def find_group_aggregation(text: str, line: int, window: bool = False) -> Optional[GroupAggregation]:
+def find_group_aggregation(text: str, line: int, window: bool = False,
+                           user_aggregates: Optional[Mapping[str, Any]] = None) -> Optional[GroupAggregation]:
     """``text`` split as a GROUP BY (or global) aggregation over one FROM item; None for any other query shape.
 
     With ``window``, only a window TVF aggregation (``GROUP BY window_start, window_end, ...``) is split.
+    ``user_aggregates`` (upper-case name -> udaf) are the Python aggregate functions a call may name.
     """
+    users = dict(user_aggregates or {})
     parts = outer_select(text, line)
     if parts is None:
         return None
@@ -206,7 +254,7 @@ def find_group_aggregation(text: str, line: int, window: bool = False) -> Option
             return None
     elif windowed:
         return None  # a window aggregation: append-only, Spark's own operator
-    has_call = any(_calls(tokenize(expression)) for expression, _ in select)
+    has_call = any(_calls(tokenize(expression), users) for expression, _ in select)
     if distinct and (group is not None or has_call):
         return None  # SELECT DISTINCT over grouped rows: left to Spark
     if group is None and not has_call and not distinct:
@@ -218,8 +266,8 @@ def find_group_aggregation(text: str, line: int, window: bool = False) -> Option
     if len(set(key_names)) != len(key_names):
         key_names = [f"{KEY_PREFIX}{n}" for n in range(len(keys))]
     calls: list[AggregateCall] = []
-    rewritten = [(_over_results(expression, keys, key_names, calls, line), alias) for expression, alias in select]
-    having_text = _over_results(render(having), keys, key_names, calls, line) if having is not None else None
+    rewritten = [(_over_results(expression, keys, key_names, calls, line, users), alias) for expression, alias in select]
+    having_text = _over_results(render(having), keys, key_names, calls, line, users) if having is not None else None
     query, name, alias = parts.source
     outside_from = parts.select_tokens + (having or [])
     unsupported = [(t.upper, t.line) for i, t in enumerate(outside_from) if t.kind == WORD and t.upper in OTHER_AGGREGATES
@@ -328,18 +376,22 @@ def output_name(expression: str) -> Optional[str]:
     return None if name is None or name.startswith(INTERNAL_PREFIX) else name
 
 
-def _calls(tokens: list[Token]) -> list[tuple[int, int, int]]:
+def _calls(tokens: list[Token], user_aggregates: Optional[Mapping[str, Any]] = None) -> list[tuple[int, int, int]]:
     """(name index, '(' index, end index incl. an optional FILTER (...)) of each outermost aggregate call."""
-    return [(name, open_index, end) for name, open_index, _, end in function_calls(tokens, AGGREGATE_FUNCTIONS)]
+    names = AGGREGATE_FUNCTIONS + tuple(user_aggregates or ())
+    return [(name, open_index, end) for name, open_index, _, end in function_calls(tokens, names)]
 
 
-def aggregate_call(tokens: list[Token], name: int, open_index: int, end: int) -> AggregateCall:
+def aggregate_call(tokens: list[Token], name: int, open_index: int, end: int,
+                   user_aggregates: Optional[Mapping[str, Any]] = None) -> AggregateCall:
     """The aggregate call at ``name``: DISTINCT, its argument, and a FILTER folded into the argument."""
     close = matching_paren(tokens, open_index)
     function = tokens[name].upper
     inner = tokens[open_index + 1:close]
     sig = [t for t in inner if not t.trivia]
     distinct = bool(sig) and sig[0].is_word("DISTINCT")
+    if function in (user_aggregates or {}):
+        return _user_call(tokens, name, inner, close != end, user_aggregates[function])  # type: ignore[index]
     if sig and sig[0].is_word("DISTINCT", "ALL"):
         inner = inner[inner.index(sig[0]) + 1:]
         sig = sig[1:]
@@ -363,13 +415,32 @@ def aggregate_call(tokens: list[Token], name: int, open_index: int, end: int) ->
     return AggregateCall(function, distinct, argument)
 
 
-def _over_results(text: str, keys: list[str], key_names: list[str], calls: list[AggregateCall], line: int) -> str:
+def _user_call(tokens: list[Token], name: int, inner: list[Token], filtered: bool, function: Any) -> AggregateCall:
+    """A Python aggregate function's call: its arguments, several of them as one ROW value."""
+    label = tokens[name].text
+    sig = [t for t in inner if not t.trivia]
+    if sig and sig[0].is_word("DISTINCT"):
+        raise SqlError(f"DISTINCT in a call of the Python aggregate function {label} is not supported", line=tokens[name].line,
+                       construct=f"{label}(DISTINCT ...)", hint="deduplicate in a subquery (SELECT DISTINCT ...) first")
+    if filtered:
+        raise SqlError(f"FILTER on a call of the Python aggregate function {label} is not supported", line=tokens[name].line,
+                       construct=f"{label}(...) FILTER", hint="filter the rows in WHERE or in a subquery")
+    arguments = [render(part).strip() for part in split_top_level(inner) if render(part).strip()]
+    if not arguments:
+        raise SqlError(f"{label}() needs an argument: kindling passes a Python aggregate function at least one column",
+                       line=tokens[name].line, construct=label)
+    argument = arguments[0] if len(arguments) == 1 else f"ROW({', '.join(arguments)})"
+    return AggregateCall(tokens[name].upper, False, argument, user=function, width=len(arguments))
+
+
+def _over_results(text: str, keys: list[str], key_names: list[str], calls: list[AggregateCall], line: int,
+                  user_aggregates: Optional[Mapping[str, Any]] = None) -> str:
     """``text`` with each aggregate call replaced by its result column and each grouping expression by its key column."""
     tokens = tokenize(text, line)
     out: list[str] = []
     position = 0
-    for name, open_index, end in _calls(tokens):
-        call = aggregate_call(tokens, name, open_index, end)
+    for name, open_index, end in _calls(tokens, user_aggregates):
+        call = aggregate_call(tokens, name, open_index, end, user_aggregates)
         if call not in calls:
             calls.append(call)
         out.append(_keys_replaced(tokens[position:name], keys, key_names))
@@ -454,13 +525,17 @@ class GroupAggregateFunction(Adapter):
     tuple_values = True
 
     def __init__(self, calls: list[AggregateCall], output_types: list[DataType], key_count: int, ttl_ms: Optional[int],
-                 window_end_at: Optional[int] = None, global_key: bool = False) -> None:
+                 window_end_at: Optional[int] = None, global_key: bool = False, argument_types: Optional[list[DataType]] = None,
+                 event_time: bool = False) -> None:
         self.calls = calls
         self.output_types = output_types
+        self.argument_types = argument_types or [None] * len(calls)
         self.key_count = key_count
         self.key_ttl_ms = ttl_ms
-        # a processing-time window aggregation: the key's window_end, when its one final result is emitted
+        # a window aggregation: the key's window_end, when its one final result is emitted (on the wall clock, or with
+        # ``event_time`` when the watermark passes it: then each row also carries the window's end in epoch ms)
         self.window_end_at = window_end_at
+        self.event_time = event_time
         self.global_key = global_key  # a global aggregation: the constant grouping key is no output column
 
     def open(self, runner: Any, runtime_context: Any) -> None:
@@ -470,7 +545,7 @@ class GroupAggregateFunction(Adapter):
         self._runner = runner
         self._state = state_handle(ValueStateDescriptor("aggregate"), lambda: runner.state)
         self._timers = TimerService(runner)
-        self._finish = [finisher(c, t) for c, t in zip(self.calls, self.output_types)]
+        self._finish = [finisher(c, t, a) for c, t, a in zip(self.calls, self.output_types, self.argument_types)]
         self._distinct_values = [c.distinct and c.function in ("COUNT", "SUM", "AVG") for c in self.calls]
         self._rows: list[tuple] = []
 
@@ -484,17 +559,20 @@ class GroupAggregateFunction(Adapter):
         return key if self.key_count > 1 else (key,)
 
     def element(self, index: int, value: Any) -> list:
-        self._rows.append(value)  # (arguments..., row kind, arrival)
+        self._rows.append(value)  # (arguments..., row kind, arrival[, window end ms])
         return []
 
     def key_done(self) -> list:
         rows, self._rows = self._rows, []
         calls = self.calls
+        kind_at = len(calls)
+        if self.event_time and rows and rows[0][kind_at + 2] - 1 <= self._runner.watermark:
+            return []  # the window has fired: its late rows are dropped, as Flink's window operator drops them
         stored = self._state.value()
         count, accumulators, emitted = stored if stored is not None else (0, None, None)
         # sorted() is stable: the rows of one input partition keep their order (a -U before its +U)
-        for row in sorted(rows, key=lambda r: r[-1]):
-            sign = -1 if row[-2] in _RETRACTIONS else 1
+        for row in sorted(rows, key=lambda r: r[kind_at + 1]):
+            sign = -1 if row[kind_at] in _RETRACTIONS else 1
             if accumulators is None:
                 if sign < 0:
                     continue  # Flink ignores a retraction for a key without state
@@ -506,7 +584,9 @@ class GroupAggregateFunction(Adapter):
             return []
         keys = self._keys()
         if self.window_end_at is not None:  # append-only rows: the result waits for the window's end
-            if stored is None:
+            if stored is None and self.event_time:
+                self._timers.register_event_time_timer(rows[0][kind_at + 2] - 1)
+            elif stored is None:
                 end = keys[self.window_end_at]
                 self._timers.register_processing_time_timer(int(end.timestamp() * 1000) if hasattr(end, "timestamp") else int(end) // 1000)
             self._state.update((count, accumulators, None))
@@ -523,7 +603,7 @@ class GroupAggregateFunction(Adapter):
         return []
 
     def timer(self, timestamp: int) -> list:
-        """A processing-time window ended: its result, once, and its state is dropped."""
+        """A window ended: its result, once, and its state is dropped."""
         stored = self._state.value()
         self._state.clear()
         if stored is None:
@@ -533,17 +613,19 @@ class GroupAggregateFunction(Adapter):
 
 
 def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation: GroupAggregation, ttl_ms: Optional[int],
-                    processing_time_window: bool = False) -> DataFrame:
+                    processing_time_window: bool = False, event_time_window: bool = False) -> DataFrame:
     """Run the retracting aggregation over ``projected`` (keys, arguments, row kind); keys, results and row kind out.
 
     With ``processing_time_window`` the keys include a processing-time window's ``window_end``: each window's result
-    is emitted once, when the wall clock passes its end (Flink's processing-time window operator).
+    is emitted once, when the wall clock passes its end (Flink's processing-time window operator). With
+    ``event_time_window``, once the watermark passes it (a window aggregation calling a Python aggregate function).
     """
     from kindling.sql.keyed import keyed_frame
 
     fields = {f.name: f for f in projected.schema.fields}
     key_fields = [StructField(name, fields[name].dataType, True) for name in aggregation.key_names]
-    types = [result_type(call, fields[f"{ARGUMENT_PREFIX}{n}"].dataType) for n, call in enumerate(aggregation.calls)]
+    arguments = [fields[f"{ARGUMENT_PREFIX}{n}"].dataType for n in range(len(aggregation.calls))]
+    types = [result_type(call, argument) for call, argument in zip(aggregation.calls, arguments)]
     output = StructType(key_fields + [StructField(f"{RESULT_PREFIX}{n}", t, True) for n, t in enumerate(types)]
                         + [StructField(ROWKIND_COLUMN, StringType(), True)])
     keyed = projected.withColumn(ARRIVAL, F.spark_partition_id())
@@ -551,8 +633,59 @@ def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation:
     if not keys:  # a global aggregation: one key for all rows
         keyed = keyed.withColumn(KEY_PREFIX, F.lit(0))
         keys = [KEY_PREFIX]
-    arguments = [f"{ARGUMENT_PREFIX}{n}" for n in range(len(aggregation.calls))]
-    window_end_at = [n.lower() for n in aggregation.key_names].index("window_end") if processing_time_window else None
-    function = GroupAggregateFunction(aggregation.calls, types, len(keys), None if processing_time_window else ttl_ms, window_end_at,
-                                      global_key=not aggregation.key_names)
-    return keyed_frame(env, keyed, keys, arguments + [ROWKIND_COLUMN, ARRIVAL], function, output, "GroupAggregate")
+    values = [f"{ARGUMENT_PREFIX}{n}" for n in range(len(aggregation.calls))] + [ROWKIND_COLUMN, ARRIVAL]
+    windowed = processing_time_window or event_time_window
+    window_end_at = [n.lower() for n in aggregation.key_names].index("window_end") if windowed else None
+    rowtime = None
+    if event_time_window:
+        end = aggregation.key_names[window_end_at]  # type: ignore[index]
+        keyed = keyed.withColumn(WINDOW_END_MS, F.unix_millis(F.col(f"`{end}`").cast("timestamp")))
+        values.append(WINDOW_END_MS)
+        rowtime = F.col(f"`{end}`").cast("timestamp") - F.expr("INTERVAL 1 MILLISECOND")
+    function = GroupAggregateFunction(aggregation.calls, types, len(keys), None if windowed else ttl_ms, window_end_at,
+                                      global_key=not aggregation.key_names, argument_types=arguments, event_time=event_time_window)
+    return keyed_frame(env, keyed, keys, values, function, output, "GroupAggregate",
+                       event_time=event_time_window, rowtime=rowtime)
+
+
+def batch_aggregate_frame(projected: DataFrame, aggregation: GroupAggregation) -> DataFrame:
+    """A bounded input's aggregation calling pandas aggregate functions: keys and results, one row per group.
+
+    Spark groups the projected rows (keys, arguments); each group reaches Python as one Arrow table, a pandas
+    function gets its arguments as pandas Series straight from the Arrow columns, and a built-in aggregate of the
+    same query is accumulated as the streaming aggregation does.
+    """
+    import pyarrow as pa
+
+    from kindling.arrow import arrow_schema
+
+    fields = {f.name: f for f in projected.schema.fields}
+    calls = aggregation.calls
+    names = [f"{ARGUMENT_PREFIX}{n}" for n in range(len(calls))]
+    arguments = [fields[name].dataType for name in names]
+    types = [result_type(call, argument) for call, argument in zip(calls, arguments)]
+    key_fields = [StructField(name, fields[name].dataType, True) for name in aggregation.key_names]
+    output = StructType(key_fields + [StructField(f"{RESULT_PREFIX}{n}", t, True) for n, t in enumerate(types)])
+    schema = arrow_schema(output)
+    keys = list(aggregation.key_names)
+
+    def group(table: pa.Table) -> pa.Table:
+        results = []
+        for call, name, argument, output_type in zip(calls, names, arguments, types):
+            column = table.column(name)
+            if call.user is not None and call.user.func_type == "pandas":
+                parts = column.combine_chunks().flatten() if call.width > 1 else [column]
+                results.append(call.user.value_of_series([part.to_pandas() for part in parts]))
+                continue
+            accumulator = empty(call)
+            for value in column.to_pylist():
+                accumulator = update(call, accumulator, value, 1)
+            distinct = call.distinct and call.function in ("COUNT", "SUM", "AVG")
+            results.append(finisher(call, output_type, argument)(list(accumulator) if distinct else accumulator))
+        row = [table.column(k)[0].as_py() for k in aggregation.key_names] + results
+        return pa.Table.from_pylist([dict(zip(output.fieldNames(), row))], schema=schema)
+
+    if not keys:  # one group of all rows (none over no rows, as in Flink's batch Python aggregation)
+        projected = projected.withColumn(KEY_PREFIX, F.lit(0))
+        keys = [KEY_PREFIX]
+    return projected.groupBy(*[F.col(f"`{k}`") for k in keys]).applyInArrow(group, output)

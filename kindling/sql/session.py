@@ -29,6 +29,7 @@ from kindling import config as cfg
 from kindling.connectors import get_connector
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN, TABLE_SCAN, Sink, Source
 from kindling.connectors.watermark_use import new_scan_id
+from kindling.datastream.functions import ship_by_value
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
 from kindling.datastream.watermarks import WatermarkStrategy
 from kindling.durations import parse_duration, spark_interval
@@ -38,6 +39,7 @@ from kindling.runtime import rerun
 from kindling.runtime.batch_job import BatchJob
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.sql import ddl, pushdown
+from kindling.sql.aggregate_functions import UserDefinedAggregateFunction
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
 from kindling.sql.declared_types import with_declared_types
@@ -49,10 +51,12 @@ from kindling.sql.group_aggregate import (
     GroupAggregation,
     Projection,
     aggregate_frame,
+    batch_aggregate_frame,
     find_group_aggregation,
     find_projection,
     output_name,
 )
+from kindling.sql.group_window import group_window_as_tvf
 from kindling.sql.grouping_sets import GroupingSets, find_grouping_sets
 from kindling.sql.lookup_join import register_lookup_join
 from kindling.sql.match_recognize import (
@@ -86,7 +90,7 @@ from kindling.sql.temporal_join import CONSTRUCT as TEMPORAL_JOIN
 from kindling.sql.temporal_join import TIME as TEMPORAL_TIME
 from kindling.sql.temporal_join import check_versioned, temporal_join_frame, versioned
 from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
-from kindling.sql.tokens import Token, significant, split_alias, split_top_level, tokenize
+from kindling.sql.tokens import Token, function_calls, significant, split_alias, split_top_level, tokenize
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
 from kindling.sql.types import flink_type_name
 
@@ -590,7 +594,8 @@ class SqlSession:
             df = df.toDF(*columns)
         if ROWKIND_COLUMN in columns:  # a Top-N's or a retracting aggregation's changelog
             columns.remove(ROWKIND_COLUMN)
-            aggregation = find_group_aggregation(text, line) if find_top_n(text, line) is None else None
+            aggregation = find_group_aggregation(text, line, user_aggregates=self._user_aggregates()) \
+                if find_top_n(text, line) is None else None
             key = aggregation.upsert_key(columns) if aggregation is not None else ranking_upsert_key(text, line, columns)
             return PlannedQuery(df, mode, key, bounded, event_time, columns, changelog=True)
         if mode == "append":
@@ -616,6 +621,9 @@ class SqlSession:
             df, outer_flags = self._frame(f"{before} {view} {after}", line, construct, registered, stack, outermost)
             return df, (outer_flags[0] and inner_flags[0], outer_flags[1] or inner_flags[1])
         if self.batch:  # bounded tables as Spark batch frames: Spark runs the query as it stands, every result final
+            python_aggregation = self._python_aggregation(text, line)
+            if python_aggregation is not None:
+                return self._batch_python_aggregation_frame(python_aggregation, construct, registered, stack)
             return self._spark_frame(text, line, construct, registered, stack)
         set_operation = find_set_operation(text, line, distinct_unions=True)
         if set_operation is not None:
@@ -661,15 +669,25 @@ class SqlSession:
             framed = self._grouping_sets_frame(grouping_sets, construct, registered, stack)
             if framed is not None:
                 return framed
-        aggregation = find_group_aggregation(text, line)
-        window = find_group_aggregation(text, line, window=True) if aggregation is None else None
+        group_window = group_window_as_tvf(text, line, self._user_aggregates())
+        if group_window is not None:  # a group window calling Python aggregate functions: the window TVF's aggregation
+            window = find_group_aggregation(group_window, line, window=True, user_aggregates=self._user_aggregates())
+            framed = self._window_aggregation_frame(window, construct, registered, stack, group_window=True) if window else None
+            if framed is not None:
+                return framed
+        aggregation = find_group_aggregation(text, line, user_aggregates=self._user_aggregates())
+        window = find_group_aggregation(text, line, window=True, user_aggregates=self._user_aggregates()) if aggregation is None else None
         if window is not None:
-            framed = self._processing_time_window_frame(window, construct, registered, stack)
+            framed = self._window_aggregation_frame(window, construct, registered, stack)
             if framed is not None:
                 return framed
         chained: Optional[_Source] = None  # an aggregation's append-only source, if Spark refuses the aggregation over it
         if aggregation is not None:
             source = self._single_source(aggregation, construct, registered, stack)
+            if aggregation.user_calls:  # Python aggregate functions: kindling's keyed aggregation calls them
+                updating = self._updating(source, construct)
+                aggregation.check_python_aggregates("updating" if updating else "unbounded")
+                return self._aggregation_frame(aggregation, source if updating else None, construct, registered, stack)
             if self._updating(source, construct):
                 return self._aggregation_frame(aggregation, source, construct, registered, stack)
             chained = source
@@ -792,6 +810,7 @@ class SqlSession:
                      stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
         """The query translated for Spark and planned by Spark over the views it reads."""
         text = with_declared_types(text, line, self.catalog.objects) or text
+        self._refuse_python_aggregates(text, line)
         translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}", batch=self.batch,
                                       functions=self._spark_functions)
         # A view's own name inside its text is a column or qualifier (Nexmark's `SELECT person.id ...`).
@@ -820,6 +839,21 @@ class SqlSession:
         self._refuse_lost_changes(df, [n for n in used if n in registered], line)
         flags = [registered[n] for n in used if n in registered]
         return df, (all(f[0] for f in flags) if flags else True, any(f[1] for f in flags))
+
+    def _refuse_python_aggregates(self, text: str, line: int) -> None:
+        """A Python aggregate function's call Spark would be given: refused, naming the function (only kindling's
+        GROUP BY and window TVF aggregations over one FROM item call them)."""
+        users = self._user_aggregates()
+        if not users:
+            return
+        tokens = tokenize(text, line)
+        for name, _, _, _ in function_calls(tokens, tuple(users)):
+            label = tokens[name].text
+            raise SqlError(f"the Python aggregate function {label} is called where kindling cannot run it (an OVER window, "
+                           "a legacy GROUP BY TUMBLE/HOP/SESSION group window, GROUPING SETS, a SESSION window, or an "
+                           "aggregation over a join)", line=tokens[name].line, construct=f"Python aggregate function {label}",
+                           hint="call it in a GROUP BY or a window TVF aggregation (TABLE(TUMBLE(...)), HOP, CUMULATE) "
+                           "over one table, view or subquery")
 
     def _refuse_lost_changes(self, df: DataFrame, names: list[str], line: int) -> None:
         """Refuse a query that Spark would run over an updating table or view's changelog rows as if each were an
@@ -940,7 +974,7 @@ class SqlSession:
             return df
         if self._output_mode(df, line, construct) == "append":
             return df.withColumn(ROWKIND_COLUMN, F.lit("+I"))
-        aggregation = find_group_aggregation(text, line)
+        aggregation = find_group_aggregation(text, line, user_aggregates=self._user_aggregates())
         if aggregation is not None:
             source = self._single_source(aggregation, construct, registered, stack)
             return self._aggregation_frame(aggregation, source if self._updating(source, construct) else None, construct,
@@ -1119,32 +1153,77 @@ class SqlSession:
                                        "match")
         return self._frame(match.outer_text(view), match.line, construct, registered, stack)[0], flags
 
-    def _processing_time_window_frame(self, window: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
-                                      stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
-        """A window TVF aggregation over a processing-time attribute: each window's result once the wall clock passes its
-        end, on processing-time timers (Spark's window aggregation needs a watermark); None for event-time windows."""
+    def _window_aggregation_frame(self, window: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
+                                  stack: tuple[str, ...], group_window: bool = False) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
+        """A window TVF aggregation on kindling's keyed operator: over a processing-time attribute each window's result
+        once the wall clock passes its end, on processing-time timers (Spark's window aggregation needs a watermark);
+        over an event-time attribute, when it calls a Python aggregate function, once the watermark passes its end
+        (``group_window``: the query was a legacy group window, which Flink runs pandas functions in). None for the
+        event-time windows Spark aggregates."""
         projected, flags = self._frame(window.projection_text(None), window.line, construct, registered, stack)
         end = next((f for f in projected.schema.fields if f.name.lower() == "window_end"), None)
-        if end is None or "spark.watermarkDelayMs" in (end.metadata or {}):
+        if end is None:
+            return None
+        event_time = "spark.watermarkDelayMs" in (end.metadata or {})
+        if event_time and not window.user_calls:
             return None
         window.check_supported()
-        df = self._aggregated(projected, window, construct, registered, stack, processing_time_window=True)
+        window.check_python_aggregates("group window" if group_window else "window")
+        df = self._aggregated(projected, window, construct, registered, stack, processing_time_window=not event_time,
+                              event_time_window=event_time)
         return df.drop(ROWKIND_COLUMN), flags  # append-only: one final row per window
 
-    def _aggregated(self, projected: DataFrame, aggregation: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
-                    stack: tuple[str, ...], processing_time_window: bool = False) -> DataFrame:
-        """The aggregation operator over ``projected`` (keys, arguments, row kind), then the SELECT list and HAVING over
-        its keys and results."""
+    def _user_aggregates(self) -> dict[str, UserDefinedAggregateFunction]:
+        """The Python aggregate functions (udaf) registered in the session, by upper-case name."""
+        return {name.upper(): f for name, f in self.catalog.functions.items() if isinstance(f, UserDefinedAggregateFunction)}
+
+    def _python_aggregation(self, text: str, line: int) -> Optional[GroupAggregation]:
+        """A batch query's GROUP BY (or window) aggregation that calls a Python aggregate function; None for any other."""
+        users = self._user_aggregates()
+        if not users:
+            return None
+        text = group_window_as_tvf(text, line, users) or text
+        found = find_group_aggregation(text, line, user_aggregates=users) or \
+            find_group_aggregation(text, line, window=True, user_aggregates=users)
+        return found if found is not None and found.user_calls else None
+
+    def _batch_python_aggregation_frame(self, aggregation: GroupAggregation, construct: str,
+                                        registered: dict[str, tuple[bool, bool]],
+                                        stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
+        """A batch aggregation calling pandas aggregate functions: Spark groups the projected rows, each group's
+        calls run in one Arrow batch (built-in aggregates of the same query included), then the SELECT list."""
+        aggregation.check_supported()
+        aggregation.check_python_aggregates("batch")
+        projected, flags = self._frame(aggregation.projection_text(None), aggregation.line, construct, registered, stack)
         try:
-            aggregated = aggregate_frame(self.env, projected, aggregation, self._state_ttl_ms(), processing_time_window)
+            aggregated = batch_aggregate_frame(projected, aggregation)
         except SqlError as error:
             raise SqlError(error.reason, line=aggregation.line, construct=error.construct, hint=error.hint) from None
         except Exception as exc:
             raise _spark_error(exc, aggregation.line, construct) from None
+        return self._over_aggregated(aggregated, aggregation, construct, registered, stack), flags
+
+    def _aggregated(self, projected: DataFrame, aggregation: GroupAggregation, construct: str, registered: dict[str, tuple[bool, bool]],
+                    stack: tuple[str, ...], processing_time_window: bool = False, event_time_window: bool = False) -> DataFrame:
+        """The aggregation operator over ``projected`` (keys, arguments, row kind), then the SELECT list and HAVING over
+        its keys and results."""
+        try:
+            aggregated = aggregate_frame(self.env, projected, aggregation, self._state_ttl_ms(), processing_time_window,
+                                         event_time_window)
+        except SqlError as error:
+            raise SqlError(error.reason, line=aggregation.line, construct=error.construct, hint=error.hint) from None
+        except Exception as exc:
+            raise _spark_error(exc, aggregation.line, construct) from None
+        return self._over_aggregated(aggregated, aggregation, construct, registered, stack)
+
+    def _over_aggregated(self, aggregated: DataFrame, aggregation: GroupAggregation, construct: str,
+                         registered: dict[str, tuple[bool, bool]], stack: tuple[str, ...]) -> DataFrame:
+        """The SELECT list and HAVING over an aggregation's keys and results."""
         view = f"__kindling_aggregate_{next(_VIEW_IDS)}"
         aggregated.createOrReplaceTempView(view)
         names = [alias or output_name(expression) or f"EXPR${n}" for n, (expression, alias) in enumerate(aggregation.select)]
-        return self._frame(aggregation.result_text(view, names), aggregation.line, construct, registered, stack)[0]
+        text = aggregation.result_text(view, names, row_kind=ROWKIND_COLUMN in aggregated.columns)
+        return self._frame(text, aggregation.line, construct, registered, stack)[0]
 
     def _state_ttl_ms(self) -> Optional[int]:
         """``table.exec.state.ttl`` in milliseconds; None (state kept forever) when it is 0, Flink's default."""
@@ -1368,9 +1447,14 @@ class SqlSession:
         self.catalog.put_view(name, obj)
 
     def create_temporary_function(self, name: str, function: Any, line: Optional[int] = None) -> None:
+        if isinstance(function, UserDefinedAggregateFunction):  # called by kindling's aggregations, not by Spark
+            ship_by_value(function.func)
+            self._spark_functions.pop(name.lower(), None)
+            self.catalog.functions[name] = function
+            return
         if not isinstance(function, (UserDefinedScalarFunction, UserDefinedTableFunction)):
-            raise SqlError(f"function '{name}' must be declared with @udf(result_type=...) or @udtf(result_types=[...]) so that its "
-                           "SQL type is known", line=line, construct="CREATE FUNCTION",
+            raise SqlError(f"function '{name}' must be declared with @udf(result_type=...), @udtf(result_types=[...]) or "
+                           "udaf(...) so that its SQL type is known", line=line, construct="CREATE FUNCTION",
                            hint="from kindling.sql import udf; @udf(result_type='STRING') def f(x): ...")
         spark_name = name
         if isinstance(function, UserDefinedScalarFunction) and name.lower() in self._spark_builtins():

@@ -19,9 +19,10 @@ from kindling.table.table_environment import (
     TableEnvironment,
 )
 from kindling.table.types import DataType, DataTypes
-from kindling.table.udf import udf, udtf
+from kindling.table.udf import AggregateFunction, ScalarFunction, TableAggregateFunction, udaf, udf, udtf
 
 __all__ = [
+    "AggregateFunction", "ScalarFunction", "TableAggregateFunction", "udaf",
     "DataType", "DataTypes", "EnvironmentSettings", "Expression", "FormatDescriptor", "GroupWindowedTable", "GroupedTable",
     "OverWindowedTable", "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor",
     "TableEnvironment",

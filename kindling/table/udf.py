@@ -1,9 +1,17 @@
-"""``udf`` and ``udtf``: Python scalar and table functions for SQL and the Table API (PyFlink's ``pyflink.table.udf``).
+"""``udf``, ``udtf`` and ``udaf``: Python scalar, table and aggregate functions for SQL and the Table API (PyFlink's
+``pyflink.table.udf``).
 
 Called with Table API expressions (``contains_flink(col('data'))``) a function makes an expression
 that calls it; called with plain values it is the Python function.
 """
 
+from kindling.sql.aggregate_functions import (
+    AggregateFunction,
+    TableAggregateFunction,
+    UserDefinedAggregateFunction,
+    udaf,
+    udtaf,
+)
 from kindling.sql.functions import (
     AsyncScalarFunction,
     FunctionContext,
@@ -14,5 +22,5 @@ from kindling.sql.functions import (
     udtf,
 )
 
-__all__ = ["AsyncScalarFunction", "FunctionContext", "ScalarFunction", "UserDefinedScalarFunction", "UserDefinedTableFunction",
-           "udf", "udtf"]
+__all__ = ["AggregateFunction", "AsyncScalarFunction", "FunctionContext", "ScalarFunction", "TableAggregateFunction",
+           "UserDefinedAggregateFunction", "UserDefinedScalarFunction", "UserDefinedTableFunction", "udaf", "udf", "udtaf", "udtf"]
