@@ -56,12 +56,12 @@ def group_window_as_tvf(text: str, line: int, user_aggregates: Mapping[str, Any]
     time_column, sizes = arguments[0], arguments[1:]
     tvf = f"TABLE({kind}(TABLE {name}, DESCRIPTOR({time_column}), {', '.join(sizes)}))" + (f" AS {alias}" if alias else "")
     keys = [render(part).strip() for n, part in enumerate(group) if n != windows[0]] + ["window_start", "window_end"]
-    query = f"SELECT {_properties(parts.select_tokens)} FROM {tvf}"
+    query = f"SELECT {_properties(parts.select_tokens).strip()} FROM {tvf}"
     if parts.where is not None:
         query += f" WHERE {render(parts.where).strip()}"
     query += f" GROUP BY {', '.join(keys)}"
     if parts.having is not None:
-        query += f" HAVING {_properties(parts.having)}"
+        query += f" HAVING {_properties(parts.having).strip()}"
     return query
 
 

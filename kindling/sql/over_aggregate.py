@@ -27,7 +27,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -106,9 +106,12 @@ class OverAggregation:
         return f"SELECT {', '.join(items)} FROM {view}" + (f" AS {self.alias}" if self.alias else "")
 
 
-def find_over_aggregation(text: str, line: int) -> Optional[OverAggregation]:
+def find_over_aggregation(text: str, line: int, user_aggregates: Optional[Mapping[str, Any]] = None) -> Optional[OverAggregation]:
     """``text`` split around the OVER aggregates of its outermost SELECT list; None when it has none (a ranking
-    function's OVER is the Top-N's). Raises SqlError for OVER forms this operator does not run, naming them."""
+    function's OVER is the Top-N's). Raises SqlError for OVER forms this operator does not run, naming them.
+    ``user_aggregates`` (upper-case name -> udaf) are the Python aggregate functions a call may name: pandas ones run
+    over a bounded frame, as in Flink."""
+    users = dict(user_aggregates or {})
     tokens = tokenize(text, line)
     top, positions = top_level_clauses(tokens, _CLAUSES)
     if not top or not top[0][1].is_word("SELECT") or "FROM" not in positions:
@@ -123,7 +126,8 @@ def find_over_aggregation(text: str, line: int) -> Optional[OverAggregation]:
         return SqlError(f"OVER aggregation: {message}", line=at.line, construct="OVER aggregation", hint=FORM)
 
     calls_at = {close: (name, open_index, end)
-                for name, open_index, close, end in function_calls(tokens[:from_at], AGGREGATE_FUNCTIONS + _VALUES + _RANKING + _OTHERS)}
+                for name, open_index, close, end in function_calls(tokens[:from_at], AGGREGATE_FUNCTIONS + _VALUES + _RANKING + _OTHERS
+                                                                     + tuple(users))}
     spans: list[tuple[int, int, AggregateCall, OverWindow]] = []
     windows = _named_windows(tokens, positions, refuse)
     for over in overs:
@@ -137,10 +141,14 @@ def find_over_aggregation(text: str, line: int) -> Optional[OverAggregation]:
         if function == "LEAD":
             raise SqlError("LEAD Function is not supported in stream mode (as in Flink: a row would wait for the rows after "
                            "it)", line=tokens[name].line, construct="LEAD OVER", hint="LAG(x, n) over the rows before, or batch mode")
-        if function not in AGGREGATE_FUNCTIONS + _VALUES:
+        if function in users and users[function].func_type != "pandas":
+            raise SqlError(f"{tokens[name].text}: Non-Pandas Python UDAFs are not supported in stream mode currently",
+                           line=tokens[name].line, construct=f"Python aggregate function {tokens[name].text} OVER",
+                           hint="a pandas UDAF (udaf(f, func_type='pandas')) over a bounded ROWS or RANGE frame")
+        if function not in AGGREGATE_FUNCTIONS + _VALUES + tuple(users):
             raise SqlError(f"{function} OVER (...) is not supported on streams", line=tokens[name].line,
                            construct=f"{function} OVER", hint=FORM)
-        call = _lag_call(tokens, name, open_index) if function == "LAG" else aggregate_call(tokens, name, open_index, end)
+        call = _lag_call(tokens, name, open_index) if function == "LAG" else aggregate_call(tokens, name, open_index, end, users)
         spec_at = next_significant(tokens, over)
         if spec_at is None:
             raise refuse("OVER needs a window: OVER (PARTITION BY .. ORDER BY ..) or OVER w", tokens[over])
@@ -159,6 +167,16 @@ def find_over_aggregation(text: str, line: int) -> Optional[OverAggregation]:
                            "no frame", line=tokens[name].line, construct="LAG OVER", hint="LAG(x) OVER (PARTITION BY k ORDER BY rowtime)")
     if any(w != window for _, _, _, w in spans):
         raise refuse("all OVER aggregates of a query must use the same window (as in Flink)")
+    for name, _, call, _ in spans:
+        if call.user is not None and window.preceding is None:
+            raise SqlError(f"{tokens[name].text}: Python UDAF is not supported to be used in UNBOUNDED PRECEDING OVER windows",
+                           line=tokens[name].line,
+                           construct=f"pandas aggregate function {tokens[name].text} OVER an unbounded window",
+                           hint="ROWS BETWEEN n PRECEDING AND CURRENT ROW or RANGE BETWEEN INTERVAL ... PRECEDING AND CURRENT ROW")
+        if call.user is not None and any(other.user is None for _, _, other, _ in spans):
+            raise SqlError(f"{tokens[name].text}: Python UDAF and Java/Scala UDAF cannot be used together", line=tokens[name].line,
+                           construct=f"pandas aggregate function {tokens[name].text} OVER", hint="the built-in aggregates in a "
+                           "query of their own")
     for clause in ("GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "QUALIFY"):
         if clause in positions:
             raise refuse(f"{clause} in a query with OVER aggregates is not supported; put the OVER aggregation in a subquery",
@@ -307,9 +325,11 @@ class OverAggregateFunction(Adapter):
 
     tuple_values = True
 
-    def __init__(self, calls: list[AggregateCall], output_types: list[Any], visible: int, window: OverWindow) -> None:
+    def __init__(self, calls: list[AggregateCall], output_types: list[Any], visible: int, window: OverWindow,
+                 argument_types: Optional[list[Any]] = None) -> None:
         self.calls = calls
         self.output_types = output_types
+        self.argument_types = argument_types or [None] * len(calls)
         self.visible = visible
         self.window = window
 
@@ -319,7 +339,8 @@ class OverAggregateFunction(Adapter):
 
         self._state = state_handle(ValueStateDescriptor("over"), lambda: runner.state)
         self._timers = TimerService(runner)
-        self._finish = [finisher(c, t) if c.function != "LAG" else None for c, t in zip(self.calls, self.output_types)]
+        self._finish = [finisher(c, t, a) if c.function != "LAG" else None
+                        for c, t, a in zip(self.calls, self.output_types, self.argument_types)]
         self._distinct = [c.distinct and c.function in ("COUNT", "SUM", "AVG") for c in self.calls]
 
     def _load(self) -> list:
@@ -431,5 +452,6 @@ def over_frame(env: "StreamEnvironment", projected: DataFrame, over: OverAggrega
         keyed = keyed.withColumn(PARTITION_PREFIX, F.lit(0))
         keys = [PARTITION_PREFIX]
     values = [f.name for f in visible] + arguments + [f"{TIME}_us", ARRIVAL]
-    function = OverAggregateFunction(over.calls, types, len(visible), over.window)
+    function = OverAggregateFunction(over.calls, types, len(visible), over.window, [projected.schema[a].dataType for a in arguments])
     return keyed_frame(env, keyed, keys, values, function, output, "OverAggregate", event_time=True, rowtime=F.col(f"`{TIME}`"))
+

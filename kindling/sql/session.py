@@ -656,7 +656,7 @@ class SqlSession:
         top_n = find_top_n(text, line)
         if top_n is not None:
             return self._ranking_frame(top_n, construct, registered, stack, outermost)
-        over = find_over_aggregation(text, line)
+        over = find_over_aggregation(text, line, self._user_aggregates())
         if over is not None:
             return self._over_frame(over, construct, registered, stack)
         outer_join = find_outer_join(text, line)
@@ -703,7 +703,7 @@ class SqlSession:
                 return self._frame(projection.over(self._changelog_view(source, construct, registered)), line, construct,
                                    registered, stack)[0], source.flags
             if projection is not None and source is not None and projection.source_query is not None \
-                    and find_over_aggregation(projection.source_query, projection.source_line) is not None:
+                    and find_over_aggregation(projection.source_query, projection.source_line, self._user_aggregates()) is not None:
                 # over an OVER aggregation's rows, which kindling's operator computed (Spark's text would not reach it)
                 view = f"__kindling_over_rows_{next(_VIEW_IDS)}"
                 source.df.createOrReplaceTempView(view)

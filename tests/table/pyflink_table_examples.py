@@ -30,6 +30,7 @@ RUNNABLE = {
     "windowing/over_window.py": "exact",
     "mixing_use_of_datastream_and_table.py": "shape",
     "pandas/conversion_from_dataframe.py": "shape",
+    "pandas/pandas_udaf.py": "exact",
     "word_count.py": "final",
     "async/async_scalar_function.py": "shape",
 }
@@ -37,7 +38,6 @@ RUNNABLE = {
 NOT_RUNNABLE = {
     "basic_operations.py": "fails in PyFlink 2.3 itself (AttributeError in its Python worker): no output to compare",
     "streaming_word_count.py": "unbounded random datagen input: runs, but has no output to compare",
-    "pandas/pandas_udaf.py": "pandas UDAFs (udaf) are not supported",
 }
 
 

@@ -192,3 +192,50 @@ def test_batch_mode_gives_final_rows_sorted_set_operations_and_outer_joins(env):
     assert _rows(fruits.minus(prices.select(col("name")))) == [("fig",), ("pear",)]
     assert _rows(fruits.intersect_all(prices.select(col("name")))) == [("apple",)]
     assert totals.to_pandas().sort_values("fruit")["total"].tolist() == [7, 1, 7]
+
+
+def test_aggregate_functions_in_group_by_group_windows_and_batch(t_env, env, tmp_path):
+    from kindling.table import AggregateFunction, EnvironmentSettings, udaf
+
+    class WeightedAvg(AggregateFunction):
+        def create_accumulator(self):
+            return [0, 0]
+
+        def get_value(self, accumulator):
+            return accumulator[0] // accumulator[1] if accumulator[1] else None
+
+        def accumulate(self, accumulator, value, weight):
+            accumulator[0] += value * weight
+            accumulator[1] += weight
+
+        def retract(self, accumulator, value, weight):
+            accumulator[0] -= value * weight
+            accumulator[1] -= weight
+
+    weighted_avg = udaf(WeightedAvg(), result_type=DataTypes.BIGINT(), accumulator_type=DataTypes.ARRAY(DataTypes.BIGINT()))
+
+    @udaf(result_type=DataTypes.DOUBLE(), func_type="pandas")
+    def mean(v):
+        return v.mean()
+
+    orders = t_env.from_elements([o[:3] for o in ORDERS], ["id", "fruit", "amount"])
+    grouped = orders.group_by(col("fruit")).select(col("fruit"), weighted_avg(col("amount"), col("id")).alias("wa"))
+    assert _rows(grouped) == [("apple", 3), ("fig", 1), ("pear", 2)]  # apple (3*1 + 4*3) // 4, pear (5*2 + 2*5) // 7
+    t_env.create_temporary_system_function("weighted_avg", weighted_avg)  # the same function by name in SQL
+    assert _rows(t_env.sql_query(f"SELECT fruit, weighted_avg(amount, id) FROM {orders} GROUP BY fruit")) == _rows(grouped)
+
+    data = tmp_path / "orders"
+    data.mkdir()
+    (data / "part-0.csv").write_text("".join(f"{i},{f},{a},{ts}\n" for i, f, a, ts in ORDERS))
+    t_env.create_temporary_table("timed", TableDescriptor.for_connector("filesystem")
+                                 .schema(Schema.new_builder().column("id", DataTypes.BIGINT()).column("fruit", DataTypes.STRING())
+                                         .column("amount", DataTypes.INT()).column("ts", DataTypes.TIMESTAMP(3))
+                                         .watermark("ts", "ts - INTERVAL '1' SECOND").build())
+                                 .option("path", str(data)).format("csv").build())
+    windowed = (t_env.from_path("timed").window(Tumble.over(lit(5).seconds).on(col("ts")).alias("w")).group_by(col("w"))
+                .select(col("w").end.alias("e"), mean(col("amount")).alias("m")))
+    assert [m for _, m in _rows(windowed)] == [10 / 3, 4.0, 1.0]  # [0 s, 5 s): 3, 5, 2; [5 s, 10 s): 4; [10 s, 15 s): 1
+
+    batch = StreamTableEnvironment.create(env, EnvironmentSettings.in_batch_mode())
+    rows = batch.from_elements([o[:3] for o in ORDERS], ["id", "fruit", "amount"])
+    assert _rows(rows.group_by(col("fruit")).select(col("fruit"), mean(col("amount")))) == [("apple", 3.5), ("fig", 1.0), ("pear", 3.5)]

@@ -534,5 +534,61 @@ _CDC_QUERIES = [
     _batch("cdc-select", CDC, "SELECT * FROM order_changes"),
 ]
 
-CORPUS: list[Entry] = EXPRESSIONS + QUERIES + BATCH_QUERIES + _CDC_QUERIES
+UDAF = "dev/python/table/udfs/python_udfs.md"
+PANDAS_UDAF = "dev/python/table/udfs/vectorized_python_udfs.md"
+_TUMBLE = "TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+# Python aggregate functions (python_functions.py): general ones where Flink runs them (streaming GROUP BY and windows),
+# pandas ones in group windows and batch mode.
+_PYTHON_AGGREGATE_QUERIES = [
+    Entry("udaf-group", UDAF, "SELECT customer, weighted_avg(amount, order_id) AS wa, COUNT(*) AS n FROM orders GROUP BY customer"),
+    Entry("udaf-global", UDAF, "SELECT weighted_avg(amount, 1) AS wa, MAX(amount) AS m FROM orders"),
+    Entry("udaf-where-key-expression", UDAF, "SELECT UPPER(customer) AS c, weighted_avg(amount, 2) AS wa FROM orders "
+          "WHERE amount > 3 GROUP BY UPPER(customer)"),
+    Entry("udaf-having", UDAF, "SELECT customer, weighted_avg(amount, 1) AS wa FROM orders GROUP BY customer "
+          "HAVING weighted_avg(amount, 1) > 7"),
+    Entry("udaf-string", UDAF, "SELECT item, longest(customer) AS c, longest(tag) AS t FROM orders GROUP BY item"),
+    Entry("udaf-over-updating", UDAF, "SELECT weighted_avg(n, 1) AS wa, longest(customer) AS c FROM "
+          "(SELECT customer, COUNT(*) AS n FROM orders GROUP BY customer)"),
+    Entry("udaf-expression-of-result", UDAF, "SELECT customer, weighted_avg(amount, 1) * 10 + COUNT(*) AS x FROM orders "
+          "GROUP BY customer"),
+    Entry("udaf-tumble-tvf", UDAF, f"SELECT window_start, window_end, customer, weighted_avg(amount, order_id) AS wa, COUNT(*) AS n "
+          f"FROM {_TUMBLE} GROUP BY window_start, window_end, customer"),
+    Entry("udaf-hop-tvf", UDAF, "SELECT window_start, window_end, weighted_avg(amount, 1) AS wa, longest(item) AS i FROM "
+          "TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY window_start, window_end"),
+    Entry("udaf-cumulate-tvf", UDAF, "SELECT window_start, window_end, weighted_avg(amount, 1) AS wa FROM "
+          "TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY window_start, window_end"),
+    Entry("udaf-tumble-group-window", UDAF, "SELECT customer, TUMBLE_START(ts, INTERVAL '10' SECOND) AS s, "
+          "TUMBLE_END(ts, INTERVAL '10' SECOND) AS e, weighted_avg(amount, order_id) AS wa FROM orders "
+          "GROUP BY customer, TUMBLE(ts, INTERVAL '10' SECOND)"),
+    Entry("udaf-pandas-tumble-group-window", PANDAS_UDAF, "SELECT item, TUMBLE_START(ts, INTERVAL '10' SECOND) AS s, "
+          "mean_udaf(price) AS m, weighted_mean(amount, order_id) AS wm FROM orders GROUP BY item, TUMBLE(ts, INTERVAL '10' SECOND)"),
+    Entry("udaf-pandas-hop-group-window", PANDAS_UDAF, "SELECT HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) AS s, "
+          "HOP_END(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) AS e, mean_udaf(amount) AS m FROM orders "
+          "GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)"),
+    Entry("udaf-pandas-group-window-having", PANDAS_UDAF, "SELECT customer, TUMBLE_END(ts, INTERVAL '10' SECOND) AS e, "
+          "mean_udaf(price) AS m FROM orders WHERE price < 5 GROUP BY customer, TUMBLE(ts, INTERVAL '10' SECOND) "
+          "HAVING mean_udaf(price) > 1"),
+    Entry("udaf-pandas-over-rows", PANDAS_UDAF, "SELECT order_id, customer, mean_udaf(amount) OVER (PARTITION BY customer "
+          "ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS m FROM orders"),
+    Entry("udaf-pandas-over-range", PANDAS_UDAF, "SELECT order_id, weighted_mean(amount, order_id) OVER w AS wm, mean_udaf(price) "
+          "OVER w AS m FROM orders WINDOW w AS (ORDER BY ts RANGE BETWEEN INTERVAL '5' SECOND PRECEDING AND CURRENT ROW)"),
+    Entry("udaf-pandas-over-unbounded", PANDAS_UDAF, "SELECT order_id, mean_udaf(amount) OVER (PARTITION BY item ORDER BY ts) AS m "
+          "FROM orders"),
+    Entry("udaf-pandas-over-with-builtin", PANDAS_UDAF, "SELECT order_id, mean_udaf(amount) OVER w AS m, COUNT(*) OVER w AS n "
+          "FROM orders WINDOW w AS (ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)"),
+    Entry("udaf-general-over", UDAF, "SELECT order_id, weighted_avg(amount, 1) OVER (ORDER BY ts ROWS BETWEEN 2 PRECEDING AND "
+          "CURRENT ROW) AS wa FROM orders"),
+    _batch("udaf-pandas-group", PANDAS_UDAF, "SELECT customer, mean_udaf(price) AS m, weighted_mean(amount, order_id) AS wm "
+           "FROM orders GROUP BY customer"),
+    _batch("udaf-pandas-global", PANDAS_UDAF, "SELECT mean_udaf(price) AS m FROM orders"),
+    _batch("udaf-pandas-global-empty", PANDAS_UDAF, "SELECT mean_udaf(price) AS m FROM orders WHERE amount > 100"),
+    _batch("udaf-pandas-having", PANDAS_UDAF, "SELECT item, mean_udaf(amount) AS m FROM orders GROUP BY item "
+           "HAVING mean_udaf(amount) > 5"),
+    _batch("udaf-pandas-tumble-tvf", PANDAS_UDAF, f"SELECT window_start, window_end, mean_udaf(price) AS m FROM {_TUMBLE} "
+           "GROUP BY window_start, window_end"),
+    _batch("udaf-pandas-group-window", PANDAS_UDAF, "SELECT customer, TUMBLE_START(ts, INTERVAL '10' SECOND) AS s, "
+           "mean_udaf(amount) AS m FROM orders GROUP BY customer, TUMBLE(ts, INTERVAL '10' SECOND)"),
+]
+
+CORPUS: list[Entry] = EXPRESSIONS + QUERIES + BATCH_QUERIES + _CDC_QUERIES + _PYTHON_AGGREGATE_QUERIES
 assert len({e.id for e in CORPUS}) == len(CORPUS), "corpus ids must be unique"

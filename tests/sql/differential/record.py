@@ -19,6 +19,7 @@ sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
 import normalise  # noqa: E402
+import python_functions  # noqa: E402
 import tables  # noqa: E402
 
 REFERENCE = HERE / "reference.json"
@@ -40,6 +41,8 @@ def main() -> int:
     for statement in tables.ddl():
         t_env.execute_sql(statement)
         b_env.execute_sql(statement)
+    python_functions.register(t_env.create_temporary_system_function)
+    python_functions.register(b_env.create_temporary_system_function)
     reference = json.loads(REFERENCE.read_text()) if REFERENCE.exists() and only else {}
     if not only:
         REFERENCE.write_text("{}\n")

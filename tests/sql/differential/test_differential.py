@@ -22,6 +22,7 @@ sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
 import normalise  # noqa: E402
+import python_functions  # noqa: E402
 import tables  # noqa: E402
 from refusals import KNOWN_DIFFERENT, REFUSED  # noqa: E402
 
@@ -108,6 +109,7 @@ def outcomes(spark, tmp_path_factory) -> dict[str, tuple[str, Any]]:
         env.execute_sql("SET 'table.local-time-zone' = 'UTC'")
         for statement in tables.ddl():
             env.execute_sql(statement)
+        python_functions.register(env.create_temporary_function)
         envs[mode] = env
     return _Outcomes(envs).run(_compared())
 
