@@ -20,6 +20,11 @@ class RowKind(Enum):
     def __str__(self) -> str:
         return self.short_string()
 
+    @staticmethod
+    def from_short_string(text: str) -> "RowKind":
+        """The kind ``short_string`` wrote (``'-U'`` is UPDATE_BEFORE)."""
+        return {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}[text]
+
 
 def _create_row(fields: Optional[Sequence[str]], values: Sequence[Any], row_kind: Optional[RowKind] = None) -> "Row":
     row = Row(*values)

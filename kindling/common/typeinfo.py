@@ -218,6 +218,28 @@ class RowTypeInfo(TypeInformation):
         return f"Types.ROW_NAMED({fields})"
 
 
+class ChangelogRowTypeInfo(RowTypeInfo):
+    """A table's changelog as a DataStream (``to_changelog_stream``): a Row of the table's columns whose row kind
+    (``+I``, ``-U``, ``+U``, ``-D``) travels in one more column, ``KIND_FIELD``, after them."""
+
+    KIND_FIELD = "$row_kind"
+
+    def record_schema(self) -> StructType:
+        return StructType(super().record_schema().fields + [StructField(self.KIND_FIELD, StringType(), False)])
+
+    def from_columns(self, values: Sequence[Any]) -> Any:
+        row = super().from_columns(values[:-1])
+        row.set_row_kind(RowKind.from_short_string(values[-1]))
+        return row
+
+    def to_columns(self, value: Any, where: str = "") -> tuple:
+        kind = value.get_row_kind() if isinstance(value, Row) else RowKind.INSERT
+        return super().to_columns(value, where) + (kind.short_string(),)
+
+    def __repr__(self) -> str:
+        return "Changelog" + super().__repr__()
+
+
 class TupleTypeInfo(RowTypeInfo):
     """TUPLE: a Python tuple; one column per field (``f0``, ``f1``, ...)."""
 

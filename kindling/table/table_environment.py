@@ -307,6 +307,33 @@ class TableEnvironment:
         return DataStream(self._env, df, name=str(table), event_time=planned.event_time, bounded=planned.bounded,
                           type_info=type_info)
 
+    def to_changelog_stream(self, table: Table, target_schema: Any = None, changelog_mode: Any = None) -> Any:
+        """The table's changelog as a DataStream of PyFlink Rows, each of its kind (``row.get_row_kind()``: ``+I``, and
+        for an updating table ``-U``/``+U`` pairs and ``-D``), as Flink's ``toChangelogStream`` gives them."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StructType, TimestampType
+
+        from kindling.common.typeinfo import ChangelogRowTypeInfo, from_spark
+        from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+        from kindling.datastream.stream import ROWTIME, DataStream
+
+        if target_schema is not None or changelog_mode is not None:
+            raise ValueError("to_changelog_stream(table) takes no target_schema or changelog_mode here: the rows keep the "
+                             "table's columns and every change (Flink's default, ChangelogMode.all())")
+        planned = self._session._plan(f"SELECT * FROM {table}", 1, "to_changelog_stream", retractions=True)
+        df = planned.df
+        if ROWKIND_COLUMN not in df.columns:
+            df = df.withColumn(ROWKIND_COLUMN, F.lit("+I"))
+        if ROWTIME not in df.columns:
+            df = df.withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
+        fields = [f for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
+        row = from_spark(StructType(fields))
+        type_info = ChangelogRowTypeInfo(row.get_field_types(), row.get_field_names())  # type: ignore[union-attr]
+        df = df.select(*[F.col(f"`{f.name}`") for f in fields], F.col(ROWKIND_COLUMN).alias(ChangelogRowTypeInfo.KIND_FIELD),
+                       *[F.col(f"`{c}`") for c in df.columns if c.startswith(INTERNAL_PREFIX) and c != ROWKIND_COLUMN])
+        return DataStream(self._env, df, name=str(table), event_time=planned.event_time, bounded=planned.bounded,
+                          type_info=type_info)
+
 
 class StreamTableEnvironment(TableEnvironment):
     """A TableEnvironment on a given StreamExecutionEnvironment (``StreamTableEnvironment.create(env)``)."""

@@ -239,3 +239,18 @@ def test_aggregate_functions_in_group_by_group_windows_and_batch(t_env, env, tmp
     batch = StreamTableEnvironment.create(env, EnvironmentSettings.in_batch_mode())
     rows = batch.from_elements([o[:3] for o in ORDERS], ["id", "fruit", "amount"])
     assert _rows(rows.group_by(col("fruit")).select(col("fruit"), mean(col("amount")))) == [("apple", 3.5), ("fig", 1.0), ("pear", 3.5)]
+
+
+def test_to_changelog_stream_gives_rows_of_each_change_kind(t_env, env):
+    from kindling.common import Row, RowKind, Types
+
+    env.execute_sql("CREATE TABLE sales (k STRING, v BIGINT) WITH ('connector' = 'collection', 'rows-per-batch' = '1', "
+                    "'data' = '[[\"a\", 1], [\"b\", 2], [\"a\", 3]]')")
+    totals = t_env.sql_query("SELECT k, SUM(v) AS s FROM sales GROUP BY k")
+    changes = t_env.to_changelog_stream(totals).map(lambda row: (str(row.get_row_kind()), row.k, row[1]),
+                                                    output_type=Types.TUPLE([Types.STRING(), Types.STRING(), Types.LONG()]))
+    assert [tuple(r) for r in changes.execute_and_collect()] == [("+I", "a", 1), ("+I", "b", 2), ("-U", "a", 1), ("+U", "a", 4)]
+    inserts = t_env.to_changelog_stream(t_env.from_path("sales").where(col("v") > 1))
+    kinds = inserts.map(lambda row: str(row.get_row_kind()) + row.k, output_type=Types.STRING()).execute_and_collect()
+    assert sorted(r[0] for r in kinds) == ["+Ia", "+Ib"]
+    assert RowKind.from_short_string("-D") is RowKind.DELETE and Row.of_kind(RowKind.DELETE, 1).get_row_kind() is RowKind.DELETE
