@@ -40,6 +40,25 @@ def _open_jvm_stdout() -> Optional[Any]:
     return None
 
 
+def append_program_output() -> None:
+    """In the driver: put the program's standard output and error, when they are regular files, in append mode.
+
+    A worker appends its lines to the JVM's standard output through a file description of its own (see
+    ``program_stdout``). The driver and the JVM write through the description the shell opened (``job.py > out.txt
+    2>&1``), at an offset that does not move when a worker appends: their next line would overwrite the worker's.
+    The mode belongs to the description the driver, its JVM and the JVM's workers share, so setting it here makes
+    every writer append at the end, as one process writing to the file would."""
+    import fcntl
+    import stat
+
+    for fd in (1, 2):
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+        except OSError:
+            continue
+
+
 def user_prints_to_program_stdout() -> None:
     """In a Spark Python worker, make ``print`` in user functions write to the program's standard output (once per
     process; nothing elsewhere, the driver's own prints already go there)."""
@@ -48,4 +67,4 @@ def user_prints_to_program_stdout() -> None:
         sys.stdout = stdout
 
 
-__all__ = ["program_stdout", "user_prints_to_program_stdout"]
+__all__ = ["append_program_output", "program_stdout", "user_prints_to_program_stdout"]

@@ -17,6 +17,7 @@ from kindling import config as cfg
 from kindling.config import Configuration
 from kindling.options import OptionError
 from kindling.runtime import interrupts, jvm_classes
+from kindling.runtime.program_output import append_program_output
 from kindling.runtime.python_workers import launcher
 
 _JAVA_HINT = (
@@ -103,6 +104,7 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
         for key, value in settings.items():
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    append_program_output()  # the print sink's lines, appended by Python workers, are not overwritten
     interrupts.install()  # PySpark's own handler calls into the JVM from inside the signal handler
     spark.sparkContext.setLogLevel(conf.get(cfg.LOG_LEVEL))
     if active is not None:
