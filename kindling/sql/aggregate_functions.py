@@ -29,6 +29,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from pyspark.sql.types import DataType
 
+from kindling.common.row import Row
 from kindling.sql.types import parse_type
 
 FUNC_TYPES = ("general", "pandas")
@@ -117,6 +118,7 @@ class UserDefinedAggregateFunction:
             raise ValueError(f"Inconsistent deterministic: {deterministic} and {own}")
         self.deterministic = own if deterministic is None else deterministic
         self._opened = False
+        self.alias_names: Optional[list[str]] = None
         if self.instance is None:
             functools.update_wrapper(self, func)
 
@@ -129,6 +131,38 @@ class UserDefinedAggregateFunction:
             return self.func(*args)
         raise TypeError(f"aggregate function {self.name} is called in a query (SQL, or with Table API expressions such as "
                         "col('x')), not with values")
+
+    def alias(self, *alias_names: str) -> "UserDefinedAggregateFunction":
+        """Names for the columns of a ROW result (PyFlink's ``udaf(...).alias('cnt', 'sum')`` in ``aggregate``)."""
+        self.alias_names = list(alias_names)
+        return self
+
+    @property
+    def retracts(self) -> bool:
+        """Whether the function implements ``retract`` (a pandas one retracts by dropping the row's values)."""
+        if self.instance is None:
+            return True
+        inner = self.instance.inner if isinstance(self.instance, _RowInput) else self.instance
+        return type(inner).retract is not AggregateFunction.retract
+
+    def taking_row(self, names: Sequence[str]) -> "UserDefinedAggregateFunction":
+        """This function given a table's columns (``names``) as one Row per input row, or (pandas) one DataFrame of
+        the group's rows: what PyFlink's ``aggregate(f)`` calls an uncalled function with."""
+        fields = list(names)
+        if self.instance is None:
+            func = self.func
+
+            def on_frame(*series: Any) -> Any:
+                import pandas as pd
+
+                return func(pd.DataFrame(dict(zip(fields, series))))
+            taking: Any = on_frame
+        else:
+            taking = _RowInput(self.instance, fields)
+        function = UserDefinedAggregateFunction(taking, self.result_type, self.accumulator_type, self.func_type, self.name,
+                                                self.deterministic)
+        function.alias_names = getattr(self, "alias_names", None)
+        return function
 
     def __getstate__(self) -> dict:
         return dict(self.__dict__, _opened=False)  # each worker opens its own copy
@@ -185,8 +219,46 @@ class UserDefinedAggregateFunction:
         return self.value(accumulator, argument_types)
 
 
+class _RowInput(AggregateFunction):
+    """An aggregate function that takes each input row as one Row of named fields (``aggregate(f)`` uncalled)."""
+
+    def __init__(self, inner: AggregateFunction, names: list[str]) -> None:
+        self.inner, self.names = inner, names
+
+    def _row(self, values: tuple) -> Row:
+        row = Row(*values)
+        row.set_field_names(self.names)
+        return row
+
+    def open(self, function_context: Any) -> None:
+        self.inner.open(function_context)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def is_deterministic(self) -> bool:
+        return self.inner.is_deterministic()
+
+    def create_accumulator(self) -> Any:
+        return self.inner.create_accumulator()
+
+    def accumulate(self, accumulator: Any, *args: Any) -> None:
+        self.inner.accumulate(accumulator, self._row(args))
+
+    def retract(self, accumulator: Any, *args: Any) -> None:
+        self.inner.retract(accumulator, self._row(args))
+
+    def get_value(self, accumulator: Any) -> Any:
+        return self.inner.get_value(accumulator)
+
+
 def _plain(value: Any) -> Any:
-    """A numpy scalar (what pandas' ``mean`` gives) as the Python value Spark converts; NaN of an empty group as null."""
+    """A numpy scalar (what pandas' ``mean`` gives) as the Python value Spark converts; NaN of an empty group as null;
+    a PyFlink Row (a ROW result) as the tuple of its values."""
+    if isinstance(value, Row):
+        return tuple(_plain(v) for v in value._values)
+    if isinstance(value, tuple):  # a pandas function's ROW result: (a.mean(), a.max())
+        return tuple(_plain(v) for v in value)
     if hasattr(value, "item") and not isinstance(value, (list, tuple, dict)):
         value = value.item()
     if isinstance(value, float) and value != value:

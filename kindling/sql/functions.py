@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
-from pyspark.sql.types import DataType
+from pyspark.sql.types import DataType, StructType
 
+from kindling.common.row import Row
 from kindling.datastream.functions import ship_by_value
 from kindling.sql.types import parse_type
 
@@ -111,6 +112,23 @@ class UserDefinedScalarFunction:
             return expression_call(self, *args)  # a Table API call: udf(col('x'))
         return self.func(*args)
 
+    def taking_row(self, names: Sequence[str]) -> "UserDefinedScalarFunction":
+        """This function called with a table's columns (``names``) as one Row, or one pandas DataFrame for a pandas
+        function: what PyFlink's ``table.map(f)`` calls an uncalled function with."""
+        call, fields = self._worker_function(), list(names)
+        if self.func_type == "pandas":
+            def on_frame(*series: Any) -> Any:
+                import pandas as pd
+
+                return call(pd.DataFrame(dict(zip(fields, series))))
+            return UserDefinedScalarFunction(on_frame, self.result_type, "pandas", self.name, self.deterministic)
+
+        def on_row(*values: Any) -> Any:
+            row = Row(*values)
+            row.set_field_names(fields)
+            return call(row)
+        return UserDefinedScalarFunction(on_row, self.result_type, "general", self.name, self.deterministic)
+
     def _worker_function(self) -> Callable[..., Any]:
         """The function as a worker calls it: a ScalarFunction instance opened before its first call."""
         instance, name = self.instance, self.name
@@ -171,11 +189,19 @@ class UserDefinedScalarFunction:
             spark_udf = self._async_udf()
         elif self.func_type == "pandas":
             spark_udf = F.pandas_udf(self._worker_function(), self.spark_type)  # type: ignore[call-overload]
+        elif isinstance(self.spark_type, StructType):  # a ROW result: a PyFlink Row (or tuple) as Spark's struct value
+            function = self._worker_function()
+            spark_udf = F.udf(lambda *args: _struct_value(function(*args)), self.spark_type, useArrow=True)
         else:
             spark_udf = F.udf(self._worker_function(), self.spark_type, useArrow=True)
         if not self.deterministic:
             spark_udf = spark_udf.asNondeterministic()
         spark.udf.register(name, spark_udf)
+
+
+def _struct_value(value: Any) -> Any:
+    """A ROW function result as Spark takes a struct: a PyFlink Row as the tuple of its values."""
+    return tuple(value._values) if isinstance(value, Row) else value
 
 
 def udf(f: Optional[Callable[..., Any]] = None, *, result_type: Union[str, DataType, None] = None, func_type: str = "general",

@@ -37,7 +37,6 @@ from pyspark.sql.types import (
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.datastream.operator import Adapter
 from kindling.sql.accumulators import AggregateCall, empty, finisher, result_type, update
-from kindling.sql.aggregate_functions import AggregateFunction
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import (
     QUOTED,
@@ -117,9 +116,9 @@ class GroupAggregation:
                             hint=hint)
 
         if mode == "updating" and general:
-            lacking = [c for c in general if type(c.user.instance).retract is AggregateFunction.retract]
+            lacking = [c for c in general if not c.user.retracts]
             if lacking:
-                raise refuse(lacking[0], f"{type(lacking[0].user.instance).__name__} does not implement retract(accumulator, *args), "
+                raise refuse(lacking[0], f"{lacking[0].user.name} does not implement retract(accumulator, *args), "
                              "which an aggregation over an updating input (an unbounded GROUP BY, a Top-N, an outer join) "
                              "needs.", "implement retract in the AggregateFunction")
         if mode == "batch" and general:
@@ -416,7 +415,7 @@ def aggregate_call(tokens: list[Token], name: int, open_index: int, end: int,
 
 
 def _user_call(tokens: list[Token], name: int, inner: list[Token], filtered: bool, function: Any) -> AggregateCall:
-    """A Python aggregate function's call: its arguments, several of them as one ROW value."""
+    """A Python aggregate function's call: its arguments, several of them as one struct value."""
     label = tokens[name].text
     sig = [t for t in inner if not t.trivia]
     if sig and sig[0].is_word("DISTINCT"):
@@ -429,7 +428,9 @@ def _user_call(tokens: list[Token], name: int, inner: list[Token], filtered: boo
     if not arguments:
         raise SqlError(f"{label}() needs an argument: kindling passes a Python aggregate function at least one column",
                        line=tokens[name].line, construct=label)
-    argument = arguments[0] if len(arguments) == 1 else f"ROW({', '.join(arguments)})"
+    # several arguments travel as one struct, its fields named by position (two columns of one name are two fields)
+    argument = arguments[0] if len(arguments) == 1 else \
+        "NAMED_STRUCT(" + ", ".join(f"'a{n}', {a}" for n, a in enumerate(arguments)) + ")"
     return AggregateCall(tokens[name].upper, False, argument, user=function, width=len(arguments))
 
 

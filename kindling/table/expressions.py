@@ -13,6 +13,7 @@ Table's operations compose queries of those texts, which the SQL session plans.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 from enum import Enum
 from typing import Any, Optional
@@ -353,7 +354,9 @@ def _combine(text: str, *parts: Any) -> Expression:
 
 
 def col(name: str) -> Expression:
-    """A column of the table (``col('price')``)."""
+    """A column of the table (``col('price')``); ``col('*')`` is all of them."""
+    if name == "*":
+        return Expression("*", name="*")
     return Expression(_quote(name), name=name)
 
 
@@ -393,7 +396,8 @@ def call_sql(sql_expression: str) -> Expression:
 
 def function_name(f: Any) -> str:
     """The name a Python function object is registered under for the Table API's calls."""
-    return f"__kindling_udf_{getattr(f, 'name', 'f')}_{id(f):x}"
+    label = re.sub(r"\W", "_", str(getattr(f, "name", "f")))  # a lambda's name is '<lambda>'
+    return f"__kindling_udf_{label}_{id(f):x}"
 
 
 def call(f: Any, *args: Any) -> Expression:

@@ -31,6 +31,22 @@ if TYPE_CHECKING:
 _TABLE_IDS = itertools.count()
 
 
+_RESULT = "_kindling_row_result"  # not internal: the schema of a Table shows it
+
+
+def _row_input_call(table: "Table", func: Any) -> Expression:
+    """A row-based operation's function call: ``func`` as called (an expression), or, not called, with the table's
+    columns as one Row (PyFlink's ``with_columns(col('*'))``), keeping the aliases given to the function."""
+    if isinstance(func, Expression):
+        return func
+    if not hasattr(func, "taking_row"):
+        raise TypeError(f"a row-based operation takes a udf/udaf or a call of one, got {type(func).__name__}")
+    names = table.get_schema().fieldNames()
+    call = func.taking_row(names)(*[col(n) for n in names])
+    aliases = getattr(func, "alias_names", None)
+    return call.alias(*aliases) if aliases else call
+
+
 def _fields(fields: tuple[Any, ...], named: bool = False) -> tuple[str, dict[str, Any]]:
     """The SQL of a list of fields (expressions, or SQL text) and the Python functions they call; with ``named``
     (a projection), an expression that is neither a column nor aliased is named ``_c<position>`` as the Table API
@@ -178,6 +194,37 @@ class Table:
         text, functions = _fields((join_predicate,))
         return self._derive(f"SELECT * FROM {self._name} FULL OUTER JOIN {right._name} ON {text}", functions)
 
+    def map(self, func: Any) -> "Table":
+        """PyFlink's row-based map: a scalar function whose result is a ROW, its fields as the new table's columns.
+
+        ``func`` is called (``f(col('a'))``) or not (``f``: it takes each row as a Row of all columns, a pandas
+        function a DataFrame); ``.alias(...)`` on the result renames the columns, as in PyFlink.
+        """
+        call = _row_input_call(self, func)
+        inner = self._derive(f"SELECT {call.call_sql or call.sql} AS `{_RESULT}` FROM {self._name}", call.functions)
+        return inner._expanded([], call.alias_names, "map", "a scalar function whose result_type is a ROW")
+
+    def aggregate(self, func: Any) -> "AggregatedTable":
+        """PyFlink's row-based global aggregate: an aggregate function whose result is a ROW; close it with ``select``."""
+        return AggregatedTable(self, (), func)
+
+    def _expanded(self, keys: list[str], alias_names: Optional[list[str]], operation: str, needs: str,
+                  default_name: str = "{}") -> "Table":
+        """This table's ROW column ``_RESULT`` as one column per field (named ``alias_names``, or ``default_name``
+        of the field's name), after the ``keys`` columns."""
+        from pyspark.sql.types import StructType
+
+        result = self.get_schema()[_RESULT].dataType
+        if not isinstance(result, StructType):
+            raise ValueError(f"{operation} takes {needs} (its fields become the table's columns); this one gives "
+                             f"{result.simpleString().upper()}")
+        fields = result.fieldNames()
+        names = list(alias_names) if alias_names else [default_name.format(f) for f in fields]
+        if len(names) != len(fields):
+            raise ValueError(f"{operation}: {len(names)} aliases {names} for a ROW of {len(fields)} fields {fields}")
+        items = keys + [f"`{_RESULT}`.{_quote(f)} AS {_quote(n)}" for f, n in zip(fields, names)]
+        return self._derive(f"SELECT {', '.join(items)} FROM {self._name}")
+
     def flat_map(self, func: Any) -> "Table":
         """Rows of a table function (``@udtf``) called with each row (as a Row of its columns): the function's
         columns only, named ``f0``, ``f1``, ... (rename them with ``.alias``)."""
@@ -268,6 +315,31 @@ class GroupedTable:
         keys, key_functions = _fields(self._keys)
         text, functions = _fields(fields, named=True)
         return self._table._derive(f"SELECT {text} FROM {self._table._name} GROUP BY {keys}", key_functions, functions)
+
+    def aggregate(self, func: Any) -> AggregatedTable:
+        """PyFlink's row-based aggregate: an aggregate function whose result is a ROW, per group; close it with
+        ``select`` (``group_by(col('k')).aggregate(f.alias('cnt', 'sum')).select(col('k'), col('cnt'))``)."""
+        return AggregatedTable(self._table, self._keys, func)
+
+
+class AggregatedTable:
+    """A table aggregated by a ROW-valued aggregate function (``group_by(...).aggregate(f)``), closed by ``select``."""
+
+    def __init__(self, table: Table, keys: tuple[Any, ...], func: Any) -> None:
+        self._table, self._keys, self._func = table, keys, func
+
+    def select(self, *fields: Any) -> Table:
+        table = self._table
+        call = _row_input_call(table, self._func)
+        keys, key_functions = _fields(self._keys)
+        group = f" GROUP BY {keys}" if keys else ""
+        inner = table._derive(f"SELECT {keys + ', ' if keys else ''}{call.call_sql or call.sql} AS `{_RESULT}` FROM {table._name}{group}",
+                              key_functions, call.functions)
+        key_names = [f for f in inner.get_schema().fieldNames() if f != _RESULT]
+        # without aliases Flink names the fields TMP_0$<field>, as the planner's temporary result
+        expanded = inner._expanded([_quote(k) for k in key_names], call.alias_names, "aggregate",
+                                   "an aggregate function whose result_type is a ROW", default_name="TMP_0${}")
+        return expanded.select(*fields)
 
 
 class GroupWindowedTable:

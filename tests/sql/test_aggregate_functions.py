@@ -86,7 +86,7 @@ def test_calls_are_found_with_their_arguments_and_group_windows_become_window_tv
     found = find_group_aggregation("SELECT k, weighted_avg(v, w) AS wa, COUNT(*) AS n, mean(v) FROM t GROUP BY k", 1,
                                    user_aggregates=users)
     assert found is not None
-    assert [(c.function, c.argument, c.width) for c in found.user_calls] == [("WEIGHTED_AVG", "ROW(v, w)", 2), ("MEAN", "v", 1)]
+    assert [(c.function, c.argument, c.width) for c in found.user_calls] == [("WEIGHTED_AVG", "NAMED_STRUCT('a0', v, 'a1', w)", 2), ("MEAN", "v", 1)]
     assert [c.function for c in found.calls] == ["WEIGHTED_AVG", "COUNT", "MEAN"]
     assert find_group_aggregation("SELECT weighted_avg(v, w) FROM t", 1) is None  # an unknown function: not an aggregation
     for call, reason in {"weighted_avg(DISTINCT v, w)": "DISTINCT in a call of the Python aggregate function",

@@ -254,3 +254,63 @@ def test_to_changelog_stream_gives_rows_of_each_change_kind(t_env, env):
     kinds = inserts.map(lambda row: str(row.get_row_kind()) + row.k, output_type=Types.STRING()).execute_and_collect()
     assert sorted(r[0] for r in kinds) == ["+Ia", "+Ib"]
     assert RowKind.from_short_string("-D") is RowKind.DELETE and Row.of_kind(RowKind.DELETE, 1).get_row_kind() is RowKind.DELETE
+
+
+def test_row_based_map_and_aggregate_give_pyflinks_columns(t_env):
+    """PyFlink 2.3's answers for the same calls (its basic_operations.py row_operations, run on PyFlink)."""
+    import json
+
+    from kindling.common import Row
+    from kindling.table import AggregateFunction, udaf
+
+    table = t_env.from_elements([(1, '{"tel": 123, "country": "Germany"}'), (2, '{"tel": 135, "country": "China"}'),
+                                 (3, '{"tel": 124, "country": "China"}'), (4, '{"tel": 32, "country": "China"}')], ["id", "data"])
+
+    @udf(result_type=DataTypes.ROW([DataTypes.FIELD("id", DataTypes.BIGINT()), DataTypes.FIELD("country", DataTypes.STRING())]))
+    def extract_country(row):  # not called: takes each row as a Row of all columns
+        return Row(row.id, json.loads(row.data)["country"])
+
+    mapped = table.map(extract_country)
+    assert mapped.get_schema().fieldNames() == ["id", "country"]
+    assert _rows(mapped) == [(1, "Germany"), (2, "China"), (3, "China"), (4, "China")]
+    square = udf(lambda x: Row(x + 1, x * x), result_type=DataTypes.ROW([DataTypes.FIELD("a", DataTypes.BIGINT()),
+                                                                       DataTypes.FIELD("b", DataTypes.BIGINT())]))
+    assert _rows(table.map(square(col("id"))).alias("x", "y")) == [(2, 1), (3, 4), (4, 9), (5, 16)]
+    with pytest.raises(ValueError, match="map takes a scalar function whose result_type is a ROW"):
+        table.map(udf(lambda x: x, result_type=DataTypes.BIGINT())(col("id")))
+
+    class CountAndSum(AggregateFunction):
+        def create_accumulator(self):
+            return Row(0, 0)
+
+        def accumulate(self, accumulator, row):
+            accumulator[0] += 1
+            accumulator[1] += int(json.loads(row.data)["tel"])
+
+        def get_value(self, accumulator):
+            return Row(accumulator[0], accumulator[1])
+
+        def get_result_type(self):
+            return DataTypes.ROW([DataTypes.FIELD("cnt", DataTypes.BIGINT()), DataTypes.FIELD("sum", DataTypes.BIGINT())])
+
+    class SumTwo(AggregateFunction):
+        def create_accumulator(self):
+            return [0, 0]
+
+        def accumulate(self, accumulator, a, b):
+            accumulator[0] += a
+            accumulator[1] += b
+
+        def get_value(self, accumulator):
+            return Row(accumulator[0], accumulator[1])
+
+        def get_result_type(self):
+            return DataTypes.ROW([DataTypes.FIELD("s1", DataTypes.BIGINT()), DataTypes.FIELD("s2", DataTypes.BIGINT())])
+
+    countries = table.add_columns(call_sql("JSON_VALUE(data, '$.country')").alias("country"))
+    counted = countries.group_by(col("country")).aggregate(udaf(CountAndSum()).alias("cnt", "sum"))
+    assert _rows(counted.select(col("country"), col("cnt"), col("sum"))) == [("China", 3, 291), ("Germany", 1, 123)]
+    summed = countries.group_by(col("country")).aggregate(udaf(SumTwo())(col("id"), col("id") * 2)).select(col("*"))
+    assert summed.get_schema().fieldNames() == ["country", "TMP_0$s1", "TMP_0$s2"]  # Flink's names without aliases
+    assert _rows(summed) == [("China", 9, 18), ("Germany", 1, 2)]
+    assert _rows(table.aggregate(udaf(SumTwo())(col("id"), col("id")).alias("p", "q")).select(col("p"), col("q"))) == [(10, 10)]
