@@ -51,6 +51,7 @@ from kindling.runtime import interrupts, rerun, savepoints, state_layout
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
 from kindling.runtime.job_listeners import JobListener, process_listeners
 from kindling.runtime.progress import END_OF_TIME, END_OF_TIME_THRESHOLD
+from kindling.runtime.scratch import retire
 from kindling.runtime.session import get_or_create_session
 
 DEFAULT_JOB_NAME = "kindling-job"
@@ -553,7 +554,7 @@ class StreamEnvironment:
                 client.cancel()
                 raise TimeoutError(f"execute_and_collect: the job did not finish within {timeout:.0f} s")
         finally:
-            shutil.rmtree(checkpoint, ignore_errors=True)
+            retire(checkpoint)  # later: Spark may still write the last state snapshot there
         rows = [row for batch_id in sorted(batches) for row in batches[batch_id]]
         return rows[:limit] if limit is not None else rows
 

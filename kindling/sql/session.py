@@ -38,6 +38,7 @@ from kindling.row_layout import LATE_WATERMARK_COLUMN
 from kindling.runtime import rerun
 from kindling.runtime.batch_job import BatchJob
 from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
+from kindling.runtime.scratch import retire
 from kindling.sql import ddl, pushdown
 from kindling.sql.aggregate_functions import UserDefinedAggregateFunction
 from kindling.sql.aggregates import with_flink_aggregate_types
@@ -452,7 +453,7 @@ class SqlSession:
         self.jobs.append(client)
         types = [planned.df.schema[c].dataType if c in planned.df.columns else None for c in planned.columns]
         return TableResult(planned.columns, job_client=client, collector=collector, upsert_key=planned.upsert_key,
-                           cleanup=lambda: shutil.rmtree(checkpoint, ignore_errors=True), column_types=types)
+                           cleanup=lambda: retire(checkpoint), column_types=types)
 
     def _collect_batch(self, planned: PlannedQuery) -> TableResult:
         """A SELECT in batch mode: one Spark batch job whose rows are the final result, in the query's order."""
