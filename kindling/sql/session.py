@@ -91,7 +91,7 @@ from kindling.sql.temporal_join import CONSTRUCT as TEMPORAL_JOIN
 from kindling.sql.temporal_join import TIME as TEMPORAL_TIME
 from kindling.sql.temporal_join import check_versioned, temporal_join_frame, versioned
 from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
-from kindling.sql.tokens import Token, function_calls, significant, split_alias, split_top_level, tokenize
+from kindling.sql.tokens import Token, function_calls, render, significant, split_alias, split_top_level, tokenize, with_depth
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
 from kindling.sql.types import flink_type_name
 
@@ -625,6 +625,12 @@ class SqlSession:
             python_aggregation = self._python_aggregation(text, line)
             if python_aggregation is not None:
                 return self._batch_python_aggregation_frame(python_aggregation, construct, registered, stack)
+            ordered = _order_and_limit(text, line)
+            if ordered is not None and self._python_aggregation(ordered[0], line) is not None:
+                # ORDER BY / LIMIT over an aggregation calling pandas functions: Spark sorts the aggregated rows
+                aggregated, flags = self._frame(ordered[0], line, construct, registered, stack)
+                view = self._operator_view(lambda: aggregated, line, construct, "aggregated")
+                return self._spark_frame(f"SELECT * FROM {view} {ordered[1]}", line, construct, registered, stack)[0], flags
             return self._spark_frame(text, line, construct, registered, stack)
         set_operation = find_set_operation(text, line, distinct_unions=True)
         if set_operation is not None:
@@ -1588,6 +1594,16 @@ def _micros(duration: Optional[str], line: int) -> int:
 
 # --- textual helpers for the outermost SELECT -------------------------------------------------
 _CLAUSE_END = ("HAVING", "ORDER", "LIMIT", "WINDOW", "UNION", "EXCEPT", "INTERSECT", "QUALIFY")
+
+
+def _order_and_limit(text: str, line: int) -> Optional[tuple[str, str]]:
+    """A query split before its outermost ORDER BY (or LIMIT): (the query without them, ``ORDER BY .. LIMIT ..``);
+    None without either."""
+    tokens = tokenize(text, line)
+    at = [i for i, (token, depth) in enumerate(with_depth(tokens)) if depth == 0 and token.is_word("ORDER", "LIMIT")]
+    if not at:
+        return None
+    return render(tokens[:at[0]]).strip(), render(tokens[at[0]:]).strip()
 
 
 def _outer_tokens(text: str) -> list[tuple[Token, int]]:

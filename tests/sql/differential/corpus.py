@@ -581,6 +581,8 @@ _PYTHON_AGGREGATE_QUERIES = [
     _batch("udaf-pandas-group", PANDAS_UDAF, "SELECT customer, mean_udaf(price) AS m, weighted_mean(amount, order_id) AS wm "
            "FROM orders GROUP BY customer"),
     _batch("udaf-pandas-global", PANDAS_UDAF, "SELECT mean_udaf(price) AS m FROM orders"),
+    _batch("udaf-pandas-order-limit", PANDAS_UDAF, "SELECT item, mean_udaf(amount) AS m FROM orders GROUP BY item "
+           "ORDER BY m DESC, item LIMIT 3"),
     _batch("udaf-pandas-global-empty", PANDAS_UDAF, "SELECT mean_udaf(price) AS m FROM orders WHERE amount > 100"),
     _batch("udaf-pandas-having", PANDAS_UDAF, "SELECT item, mean_udaf(amount) AS m FROM orders GROUP BY item "
            "HAVING mean_udaf(amount) > 5"),
