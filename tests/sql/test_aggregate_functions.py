@@ -6,6 +6,8 @@ tests/sql/differential (udaf-*, batch-udaf-*)."""
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,24 +18,8 @@ from kindling.sql.aggregate_functions import AggregateFunction, udaf, udtaf
 from kindling.sql.group_aggregate import find_group_aggregation
 from kindling.sql.group_window import group_window_as_tvf
 
-
-class WeightedAvg(AggregateFunction):
-    def create_accumulator(self) -> Any:
-        return [0, 0]
-
-    def get_value(self, accumulator: Any) -> Any:
-        return None if accumulator[1] == 0 else accumulator[0] // accumulator[1]
-
-    def accumulate(self, accumulator: Any, value: Any, weight: Any) -> None:
-        accumulator[0] += value * weight
-        accumulator[1] += weight
-
-    def retract(self, accumulator: Any, value: Any, weight: Any) -> None:
-        accumulator[0] -= value * weight
-        accumulator[1] -= weight
-
-    def get_result_type(self) -> Any:
-        return "BIGINT"
+sys.path.insert(0, str(Path(__file__).resolve().parent / "differential"))
+from python_functions import WeightedAvg  # noqa: E402  (the corpus's: sum(v * w) // sum(w), nulls skipped)
 
 
 class Total(AggregateFunction):

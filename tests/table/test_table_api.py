@@ -48,16 +48,21 @@ def test_relational_operations(t_env):
     assert _rows(orders.where(col("id") == 4).select(shout(col("fruit")))) == [("FIG!",)]
 
 
-def test_group_windows_give_the_sql_group_window_result(t_env, tmp_path):
-    data = tmp_path / "orders"
+def _timed_orders(t_env, tmp_path, name: str):
+    """ORDERS as a CSV table with event time ``ts`` (watermark 1 s behind)."""
+    data = tmp_path / name
     data.mkdir()
     (data / "part-0.csv").write_text("".join(f"{i},{f},{a},{ts}\n" for i, f, a, ts in ORDERS))
-    t_env.create_temporary_table("orders", TableDescriptor.for_connector("filesystem")
+    t_env.create_temporary_table(name, TableDescriptor.for_connector("filesystem")
                                  .schema(Schema.new_builder().column("id", DataTypes.BIGINT()).column("fruit", DataTypes.STRING())
                                          .column("amount", DataTypes.INT()).column("ts", DataTypes.TIMESTAMP(3))
                                          .watermark("ts", "ts - INTERVAL '1' SECOND").build())
                                  .option("path", str(data)).format("csv").build())
-    orders = t_env.from_path("orders")
+    return t_env.from_path(name)
+
+
+def test_group_windows_give_the_sql_group_window_result(t_env, tmp_path):
+    orders = _timed_orders(t_env, tmp_path, "orders")
     tumbled = (orders.window(Tumble.over(lit(5).seconds).on(col("ts")).alias("w")).group_by(col("fruit"), col("w"))
                .select(col("fruit"), col("amount").sum.alias("total"), col("w").start.alias("s"), col("w").end.alias("e")))
     sql = t_env.sql_query("SELECT fruit, SUM(amount) AS total, TUMBLE_START(ts, INTERVAL '5' SECOND) AS s, "
@@ -224,15 +229,7 @@ def test_aggregate_functions_in_group_by_group_windows_and_batch(t_env, env, tmp
     t_env.create_temporary_system_function("weighted_avg", weighted_avg)  # the same function by name in SQL
     assert _rows(t_env.sql_query(f"SELECT fruit, weighted_avg(amount, id) FROM {orders} GROUP BY fruit")) == _rows(grouped)
 
-    data = tmp_path / "orders"
-    data.mkdir()
-    (data / "part-0.csv").write_text("".join(f"{i},{f},{a},{ts}\n" for i, f, a, ts in ORDERS))
-    t_env.create_temporary_table("timed", TableDescriptor.for_connector("filesystem")
-                                 .schema(Schema.new_builder().column("id", DataTypes.BIGINT()).column("fruit", DataTypes.STRING())
-                                         .column("amount", DataTypes.INT()).column("ts", DataTypes.TIMESTAMP(3))
-                                         .watermark("ts", "ts - INTERVAL '1' SECOND").build())
-                                 .option("path", str(data)).format("csv").build())
-    windowed = (t_env.from_path("timed").window(Tumble.over(lit(5).seconds).on(col("ts")).alias("w")).group_by(col("w"))
+    windowed = (_timed_orders(t_env, tmp_path, "timed").window(Tumble.over(lit(5).seconds).on(col("ts")).alias("w")).group_by(col("w"))
                 .select(col("w").end.alias("e"), mean(col("amount")).alias("m")))
     assert [m for _, m in _rows(windowed)] == [10 / 3, 4.0, 1.0]  # [0 s, 5 s): 3, 5, 2; [5 s, 10 s): 4; [10 s, 15 s): 1
 
