@@ -18,6 +18,11 @@ all retracted is ``-D``, and a retraction for a key with no state is ignored. Th
 GROUP BY is planned the same way (over its append-only input), so its changelog carries the
 ``-U`` rows the outer aggregation needs. Results are emitted once per key per micro-batch (Flink's
 mini-batch), which leaves the same final rows as Flink's per-record updates.
+
+Python aggregate functions (``udaf``, :mod:`kindling.sql.aggregate_functions`) are accumulators of the same
+operator, which is why any GROUP BY calling one runs here; a window aggregation calling one keys the rows by
+their window as well and emits each window's result once, on an event-time timer at its end (late rows dropped,
+as by Flink's window operator). In batch mode :func:`batch_aggregate_frame` runs pandas ones per Spark group.
 """
 
 from __future__ import annotations
@@ -100,10 +105,12 @@ class GroupAggregation:
         return [c for c in self.calls if c.user is not None]
 
     def check_python_aggregates(self, mode: str) -> None:
-        """Refuse, with Flink's messages, the Python aggregate functions Flink does not run in ``mode``: "unbounded" (a
-        streaming GROUP BY), "updating" (one over an updating input: with retract) and "window" (a window TVF
-        aggregation) run general ones, "group window" (a legacy GROUP BY
-        TUMBLE/HOP) pandas or general ones, "batch" pandas ones, none of them besides a built-in aggregate."""
+        """Refuse, with Flink's messages, the Python aggregate functions Flink does not run in ``mode``.
+
+        "unbounded" (a streaming GROUP BY), "updating" (one over an updating input: only functions with retract) and
+        "window" (a window TVF aggregation) run general ones; "group window" (a legacy GROUP BY TUMBLE/HOP) general or
+        pandas ones; "batch" pandas ones. Never pandas and general ones together, nor pandas ones with a built-in
+        aggregate."""
         users = self.user_calls
         if not users:
             return
