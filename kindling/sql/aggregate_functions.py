@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Optional, Sequence, Union
 
-from pyspark.sql.types import DataType
+from pyspark.sql.types import ByteType, DataType, DoubleType, FloatType, IntegerType, LongType, ShortType, StructType
 
 from kindling.common.row import Row
 from kindling.sql.types import parse_type
@@ -196,7 +196,7 @@ class UserDefinedAggregateFunction:
     def value(self, accumulator: Any, argument_types: Sequence[DataType]) -> Any:
         """The group's result: ``get_value``, or the pandas function over one Series per argument."""
         if self.instance is not None:
-            return _plain(self.instance.get_value(accumulator))
+            return _as_type(_plain(self.instance.get_value(accumulator)), self.spark_type)
         import pyarrow as pa
         from pyspark.sql.types import StructField, StructType
 
@@ -209,7 +209,7 @@ class UserDefinedAggregateFunction:
 
     def value_of_series(self, series: Sequence[Any]) -> Any:
         """A pandas function's result over its arguments' pandas Series (a group's values)."""
-        return _plain(self.func(*series))
+        return _as_type(_plain(self.func(*series)), self.spark_type)
 
     def evaluate(self, rows: Sequence[tuple], argument_types: Sequence[DataType]) -> Any:
         """The result over ``rows`` (each a tuple of the call's arguments): one group's aggregation, in order."""
@@ -250,6 +250,20 @@ class _RowInput(AggregateFunction):
 
     def get_value(self, accumulator: Any) -> Any:
         return self.inner.get_value(accumulator)
+
+
+def _as_type(value: Any, data_type: DataType) -> Any:
+    """A result as its declared type takes it, as PyFlink's coders do: a float for an integer type truncated toward
+    zero (``27 / 6`` for a BIGINT is 4), an int for a FLOAT/DOUBLE as a float; a ROW's fields each as its type."""
+    if value is None:
+        return None
+    if isinstance(data_type, StructType) and isinstance(value, tuple):
+        return tuple(_as_type(v, f.dataType) for v, f in zip(value, data_type.fields))
+    if isinstance(data_type, (ByteType, ShortType, IntegerType, LongType)) and isinstance(value, float):
+        return int(value)
+    if isinstance(data_type, (FloatType, DoubleType)) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def _plain(value: Any) -> Any:

@@ -46,6 +46,12 @@ def test_udaf_is_declared_as_in_pyflink_and_evaluates_a_groups_rows():
     weighted = udaf(WeightedAvg())
     assert weighted.spark_type == T.LongType() and weighted.name == "WeightedAvg"  # the type from get_result_type()
     assert weighted.evaluate([(1, 2), (4, 1), (7, 3)], [T.LongType(), T.LongType()]) == 4
+
+    class Ratio(WeightedAvg):  # PyFlink's documented WeightedAvg: true division for a BIGINT result
+        def get_value(self, accumulator: Any) -> Any:
+            return accumulator[0] / accumulator[1] if accumulator[1] else None
+
+    assert udaf(Ratio()).evaluate([(1, 2), (4, 1), (7, 3)], [T.LongType(), T.LongType()]) == 4  # 27 / 6 truncated, as PyFlink
     mean = udaf(_mean, result_type="DOUBLE", func_type="pandas")
     assert mean.evaluate([(1.0,), (None,), (4.0,)], [T.DoubleType()]) == 2.5  # a pandas Series: the null is NaN, skipped
     assert mean.evaluate([], [T.DoubleType()]) is None  # the mean of no values (NaN) is null
