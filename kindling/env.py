@@ -556,7 +556,12 @@ class StreamEnvironment:
         finally:
             retire(checkpoint)  # later: Spark may still write the last state snapshot there
         rows = [row for batch_id in sorted(batches) for row in batches[batch_id]]
-        return rows[:limit] if limit is not None else rows
+        rows = rows[:limit] if limit is not None else rows
+        if stream._type_info is None:
+            return rows  # kindling's own streams: Spark Rows of their fields
+        # a PyFlink-typed stream's records, as PyFlink gives them back (a str, a tuple, a Row of its kind, ...)
+        decoder = records.codec(out.schema, stream._type_info)
+        return [decoder.decode([row[name] for name in decoder.names]) for row in rows]
 
 
 # PyFlink's name for the same thing.

@@ -201,11 +201,7 @@ class JobClient:
                 query = self._queries[plan.uid]
                 if query.isActive:
                     if plan.bounded and bounded_input_done(query.lastProgress, plan.event_time):
-                        from kindling.runtime.savepoints import stop_between_batches
-
-                        # between two micro-batches: a follow-up batch still running would be interrupted, and Spark
-                        # would log its sink's interrupted call as a query failure after the complete results
-                        stop_between_batches(query)
+                        query.stop()
                         if plan.on_finished is not None:
                             try:
                                 plan.on_finished()

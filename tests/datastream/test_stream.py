@@ -186,3 +186,14 @@ def test_without_restarts_the_same_failure_fails_the_job(env, tmp_path):
     with pytest.raises(JobFailedError) as err:
         stream.key_by("page").window(TumblingEventTimeWindows.of("15 s")).count().execute_and_collect()
     assert "RuntimeError: a permanent failure" in str(err.value)
+
+
+def test_execute_and_collect_gives_pyflink_typed_records_as_pyflink_does(env):
+    from kindling.common import Row, Types
+
+    words = env.from_collection(["to", "be"], type_info=Types.STRING())
+    assert sorted(words.map(str.upper, output_type=Types.STRING()).execute_and_collect()) == ["BE", "TO"]
+    pairs = words.map(lambda w: (w, len(w)), output_type=Types.TUPLE([Types.STRING(), Types.INT()])).execute_and_collect()
+    assert sorted(pairs) == [("be", 2), ("to", 2)] and all(type(p) is tuple for p in pairs)
+    named = words.map(lambda w: Row(word=w), output_type=Types.ROW_NAMED(["word"], [Types.STRING()])).execute_and_collect()
+    assert sorted(r.word for r in named) == ["be", "to"] and all(isinstance(r, Row) for r in named)

@@ -249,7 +249,7 @@ def test_to_changelog_stream_gives_rows_of_each_change_kind(t_env, env):
     assert [tuple(r) for r in changes.execute_and_collect()] == [("+I", "a", 1), ("+I", "b", 2), ("-U", "a", 1), ("+U", "a", 4)]
     inserts = t_env.to_changelog_stream(t_env.from_path("sales").where(col("v") > 1))
     kinds = inserts.map(lambda row: str(row.get_row_kind()) + row.k, output_type=Types.STRING()).execute_and_collect()
-    assert sorted(r[0] for r in kinds) == ["+Ia", "+Ib"]
+    assert sorted(kinds) == ["+Ia", "+Ib"]  # a STRING stream's records are strings, as PyFlink collects them
     assert RowKind.from_short_string("-D") is RowKind.DELETE and Row.of_kind(RowKind.DELETE, 1).get_row_kind() is RowKind.DELETE
 
 
