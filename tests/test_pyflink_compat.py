@@ -41,12 +41,12 @@ def test_unsupported_names_fail_at_use_with_advice():
     result = _run("""
         import kindling.pyflink_compat
         from pyflink.table import StreamTableEnvironment, TableDescriptor
-        from pyflink.table.udf import udaf
+        from pyflink.table.udf import TableFunction
         print("imported")
-        udaf(None)
+        TableFunction()
     """)
     assert "imported" in result.stdout
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("NotImplementedError: pyflink.table.udf.udaf is a PyFlink API that kindling does not support")
+    assert last.startswith("NotImplementedError: pyflink.table.udf.TableFunction is a PyFlink API that kindling does not support")
     assert "execute_sql" in last
