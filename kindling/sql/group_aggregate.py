@@ -657,11 +657,11 @@ def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation:
 
 
 def batch_aggregate_frame(projected: DataFrame, aggregation: GroupAggregation) -> DataFrame:
-    """A bounded input's aggregation calling pandas aggregate functions: keys and results, one row per group.
+    """A bounded input's aggregation of pandas aggregate functions: keys and results, one row per group.
 
-    Spark groups the projected rows (keys, arguments); each group reaches Python as one Arrow table, a pandas
-    function gets its arguments as pandas Series straight from the Arrow columns, and a built-in aggregate of the
-    same query is accumulated as the streaming aggregation does.
+    Spark groups the projected rows (keys, arguments); each group reaches Python as one Arrow table and each function
+    gets its arguments as pandas Series straight from the Arrow columns. Every call is a pandas one: Flink's batch
+    mode refuses general Python aggregates and a mix with built-ins (``check_python_aggregates``).
     """
     import pyarrow as pa
 
@@ -670,8 +670,7 @@ def batch_aggregate_frame(projected: DataFrame, aggregation: GroupAggregation) -
     fields = {f.name: f for f in projected.schema.fields}
     calls = aggregation.calls
     names = [f"{ARGUMENT_PREFIX}{n}" for n in range(len(calls))]
-    arguments = [fields[name].dataType for name in names]
-    types = [result_type(call, argument) for call, argument in zip(calls, arguments)]
+    types = [result_type(call, fields[name].dataType) for call, name in zip(calls, names)]
     key_fields = [StructField(name, fields[name].dataType, True) for name in aggregation.key_names]
     output = StructType(key_fields + [StructField(f"{RESULT_PREFIX}{n}", t, True) for n, t in enumerate(types)])
     schema = arrow_schema(output)
@@ -679,17 +678,10 @@ def batch_aggregate_frame(projected: DataFrame, aggregation: GroupAggregation) -
 
     def group(table: pa.Table) -> pa.Table:
         results = []
-        for call, name, argument, output_type in zip(calls, names, arguments, types):
+        for call, name in zip(calls, names):
             column = table.column(name)
-            if call.user is not None and call.user.func_type == "pandas":
-                parts = column.combine_chunks().flatten() if call.width > 1 else [column]
-                results.append(call.user.value_of_series([part.to_pandas() for part in parts]))
-                continue
-            accumulator = empty(call)
-            for value in column.to_pylist():
-                accumulator = update(call, accumulator, value, 1)
-            distinct = call.distinct and call.function in ("COUNT", "SUM", "AVG")
-            results.append(finisher(call, output_type, argument)(list(accumulator) if distinct else accumulator))
+            parts = column.combine_chunks().flatten() if call.width > 1 else [column]
+            results.append(call.user.value_of_series([part.to_pandas() for part in parts]))
         row = [table.column(k)[0].as_py() for k in aggregation.key_names] + results
         return pa.Table.from_pylist([dict(zip(output.fieldNames(), row))], schema=schema)
 

@@ -625,7 +625,7 @@ class SqlSession:
             python_aggregation = self._python_aggregation(text, line)
             if python_aggregation is not None:
                 return self._batch_python_aggregation_frame(python_aggregation, construct, registered, stack)
-            ordered = _order_and_limit(text, line)
+            ordered = _order_and_limit(text, line) if self._user_aggregates() else None
             if ordered is not None and self._python_aggregation(ordered[0], line) is not None:
                 # ORDER BY / LIMIT over an aggregation calling pandas functions: Spark sorts the aggregated rows
                 aggregated, flags = self._frame(ordered[0], line, construct, registered, stack)
@@ -676,14 +676,15 @@ class SqlSession:
             framed = self._grouping_sets_frame(grouping_sets, construct, registered, stack)
             if framed is not None:
                 return framed
-        group_window = group_window_as_tvf(text, line, self._user_aggregates())
+        users = self._user_aggregates()
+        group_window = group_window_as_tvf(text, line, users)
         if group_window is not None:  # a group window calling Python aggregate functions: the window TVF's aggregation
-            window = find_group_aggregation(group_window, line, window=True, user_aggregates=self._user_aggregates())
+            window = find_group_aggregation(group_window, line, window=True, user_aggregates=users)
             framed = self._window_aggregation_frame(window, construct, registered, stack, group_window=True) if window else None
             if framed is not None:
                 return framed
-        aggregation = find_group_aggregation(text, line, user_aggregates=self._user_aggregates())
-        window = find_group_aggregation(text, line, window=True, user_aggregates=self._user_aggregates()) if aggregation is None else None
+        aggregation = find_group_aggregation(text, line, user_aggregates=users)
+        window = find_group_aggregation(text, line, window=True, user_aggregates=users) if aggregation is None else None
         if window is not None:
             framed = self._window_aggregation_frame(window, construct, registered, stack)
             if framed is not None:
@@ -1197,8 +1198,8 @@ class SqlSession:
     def _batch_python_aggregation_frame(self, aggregation: GroupAggregation, construct: str,
                                         registered: dict[str, tuple[bool, bool]],
                                         stack: tuple[str, ...]) -> tuple[DataFrame, tuple[bool, bool]]:
-        """A batch aggregation calling pandas aggregate functions: Spark groups the projected rows, each group's
-        calls run in one Arrow batch (built-in aggregates of the same query included), then the SELECT list."""
+        """A batch aggregation of pandas aggregate functions: Spark groups the projected rows, each group's calls run
+        over its Arrow columns, then the SELECT list."""
         aggregation.check_supported()
         aggregation.check_python_aggregates("batch")
         projected, flags = self._frame(aggregation.projection_text(None), aggregation.line, construct, registered, stack)
