@@ -5,6 +5,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence
 
+_SHORT_STRINGS = ("+I", "-U", "+U", "-D")  # by RowKind value
+
 
 class RowKind(Enum):
     """The change a row stands for in a changelog: insert, update before/after, delete."""
@@ -15,7 +17,7 @@ class RowKind(Enum):
     DELETE = 3
 
     def short_string(self) -> str:
-        return ("+I", "-U", "+U", "-D")[self.value]
+        return _SHORT_STRINGS[self.value]
 
     def __str__(self) -> str:
         return self.short_string()
@@ -23,7 +25,7 @@ class RowKind(Enum):
     @staticmethod
     def from_short_string(text: str) -> "RowKind":
         """The kind ``short_string`` wrote (``'-U'`` is UPDATE_BEFORE)."""
-        return {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}[text]
+        return RowKind(_SHORT_STRINGS.index(text))
 
 
 def _create_row(fields: Optional[Sequence[str]], values: Sequence[Any], row_kind: Optional[RowKind] = None) -> "Row":
