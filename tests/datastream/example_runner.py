@@ -11,6 +11,7 @@ output, which is this process's, and every line is written before the program's 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import subprocess
@@ -27,8 +28,14 @@ def main(arguments: list[str]) -> int:
     from kindling.runtime.job_listeners import ImposedSettings, register_process_listener
 
     register_process_listener(ImposedSettings({"restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3"}))
+    root = logging.getLogger()
     for program, workdir in zip(arguments[::2], arguments[1::2]):
         os.chdir(workdir)
+        # As in a fresh interpreter: a program's logging.basicConfig(stream=sys.stdout) (the wheel's examples call it)
+        # would otherwise send the next programs' log lines into their printed output.
+        for handler in root.handlers[:]:
+            root.removeHandler(handler)
+        root.setLevel(logging.WARNING)
         try:
             status = run_program(program)
         except Exception as exc:  # a program's own error: its status, as the interpreter would end it
