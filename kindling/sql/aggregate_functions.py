@@ -25,15 +25,18 @@ one value; as in Flink it runs in window aggregations and in batch, not in an un
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
-from pyspark.sql.types import ByteType, DataType, DoubleType, FloatType, IntegerType, LongType, ShortType, StructType
+from pyspark.sql.types import ByteType, DataType, DoubleType, FloatType, IntegerType, LongType, ShortType, StructField, StructType
 
 from kindling.common.row import Row
 from kindling.sql.types import parse_type
 
 FUNC_TYPES = ("general", "pandas")
 PANDAS_IN_STREAMING = "Pandas UDAFs are not supported in streaming mode currently."
+# The column a Table API flat_aggregate names its table aggregate call's rows (a ROW per emitted row): the one place a
+# table aggregate function may be called, as Flink's SQL has no syntax for one.
+FLAT_AGGREGATE_RESULT = "_kindling_flat_aggregate"
 
 
 class AggregateFunction:
@@ -75,7 +78,11 @@ class AggregateFunction:
 
 
 class TableAggregateFunction(AggregateFunction):
-    """PyFlink's table aggregate function (``udtaf``): kindling does not run it; ``udtaf`` says so."""
+    """A table aggregate function (PyFlink's ``TableAggregateFunction``, for ``udtaf``): many rows to zero, one or
+    more rows per group, which ``emit_value`` yields; ``Table.flat_aggregate`` calls it."""
+
+    def emit_value(self, accumulator: Any) -> Iterable[Any]:
+        raise NotImplementedError(f"{type(self).__name__} must implement emit_value(accumulator)")
 
 
 def _spark_type(data_type: Union[str, DataType]) -> DataType:
@@ -88,6 +95,8 @@ class UserDefinedAggregateFunction:
     Called with Table API expressions it makes an expression that calls it (``weighted_avg(col('v'), col('w'))``);
     registered with ``create_temporary_function`` (or ``create_temporary_system_function``) SQL calls it by name."""
 
+    table_aggregate = False
+
     def __init__(self, func: Any, result_type: Union[str, DataType, None], accumulator_type: Any = None, func_type: str = "general",
                  name: Optional[str] = None, deterministic: Optional[bool] = None) -> None:
         if func_type not in FUNC_TYPES:
@@ -96,6 +105,12 @@ class UserDefinedAggregateFunction:
             raise TypeError(f"Invalid function: not a function or callable (__call__ is not defined): {func} "
                             f"(pass an instance: udaf({func.__name__}()))")
         self.instance: Optional[AggregateFunction] = func if isinstance(func, AggregateFunction) else None
+        inner = func.inner if isinstance(func, _RowInput) else func
+        if self.table_aggregate and not isinstance(inner, TableAggregateFunction):
+            raise TypeError(f"udtaf takes a TableAggregateFunction instance, got {type(inner).__name__}")
+        if not self.table_aggregate and isinstance(inner, TableAggregateFunction):
+            raise TypeError(f"{type(inner).__name__} is a TableAggregateFunction: declare it with udtaf and call it in "
+                            "Table.flat_aggregate")
         if func_type == "general" and self.instance is None:
             raise TypeError(f"a general udaf takes an AggregateFunction instance, got {type(func).__name__}; "
                             "a function over pandas Series is udaf(f, result_type=..., func_type='pandas')")
@@ -159,8 +174,7 @@ class UserDefinedAggregateFunction:
             taking: Any = on_frame
         else:
             taking = _RowInput(self.instance, fields)
-        function = UserDefinedAggregateFunction(taking, self.result_type, self.accumulator_type, self.func_type, self.name,
-                                                self.deterministic)
+        function = type(self)(taking, self.result_type, self.accumulator_type, self.func_type, self.name, self.deterministic)
         function.alias_names = getattr(self, "alias_names", None)
         return function
 
@@ -219,6 +233,30 @@ class UserDefinedAggregateFunction:
         return self.value(accumulator, argument_types)
 
 
+class UserDefinedTableAggregateFunction(UserDefinedAggregateFunction):
+    """A Python table aggregate function with the SQL type of the rows it emits (what ``udtaf`` returns).
+
+    Its value for a group is the list of rows ``emit_value`` yields, each a tuple of the ROW result's fields (an
+    atomic result type is one field, ``f0``): ``Table.flat_aggregate`` gives one output row per emitted row, and
+    retracts the group's previous rows (``-D``) before it emits the new ones (``+I``), as Flink's table aggregation."""
+
+    table_aggregate = True
+
+    def __init__(self, func: Any, result_type: Union[str, DataType, None], accumulator_type: Any = None, func_type: str = "general",
+                 name: Optional[str] = None, deterministic: Optional[bool] = None) -> None:
+        super().__init__(func, result_type, accumulator_type, func_type, name, deterministic)
+        emitted = self.spark_type
+        self.atomic = not isinstance(emitted, StructType)
+        self.spark_type = StructType([StructField("f0", emitted, True)]) if self.atomic else emitted
+
+    def value(self, accumulator: Any, argument_types: Sequence[DataType]) -> Any:
+        """The group's rows: what ``emit_value`` yields, each as a tuple of the row type's fields."""
+        assert self.instance is not None
+        inner = self.instance.inner if isinstance(self.instance, _RowInput) else self.instance
+        emitted = inner.emit_value(accumulator) or ()
+        return [_as_type(_plain(row if not self.atomic else (row,)), self.spark_type) for row in emitted]
+
+
 class _RowInput(AggregateFunction):
     """An aggregate function that takes each input row as one Row of named fields (``aggregate(f)`` uncalled)."""
 
@@ -250,6 +288,9 @@ class _RowInput(AggregateFunction):
 
     def get_value(self, accumulator: Any) -> Any:
         return self.inner.get_value(accumulator)
+
+    def emit_value(self, accumulator: Any) -> Iterable[Any]:
+        return self.inner.emit_value(accumulator)  # type: ignore[attr-defined]
 
 
 def _as_type(value: Any, data_type: DataType) -> Any:
@@ -297,7 +338,18 @@ def udaf(f: Any = None, input_types: Any = None, result_type: Union[str, DataTyp
     return wrap(f)
 
 
-def udtaf(f: Any = None, **kwargs: Any) -> Callable[..., Any]:
-    """PyFlink's table aggregate functions (``flat_aggregate``) are not supported: refused when declared."""
-    raise NotImplementedError("udtaf (a table aggregate function, for Table.flat_aggregate) is not supported by kindling; "
-                              "an AggregateFunction with udaf gives one value per group")
+def udtaf(f: Any = None, input_types: Any = None, result_type: Union[str, DataType, None] = None, accumulator_type: Any = None,
+          deterministic: Optional[bool] = None, name: Optional[str] = None, func_type: str = "general") -> Any:
+    """PyFlink's ``udtaf``: a :class:`TableAggregateFunction` for ``Table.flat_aggregate`` (``udtaf(Top2())``).
+
+    ``input_types`` is accepted for PyFlink compatibility. Only general (row by row) functions exist, as in PyFlink.
+    """
+    if func_type != "general":
+        raise ValueError(f"The func_type must be 'general', got {func_type}.")
+
+    def wrap(func: Any) -> UserDefinedTableAggregateFunction:
+        return UserDefinedTableAggregateFunction(func, result_type, accumulator_type, func_type, name, deterministic)
+
+    if f is None:
+        return wrap
+    return wrap(f)

@@ -42,6 +42,7 @@ from pyspark.sql.types import (
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.datastream.operator import Adapter
 from kindling.sql.accumulators import AggregateCall, empty, finisher, result_type, update
+from kindling.sql.aggregate_functions import FLAT_AGGREGATE_RESULT
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import (
     QUOTED,
@@ -114,6 +115,9 @@ class GroupAggregation:
         users = self.user_calls
         if not users:
             return
+        tables = [c for c in users if c.user.table_aggregate]
+        if tables:
+            self._check_table_aggregate(tables[0], mode)
         pandas = [c for c in users if c.user.func_type == "pandas"]
         general = [c for c in users if c.user.func_type == "general"]
 
@@ -142,6 +146,21 @@ class GroupAggregation:
             raise refuse(pandas[0], "Python UDAF and Java/Scala UDAF cannot be used together.",
                          "the built-in aggregates in a query of their own, joined with this one")
 
+    def _check_table_aggregate(self, call: AggregateCall, mode: str) -> None:
+        """A table aggregate function runs alone in a flat_aggregate of the Table API, over a streaming GROUP BY (or none)."""
+        name = call.user.name
+        flat = [alias for _, alias in self.select].count(FLAT_AGGREGATE_RESULT) == 1 and len(self.calls) == 1 \
+            and len(self.select) == len(self.keys) + 1 and self.having is None
+        if not flat:
+            raise SqlError(f"{call.function}: the table aggregate function {name} is called in SQL; Flink's SQL has no "
+                           "table aggregate functions", line=self.line, construct=f"table aggregate function {call.function}",
+                           hint="call it in the Table API: table.group_by(col('k')).flat_aggregate(f(col('v'))).select(col('*'))")
+        if mode not in ("unbounded", "updating"):
+            where = "in batch mode" if mode == "batch" else "over a window"
+            raise SqlError(f"{call.function}: Python table aggregate functions are not supported {where}", line=self.line,
+                           construct=f"table aggregate function {call.function}",
+                           hint="flat_aggregate over a streaming table, grouped by columns (group_by) or not at all")
+
     def check_supported(self) -> None:
         """Refuse aggregate functions the retracting aggregation does not implement, naming the function and line."""
         if self.unsupported:
@@ -152,6 +171,8 @@ class GroupAggregation:
 
     def upsert_key(self, names: list[str]) -> Optional[list[str]]:
         """The output columns (named ``names``) holding every grouping key; None when a key is not output as it is."""
+        if any(c.user is not None and c.user.table_aggregate for c in self.calls):
+            return None  # a flat_aggregate's rows: none, one or several per key
         output = {expression.strip("`"): name for (expression, _), name in zip(self.select, names)}
         if not self.key_names or any(k not in output for k in self.key_names):
             return None
@@ -274,6 +295,9 @@ def find_group_aggregation(text: str, line: int, window: bool = False,
     calls: list[AggregateCall] = []
     rewritten = [(_over_results(expression, keys, key_names, calls, line, users), alias) for expression, alias in select]
     having_text = _over_results(render(having), keys, key_names, calls, line, users) if having is not None else None
+    if window:  # a window's time attribute is one millisecond before its end (the operator keeps start and end)
+        end = next(n for n in key_names if n.lower() == "window_end")
+        rewritten = [(_window_time_replaced(expression, end), alias) for expression, alias in rewritten]
     query, name, alias = parts.source
     outside_from = parts.select_tokens + (having or [])
     unsupported = [(t.upper, t.line) for i, t in enumerate(outside_from) if t.kind == WORD and t.upper in OTHER_AGGREGATES
@@ -458,6 +482,12 @@ def _over_results(text: str, keys: list[str], key_names: list[str], calls: list[
     return "".join(out)
 
 
+def _window_time_replaced(text: str, end: str) -> str:
+    """``text`` with each ``window_time`` read as the window's end minus 1 ms, its value in Flink."""
+    return "".join(f"(`{end}` - INTERVAL '0.001' SECOND)" if t.kind == WORD and t.upper == "WINDOW_TIME" else t.text
+                   for t in tokenize(text))
+
+
 def _keys_replaced(tokens: list[Token], keys: list[str], key_names: list[str]) -> str:
     """Each grouping expression replaced by its key column; qualifiers dropped, the operator's columns have unique names."""
     tokens = _unqualified(tokens, key_names)
@@ -528,7 +558,9 @@ class GroupAggregateFunction(Adapter):
     """Per grouping key: the row count, one accumulator per aggregate call, and the result last emitted.
 
     The key's rows of a micro-batch are applied in arrival order, then its result is compared with the one last
-    emitted (Flink's mini-batch ``GroupAggFunction``)."""
+    emitted (Flink's mini-batch ``GroupAggFunction``). A table aggregate function (the one call of a flat_aggregate)
+    gives a list of rows: the key's previous rows are retracted (``-D``) and its new ones inserted (``+I``) whenever
+    the key receives rows, as Flink's ``GroupTableAggFunction`` does per bundle."""
 
     tuple_values = True
 
@@ -545,6 +577,7 @@ class GroupAggregateFunction(Adapter):
         self.window_end_at = window_end_at
         self.event_time = event_time
         self.global_key = global_key  # a global aggregation: the constant grouping key is no output column
+        self.table_aggregate = any(c.user is not None and c.user.table_aggregate for c in calls)
 
     def open(self, runner: Any, runtime_context: Any) -> None:
         from kindling.datastream.state import ValueStateDescriptor, state_handle
@@ -599,6 +632,8 @@ class GroupAggregateFunction(Adapter):
                 self._timers.register_processing_time_timer(int(end.timestamp() * 1000) if hasattr(end, "timestamp") else int(end) // 1000)
             self._state.update((count, accumulators, None))
             return []
+        if self.table_aggregate:
+            return self._emit_rows(keys, count, accumulators, emitted)
         if count <= 0:
             self._state.clear()
             return [keys + tuple(emitted) + ("-D",)] if emitted is not None else []
@@ -609,6 +644,16 @@ class GroupAggregateFunction(Adapter):
         if results != tuple(emitted):
             return [keys + tuple(emitted) + ("-U",), keys + results + ("+U",)]
         return []
+
+    def _emit_rows(self, keys: tuple, count: int, accumulators: list[Any], emitted: Optional[list]) -> list:
+        """A table aggregation's changes for a key that received rows: its previous rows retracted, its new ones."""
+        changes = [keys + (row, "-D") for row in emitted or ()]
+        if count <= 0:
+            self._state.clear()
+            return changes
+        rows = self._results(accumulators)[0]
+        self._state.update((count, accumulators, rows))
+        return changes + [keys + (row, "+I") for row in rows]
 
     def timer(self, timestamp: int) -> list:
         """A window ended: its result, once, and its state is dropped."""

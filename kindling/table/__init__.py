@@ -10,7 +10,7 @@
 from kindling.sql.result import TableResult
 from kindling.table.descriptors import FormatDescriptor, Schema, TableDescriptor
 from kindling.table.expressions import Expression
-from kindling.table.table import AggregatedTable, GroupedTable, GroupWindowedTable, OverWindowedTable, Table, WindowGroupedTable
+from kindling.table.table import AggregatedTable, FlatAggregateTable, GroupedTable, GroupWindowedTable, OverWindowedTable, Table, WindowGroupedTable
 from kindling.table.table_environment import (
     EnvironmentSettings,
     StatementSet,
@@ -22,7 +22,7 @@ from kindling.table.types import DataType, DataTypes
 from kindling.table.udf import AggregateFunction, ScalarFunction, TableAggregateFunction, udaf, udf, udtf
 
 __all__ = [
-    "AggregateFunction", "AggregatedTable", "ScalarFunction", "TableAggregateFunction", "udaf",
+    "AggregateFunction", "AggregatedTable", "FlatAggregateTable", "ScalarFunction", "TableAggregateFunction", "udaf",
     "DataType", "DataTypes", "EnvironmentSettings", "Expression", "FormatDescriptor", "GroupWindowedTable", "GroupedTable",
     "OverWindowedTable", "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor",
     "TableEnvironment",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, Optional
 
+from kindling.sql.aggregate_functions import FLAT_AGGREGATE_RESULT
 from kindling.table.expressions import WINDOW_PROPERTY, Expression, _quote, col, function_name
 from kindling.table.window import GroupWindow, OverWindow
 
@@ -27,11 +28,13 @@ if TYPE_CHECKING:
     from kindling.sql.result import TableResult
     from kindling.sql.session import PlannedQuery
     from kindling.table.table_environment import TableEnvironment
+    from kindling.table.table_pipeline import TablePipeline
 
 _TABLE_IDS = itertools.count()
 
 
 _RESULT = "_kindling_row_result"  # not internal: the schema of a Table shows it
+_WINDOW_COLUMN = "_kindling_window_"  # a window aggregate's window properties, for the select after it
 
 
 def _row_input_call(table: "Table", func: Any) -> Expression:
@@ -141,6 +144,21 @@ class Table:
         text, functions = _fields(fields, named=True)
         return self._derive(f"SELECT *, {text} FROM {self._name}", functions)
 
+    def add_or_replace_columns(self, *fields: Any) -> "Table":
+        """Columns added as ``add_columns`` does, except that one named as an existing column replaces it in its place
+        (of two added with one name, the last)."""
+        existing = self.get_schema().fieldNames()
+        named: dict[str, str] = {}
+        functions: dict[str, Any] = {}
+        for position, field in enumerate(fields):
+            if not isinstance(field, Expression):
+                raise TypeError(f"add_or_replace_columns takes expressions (col('a') + 1).alias('b'), got {field!r}")
+            functions.update(field.functions)
+            name = field.name or f"_c{position}"
+            named[name] = f"{field.call_sql} AS {_quote(name)}"
+        items = [named.pop(c) if c in named else _quote(c) for c in existing] + list(named.values())
+        return self._derive(f"SELECT {', '.join(items)} FROM {self._name}", functions)
+
     def drop_columns(self, *fields: Any) -> "Table":
         dropped = {f.name if isinstance(f, Expression) else str(f) for f in fields}
         kept = [c for c in self.get_schema().fieldNames() if c not in dropped]
@@ -208,13 +226,18 @@ class Table:
         """PyFlink's row-based global aggregate: an aggregate function whose result is a ROW; close it with ``select``."""
         return AggregatedTable(self, (), func)
 
+    def flat_aggregate(self, func: Any) -> "FlatAggregateTable":
+        """PyFlink's global flat_aggregate: a table aggregate function (``udtaf``) over all rows, whose emitted rows
+        are the result; close it with ``select`` (``t.flat_aggregate(top2(col('v'))).select(col('*'))``)."""
+        return FlatAggregateTable(self, (), func)
+
     def _expanded(self, keys: list[str], alias_names: Optional[list[str]], operation: str, needs: str,
-                  default_name: str = "{}") -> "Table":
-        """This table's ROW column ``_RESULT`` as one column per field (named ``alias_names``, or ``default_name``
-        of the field's name), after the ``keys`` columns."""
+                  default_name: str = "{}", result_column: str = _RESULT) -> "Table":
+        """This table's ROW column ``result_column`` as one column per field (named ``alias_names``, or
+        ``default_name`` of the field's name), after the ``keys`` columns."""
         from pyspark.sql.types import StructType
 
-        result = self.get_schema()[_RESULT].dataType
+        result = self.get_schema()[result_column].dataType
         if not isinstance(result, StructType):
             raise ValueError(f"{operation} takes {needs} (its fields become the table's columns); this one gives "
                              f"{result.simpleString().upper()}")
@@ -222,7 +245,7 @@ class Table:
         names = list(alias_names) if alias_names else [default_name.format(f) for f in fields]
         if len(names) != len(fields):
             raise ValueError(f"{operation}: {len(names)} aliases {names} for a ROW of {len(fields)} fields {fields}")
-        items = keys + [f"`{_RESULT}`.{_quote(f)} AS {_quote(n)}" for f, n in zip(fields, names)]
+        items = keys + [f"`{result_column}`.{_quote(f)} AS {_quote(n)}" for f, n in zip(fields, names)]
         return self._derive(f"SELECT {', '.join(items)} FROM {self._name}")
 
     def flat_map(self, func: Any) -> "Table":
@@ -291,11 +314,22 @@ class Table:
         session = self._t_env._session
         return session._collect(self.planned)
 
-    def execute_insert(self, table_path: str, overwrite: bool = False) -> "TableResult":
-        """Write the table's rows into a catalog table (a job; ``.wait()`` for it to end)."""
-        from kindling.sql.ddl import Insert
+    def execute_insert(self, table_path_or_descriptor: Any, overwrite: bool = False) -> "TableResult":
+        """Write the table's rows into a catalog table, or a table a ``TableDescriptor`` describes (a job; ``.wait()``
+        for it to end)."""
+        return self.insert_into(table_path_or_descriptor, overwrite).execute()
 
-        return self._t_env._session._run_inserts([Insert(table_path, f"SELECT * FROM {self._name}", 1, overwrite=overwrite)], 1)
+    def insert_into(self, table_path_or_descriptor: Any, overwrite: bool = False) -> "TablePipeline":
+        """The pipeline writing this table's rows into a catalog table, or into a table a ``TableDescriptor`` describes
+        (without a schema, it takes this table's columns); run it with ``execute()`` or in a statement set's ``add``."""
+        from kindling.sql.ddl import Insert
+        from kindling.table.table_pipeline import TablePipeline
+
+        target = self._t_env._sink_path(table_path_or_descriptor, self)
+        return TablePipeline(self._t_env, Insert(target, f"SELECT * FROM {self._name}", 1, overwrite=overwrite))
+
+    def print_explain(self, *extra_details: Any) -> None:
+        print(self.explain(*extra_details))
 
     def to_pandas(self) -> Any:
         """The table's final rows as a pandas DataFrame (a bounded table)."""
@@ -321,6 +355,11 @@ class GroupedTable:
         ``select`` (``group_by(col('k')).aggregate(f.alias('cnt', 'sum')).select(col('k'), col('cnt'))``)."""
         return AggregatedTable(self._table, self._keys, func)
 
+    def flat_aggregate(self, func: Any) -> "FlatAggregateTable":
+        """PyFlink's flat_aggregate per group: a table aggregate function (``udtaf``) whose emitted rows follow each
+        group's keys; close it with ``select`` (``group_by(col('k')).flat_aggregate(top2(col('v'))).select(col('*'))``)."""
+        return FlatAggregateTable(self._table, self._keys, func)
+
 
 class AggregatedTable:
     """A table aggregated by a ROW-valued aggregate function (``group_by(...).aggregate(f)``), closed by ``select``."""
@@ -342,6 +381,31 @@ class AggregatedTable:
         return expanded.select(*fields)
 
 
+class FlatAggregateTable:
+    """A table aggregated by a table aggregate function (``flat_aggregate(f)``), closed by ``select``.
+
+    Each group's rows are the keys followed by the fields of each row the function emits; while the group changes,
+    its previous rows are retracted and the new ones emitted, as in Flink."""
+
+    def __init__(self, table: Table, keys: tuple[Any, ...], func: Any) -> None:
+        self._table, self._keys, self._func = table, keys, func
+
+    def select(self, *fields: Any) -> Table:
+        table = self._table
+        call = _row_input_call(table, self._func)
+        if not any(getattr(f, "table_aggregate", False) for f in call.functions.values()):
+            raise TypeError("flat_aggregate takes a table aggregate function (udtaf) or a call of one; "
+                            "an aggregate function (udaf) goes in aggregate")
+        keys, key_functions = _fields(self._keys)
+        group = f" GROUP BY {keys}" if keys else ""
+        inner = table._derive(f"SELECT {keys + ', ' if keys else ''}{call.call_sql or call.sql} AS `{FLAT_AGGREGATE_RESULT}` "
+                              f"FROM {table._name}{group}", key_functions, call.functions)
+        key_names = [f for f in inner.get_schema().fieldNames() if f != FLAT_AGGREGATE_RESULT]
+        expanded = inner._expanded([_quote(k) for k in key_names], call.alias_names, "flat_aggregate",
+                                   "a table aggregate function", result_column=FLAT_AGGREGATE_RESULT)
+        return expanded.select(*fields)
+
+
 class GroupWindowedTable:
     """A table with a group window (``table.window(Tumble...alias('w'))``), to be grouped by the window's alias."""
 
@@ -353,23 +417,65 @@ class GroupWindowedTable:
 
 
 class WindowGroupedTable:
-    """A table grouped by a group window and keys, aggregated by ``select``."""
+    """A table grouped by a group window and keys, aggregated by ``select`` (or a ROW-valued ``aggregate``)."""
 
     def __init__(self, table: Table, window: GroupWindow, keys: tuple[Any, ...]) -> None:
         self._table, self._window, self._keys = table, window, keys
 
-    def select(self, *fields: Any) -> Table:
+    def _group(self) -> tuple[list[bool], str, dict[str, Any]]:
+        """Which keys are the window, and the GROUP BY text (the window as its SQL group function) with its functions."""
         window = self._window
         is_window = [isinstance(k, Expression) and k.name == window.alias_name for k in self._keys]
-        group = [window.group_sql() if w else k for w, k in zip(is_window, self._keys)]
         if not any(is_window):
             raise ValueError(f"group_by of a windowed table must name the window's alias col('{window.alias_name}')")
-        keys, key_functions = _fields(tuple(group))
+        keys, key_functions = _fields(tuple(window.group_sql() if w else k for w, k in zip(is_window, self._keys)))
+        return is_window, keys, key_functions
+
+    def select(self, *fields: Any) -> Table:
+        window = self._window
+        _, keys, key_functions = self._group()
         text, functions = _fields(fields, named=True)
         text = window.resolve(text)
         if WINDOW_PROPERTY.split("{")[0] in text:
             raise ValueError(f"a window property of a window other than '{window.alias_name}' is selected")
         return self._table._derive(f"SELECT {text} FROM {self._table._name} GROUP BY {keys}", key_functions, functions)
+
+    def aggregate(self, func: Any) -> "WindowAggregatedTable":
+        """PyFlink's row-based aggregate per window and keys: an aggregate function whose result is a ROW (a pandas
+        one, as Flink runs Python aggregates in group windows); close it with ``select``, which may name the window's
+        properties (``col('w').start``, ``.end``, ``.rowtime``)."""
+        return WindowAggregatedTable(self, func)
+
+
+class WindowAggregatedTable:
+    """A group window's aggregation by a ROW-valued aggregate function (``window(...).group_by(...).aggregate(f)``)."""
+
+    def __init__(self, grouped: WindowGroupedTable, func: Any) -> None:
+        self._grouped, self._func = grouped, func
+
+    def select(self, *fields: Any) -> Table:
+        grouped, window = self._grouped, self._grouped._window
+        table = grouped._table
+        is_window, keys, key_functions = grouped._group()
+        call = _row_input_call(table, self._func)
+        plain_keys, plain_functions = _fields(tuple(k for w, k in zip(is_window, grouped._keys) if not w))
+        properties = {name: f"{_WINDOW_COLUMN}{name.lower()}" for name in ("START", "END", "ROWTIME")}
+        items = ([plain_keys] if plain_keys else []) + [f"{window.property_sql(name)} AS `{column}`" for name, column in properties.items()]
+        inner = table._derive(f"SELECT {', '.join(items)}, {call.call_sql or call.sql} AS `{_RESULT}` FROM {table._name} "
+                              f"GROUP BY {keys}", key_functions, plain_functions, call.functions)
+        key_names = [f for f in inner.get_schema().fieldNames() if f != _RESULT]
+        expanded = inner._expanded([_quote(k) for k in key_names], call.alias_names, "aggregate",
+                                   "an aggregate function whose result_type is a ROW", default_name="TMP_0${}")
+        if any(isinstance(f, Expression) and f.sql == "*" for f in fields):
+            raise ValueError("Can not use * for window aggregate!")  # Flink's ValidationException
+        unnamed = itertools.count()  # Flink names the unaliased expressions after a window aggregate EXPR$0, EXPR$1, ...
+        fields = tuple(f.alias(f"EXPR${next(unnamed)}") if isinstance(f, Expression) and f.name is None else f for f in fields)
+        text, functions = _fields(fields, named=True)
+        for name, column in properties.items():
+            text = text.replace(WINDOW_PROPERTY.format(alias=window.alias_name, property=name), f"`{column}`")
+        if WINDOW_PROPERTY.split("{")[0] in text:
+            raise ValueError(f"a window property of a window other than '{window.alias_name}' is selected")
+        return expanded._derive(f"SELECT {text} FROM {expanded._name}", functions)
 
 
 class OverWindowedTable:

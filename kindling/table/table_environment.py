@@ -24,8 +24,10 @@ from kindling.table.types import DataType, _quote
 if TYPE_CHECKING:
     from kindling.env import StreamEnvironment
     from kindling.sql.result import TableResult
+    from kindling.table.table_pipeline import TablePipeline
 
 _SOURCE_IDS = itertools.count()
+_ANONYMOUS_IDS = itertools.count(1)
 
 
 class EnvironmentSettings:
@@ -110,10 +112,13 @@ class StatementSet:
             self._inserts.append(parsed)
         return self
 
-    def add_insert(self, target_path: str, table: Table, overwrite: bool = False) -> "StatementSet":
-        from kindling.sql.ddl import Insert
+    def add_insert(self, target_path_or_descriptor: Any, table: Table, overwrite: bool = False) -> "StatementSet":
+        """Add the INSERT of ``table``'s rows into a catalog table or a table a ``TableDescriptor`` describes."""
+        return self.add(table.insert_into(target_path_or_descriptor, overwrite))
 
-        self._inserts.append(Insert(target_path, f"SELECT * FROM {table}", 1, overwrite=overwrite))
+    def add(self, table_pipeline: "TablePipeline") -> "StatementSet":
+        """Add a table pipeline (``table.insert_into(...)``): it runs in this set's job."""
+        self._inserts.append(table_pipeline._insert)
         return self
 
     def explain(self, *extra_details: Any) -> str:
@@ -166,6 +171,24 @@ class TableEnvironment:
     def from_path(self, path: str) -> Table:
         self._session.catalog.get(path, construct="from_path")
         return Table(self, f"SELECT * FROM {_quote(path)}")
+
+    def _sink_path(self, target: Any, table: Table) -> str:
+        """The catalog path of an INSERT's target: the path given, or an anonymous temporary table made from a
+        ``TableDescriptor`` (with ``table``'s columns when the descriptor has no schema)."""
+        if isinstance(target, str):
+            return target
+        if not isinstance(target, TableDescriptor):
+            raise TypeError(f"a sink is a table path or a TableDescriptor, got {type(target).__name__}")
+        if target.get_schema() is None:
+            from kindling.sql.types import flink_type_name
+
+            builder = Schema.new_builder()
+            for field in table.get_schema().fields:
+                builder.column(field.name, flink_type_name(field.dataType))
+            target = TableDescriptor(target.connector, builder.build(), target.options, target.partition_keys, target.comment)
+        path = f"__kindling_anonymous_{target.connector}_{next(_ANONYMOUS_IDS)}"
+        self.create_temporary_table(path, target)
+        return path
 
     def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
         self._session.execute_sql(descriptor.ddl(path, temporary=True))

@@ -1,4 +1,4 @@
-"""``udf``, ``udtf`` and ``udaf``: Python scalar, table and aggregate functions for SQL and the Table API (PyFlink's
+"""``udf``, ``udtf``, ``udaf`` and ``udtaf``: Python scalar, table, aggregate and table aggregate functions for SQL and the Table API (PyFlink's
 ``pyflink.table.udf``).
 
 Called with Table API expressions (``contains_flink(col('data'))``) a function makes an expression
@@ -9,6 +9,7 @@ from kindling.sql.aggregate_functions import (
     AggregateFunction,
     TableAggregateFunction,
     UserDefinedAggregateFunction,
+    UserDefinedTableAggregateFunction,
     udaf,
     udtaf,
 )
@@ -23,4 +24,5 @@ from kindling.sql.functions import (
 )
 
 __all__ = ["AggregateFunction", "AsyncScalarFunction", "FunctionContext", "ScalarFunction", "TableAggregateFunction",
-           "UserDefinedAggregateFunction", "UserDefinedScalarFunction", "UserDefinedTableFunction", "udaf", "udf", "udtaf", "udtf"]
+           "UserDefinedAggregateFunction", "UserDefinedScalarFunction", "UserDefinedTableAggregateFunction",
+           "UserDefinedTableFunction", "udaf", "udf", "udtaf", "udtf"]

@@ -69,8 +69,10 @@ def test_udaf_is_declared_as_in_pyflink_and_evaluates_a_groups_rows():
         udaf(_mean, result_type="DOUBLE")
     with pytest.raises(ValueError, match="Inconsistent deterministic: False and True"):
         udaf(WeightedAvg(), deterministic=False)
-    with pytest.raises(NotImplementedError, match="udtaf"):
-        udtaf(WeightedAvg())
+    with pytest.raises(TypeError, match="udtaf takes a TableAggregateFunction instance, got WeightedAvg"):
+        udtaf(WeightedAvg(), result_type="BIGINT")
+    with pytest.raises(ValueError, match="The func_type must be 'general', got pandas."):
+        udtaf(WeightedAvg(), func_type="pandas")
 
 
 def test_calls_are_found_with_their_arguments_and_group_windows_become_window_tvfs():
