@@ -295,9 +295,6 @@ def find_group_aggregation(text: str, line: int, window: bool = False,
     calls: list[AggregateCall] = []
     rewritten = [(_over_results(expression, keys, key_names, calls, line, users), alias) for expression, alias in select]
     having_text = _over_results(render(having), keys, key_names, calls, line, users) if having is not None else None
-    if window:  # a window's time attribute is one millisecond before its end (the operator keeps start and end)
-        end = next(n for n in key_names if n.lower() == "window_end")
-        rewritten = [(_window_time_replaced(expression, end), alias) for expression, alias in rewritten]
     query, name, alias = parts.source
     outside_from = parts.select_tokens + (having or [])
     unsupported = [(t.upper, t.line) for i, t in enumerate(outside_from) if t.kind == WORD and t.upper in OTHER_AGGREGATES
@@ -480,12 +477,6 @@ def _over_results(text: str, keys: list[str], key_names: list[str], calls: list[
         position = end + 1
     out.append(_keys_replaced(tokens[position:], keys, key_names))
     return "".join(out)
-
-
-def _window_time_replaced(text: str, end: str) -> str:
-    """``text`` with each ``window_time`` read as the window's end minus 1 ms, its value in Flink."""
-    return "".join(f"(`{end}` - INTERVAL '0.001' SECOND)" if t.kind == WORD and t.upper == "WINDOW_TIME" else t.text
-                   for t in tokenize(text))
 
 
 def _keys_replaced(tokens: list[Token], keys: list[str], key_names: list[str]) -> str:

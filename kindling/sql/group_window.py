@@ -56,7 +56,10 @@ def group_window_as_tvf(text: str, line: int, user_aggregates: Mapping[str, Any]
     time_column, sizes = arguments[0], arguments[1:]
     tvf = f"TABLE({kind}(TABLE {name}, DESCRIPTOR({time_column}), {', '.join(sizes)}))" + (f" AS {alias}" if alias else "")
     keys = [render(part).strip() for n, part in enumerate(group) if n != windows[0]] + ["window_start", "window_end"]
-    query = f"SELECT {_properties(parts.select_tokens).strip()} FROM {tvf}"
+    select = _properties(parts.select_tokens).strip()
+    if any(t.kind == WORD and t.upper == "WINDOW_TIME" for t in tokenize(select)):
+        keys.append("window_time")  # the window TVF aggregation selects it only as a grouping key
+    query = f"SELECT {select} FROM {tvf}"
     if parts.where is not None:
         query += f" WHERE {render(parts.where).strip()}"
     query += f" GROUP BY {', '.join(keys)}"

@@ -94,7 +94,7 @@ def test_calls_are_found_with_their_arguments_and_group_windows_become_window_tv
               "AND TUMBLE_END(`ts`, INTERVAL '5' SECOND) > TIMESTAMP '1970-01-01 00:00:00'")
     assert group_window_as_tvf(legacy, 1, users) == (
         "SELECT k, window_start AS s, window_time AS r, mean(v) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(`ts`), INTERVAL '5' SECOND)) "
-        "AS x WHERE v > 0 GROUP BY k, window_start, window_end HAVING mean(v) > 1 AND window_end > TIMESTAMP '1970-01-01 00:00:00'")
+        "AS x WHERE v > 0 GROUP BY k, window_start, window_end, window_time HAVING mean(v) > 1 AND window_end > TIMESTAMP '1970-01-01 00:00:00'")
     hop = ("SELECT HOP_END(ts, INTERVAL '1' SECOND, INTERVAL '3' SECOND) AS e, mean(v) FROM t "
            "GROUP BY HOP(ts, INTERVAL '1' SECOND, INTERVAL '3' SECOND)")
     assert group_window_as_tvf(hop, 1, users) == ("SELECT window_end AS e, mean(v) FROM TABLE(HOP(TABLE t, DESCRIPTOR(ts), "

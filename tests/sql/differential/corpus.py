@@ -553,6 +553,10 @@ _PYTHON_AGGREGATE_QUERIES = [
           "GROUP BY customer"),
     Entry("udaf-tumble-tvf", UDAF, f"SELECT window_start, window_end, customer, weighted_avg(amount, order_id) AS wa, COUNT(*) AS n "
           f"FROM {_TUMBLE} GROUP BY window_start, window_end, customer"),
+    Entry("udaf-tvf-window-time", UDAF, f"SELECT window_time, window_end, longest(item) AS i FROM {_TUMBLE} "
+          "GROUP BY window_start, window_end, window_time"),
+    Entry("udaf-pandas-group-window-rowtime", PANDAS_UDAF, "SELECT TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS r, "
+          "mean_udaf(amount) AS m FROM orders GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)"),
     Entry("udaf-hop-tvf", UDAF, "SELECT window_start, window_end, weighted_avg(amount, 1) AS wa, longest(item) AS i FROM "
           "TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY window_start, window_end"),
     Entry("udaf-cumulate-tvf", UDAF, "SELECT window_start, window_end, weighted_avg(amount, 1) AS wa FROM "
