@@ -215,6 +215,67 @@ class TableEnvironment:
     def drop_temporary_table(self, table_path: str) -> bool:
         return self._session.catalog.drop("TABLE", table_path, True, 1)
 
+    def drop_table(self, table_path: str, ignore_if_not_exists: bool = True) -> bool:
+        """Drop a table; True if it existed. kindling's one catalog is in memory: permanent and temporary are one."""
+        return self._session.catalog.drop("TABLE", table_path, ignore_if_not_exists, 1)
+
+    def drop_view(self, view_path: str, ignore_if_not_exists: bool = True) -> bool:
+        """Drop a view; True if it existed."""
+        return self._session.catalog.drop("VIEW", view_path, ignore_if_not_exists, 1)
+
+    def create_view(self, view_path: str, table: Table, ignore_if_exists: bool = False) -> None:
+        """Register ``table`` as a view (in kindling's in-memory catalog, as ``create_temporary_view``)."""
+        if ignore_if_exists and view_path in self._session.catalog.objects:
+            return
+        self.create_temporary_view(view_path, table)
+
+    def drop_temporary_function(self, path: str) -> bool:
+        """Drop a function registered with ``create_temporary_function`` (or its system and permanent variants, one
+        kind in kindling); True if it existed."""
+        existed = path in self._session.catalog.functions
+        if existed:
+            self._session.execute_sql(f"DROP TEMPORARY FUNCTION {_quote(path)}")
+        return existed
+
+    drop_function = drop_temporary_function
+    drop_temporary_system_function = drop_temporary_function
+
+    def list_user_defined_functions(self) -> list[str]:
+        """The names of the functions registered here (``create_temporary_function``, ``CREATE FUNCTION``)."""
+        return sorted(self._session.catalog.functions)
+
+    def explain_sql(self, stmt: str, *extra_details: Any) -> str:
+        """The plan of a query or INSERT statement (``EXPLAIN stmt``)."""
+        return self._session.execute_sql(f"EXPLAIN {stmt}").collect()[0][0]
+
+    def from_descriptor(self, descriptor: TableDescriptor) -> Table:
+        """A table read through a ``TableDescriptor`` without registering it under a name of the user's."""
+        path = f"__kindling_anonymous_{descriptor.connector}_{next(_ANONYMOUS_IDS)}"
+        self.create_temporary_table(path, descriptor)
+        return self.from_path(path)
+
+    def get_current_catalog(self) -> str:
+        return "default_catalog"
+
+    def get_current_database(self) -> str:
+        return "default_database"
+
+    def list_catalogs(self) -> list[str]:
+        return ["default_catalog"]
+
+    def list_databases(self) -> list[str]:
+        return ["default_database"]
+
+    def use_catalog(self, catalog_name: str) -> None:
+        """kindling has one in-memory catalog, Flink's default one: only its name is accepted."""
+        if catalog_name != "default_catalog":
+            raise ValueError(f"catalog '{catalog_name}' does not exist: kindling has one in-memory catalog, 'default_catalog'")
+
+    def use_database(self, database_name: str) -> None:
+        if database_name != "default_database":
+            raise ValueError(f"database '{database_name}' does not exist in catalog 'default_catalog': it has one "
+                             "database, 'default_database'")
+
     def list_tables(self) -> list[str]:
         return [n for n in self._session.catalog.tables() if not _internal(n)]
 

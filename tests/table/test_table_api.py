@@ -109,6 +109,19 @@ def test_statement_sets_and_descriptors(t_env, tmp_path):
     t_env.create_temporary_table("described", TableDescriptor.for_connector("filesystem").schema(schema)
                                  .option("path", str(tmp_path / "described")).format("csv").build())
     assert _rows(t_env.from_path("described")) == [(1, "apple")]
+    assert _rows(t_env.from_descriptor(TableDescriptor.for_connector("filesystem").schema(schema)
+                                       .option("path", str(tmp_path / "described")).format("csv").build())) == [(1, "apple")]
+    assert "described" in t_env.explain_sql("SELECT fruit FROM described")
+    t_env.create_view("firsts", t_env.from_path("described"))
+    assert "firsts" in t_env.list_views() and t_env.drop_view("firsts") and not t_env.drop_view("firsts")
+    assert t_env.drop_table("described") and "described" not in t_env.list_tables()
+    t_env.create_temporary_function("shout", udf(lambda s: s.upper(), result_type=DataTypes.STRING()))
+    assert "shout" in t_env.list_user_defined_functions()
+    assert t_env.drop_temporary_function("shout") and not t_env.drop_function("shout")
+    assert (t_env.get_current_catalog(), t_env.get_current_database()) == ("default_catalog", "default_database")
+    t_env.use_catalog("default_catalog")
+    with pytest.raises(ValueError, match="kindling has one in-memory catalog"):
+        t_env.use_catalog("hive")
     with pytest.raises(AttributeError, match="has no column or method 'nope'"):
         getattr(orders, "nope")  # noqa: B009 - the attribute a program would read
     with pytest.raises(TypeError, match="no truth value"):
