@@ -329,13 +329,7 @@ def udaf(f: Any = None, input_types: Any = None, result_type: Union[str, DataTyp
     """
     if func_type not in FUNC_TYPES:
         raise ValueError(f"The func_type must be one of 'general, pandas', got {func_type}.")
-
-    def wrap(func: Any) -> UserDefinedAggregateFunction:
-        return UserDefinedAggregateFunction(func, result_type, accumulator_type, func_type, name, deterministic)
-
-    if f is None:
-        return wrap
-    return wrap(f)
+    return _declared(UserDefinedAggregateFunction, f, result_type, accumulator_type, func_type, name, deterministic)
 
 
 def udtaf(f: Any = None, input_types: Any = None, result_type: Union[str, DataType, None] = None, accumulator_type: Any = None,
@@ -346,10 +340,11 @@ def udtaf(f: Any = None, input_types: Any = None, result_type: Union[str, DataTy
     """
     if func_type != "general":
         raise ValueError(f"The func_type must be 'general', got {func_type}.")
+    return _declared(UserDefinedTableAggregateFunction, f, result_type, accumulator_type, func_type, name, deterministic)
 
-    def wrap(func: Any) -> UserDefinedTableAggregateFunction:
-        return UserDefinedTableAggregateFunction(func, result_type, accumulator_type, func_type, name, deterministic)
 
+def _declared(kind: type, f: Any, *arguments: Any) -> Any:
+    """``kind`` of ``f`` with the declaration's ``arguments``, or (``f`` None: used as a decorator) a function making it."""
     if f is None:
-        return wrap
-    return wrap(f)
+        return lambda func: kind(func, *arguments)
+    return kind(f, *arguments)
