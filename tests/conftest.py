@@ -13,12 +13,6 @@ import pytest
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
-# Every Spark JVM of the run (this one's and those of the programs tests start, which inherit the environment) compiles
-# with C1 only. The suite runs hundreds of short queries, each with freshly generated classes: C2 spent about 60 % of
-# the JVM's CPU recompiling them (the differential's streaming queries ran 15-25 % faster without it). Users' JVMs
-# keep the default tiered compilation, which pays off in long-running jobs.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
-
 
 @pytest.fixture(scope="session", autouse=True)
 def programs_in_background(request, tmp_path_factory) -> Iterator[None]:
