@@ -105,7 +105,7 @@ class UserDefinedAggregateFunction:
             raise TypeError(f"Invalid function: not a function or callable (__call__ is not defined): {func} "
                             f"(pass an instance: udaf({func.__name__}()))")
         self.instance: Optional[AggregateFunction] = func if isinstance(func, AggregateFunction) else None
-        inner = func.inner if isinstance(func, _RowInput) else func
+        inner = _unwrapped(func)
         if self.table_aggregate and not isinstance(inner, TableAggregateFunction):
             raise TypeError(f"udtaf takes a TableAggregateFunction instance, got {type(inner).__name__}")
         if not self.table_aggregate and isinstance(inner, TableAggregateFunction):
@@ -157,7 +157,7 @@ class UserDefinedAggregateFunction:
         """Whether the function implements ``retract`` (a pandas one retracts by dropping the row's values)."""
         if self.instance is None:
             return True
-        inner = self.instance.inner if isinstance(self.instance, _RowInput) else self.instance
+        inner = _unwrapped(self.instance)
         return type(inner).retract is not AggregateFunction.retract
 
     def taking_row(self, names: Sequence[str]) -> "UserDefinedAggregateFunction":
@@ -252,7 +252,7 @@ class UserDefinedTableAggregateFunction(UserDefinedAggregateFunction):
     def value(self, accumulator: Any, argument_types: Sequence[DataType]) -> Any:
         """The group's rows: what ``emit_value`` yields, each as a tuple of the row type's fields."""
         assert self.instance is not None
-        inner = self.instance.inner if isinstance(self.instance, _RowInput) else self.instance
+        inner = _unwrapped(self.instance)
         emitted = inner.emit_value(accumulator) or ()
         return [_as_type(_plain(row if not self.atomic else (row,)), self.spark_type) for row in emitted]
 
@@ -291,6 +291,11 @@ class _RowInput(AggregateFunction):
 
     def emit_value(self, accumulator: Any) -> Iterable[Any]:
         return self.inner.emit_value(accumulator)  # type: ignore[attr-defined]
+
+
+def _unwrapped(function: Any) -> Any:
+    """The user's function object behind a row-input wrapper (``aggregate(f)`` uncalled), or ``function`` itself."""
+    return function.inner if isinstance(function, _RowInput) else function
 
 
 def _as_type(value: Any, data_type: DataType) -> Any:

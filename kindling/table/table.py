@@ -364,46 +364,44 @@ class GroupedTable:
 class AggregatedTable:
     """A table aggregated by a ROW-valued aggregate function (``group_by(...).aggregate(f)``), closed by ``select``."""
 
+    _operation, _needs = "aggregate", "an aggregate function whose result_type is a ROW"
+    _result_column = _RESULT
+    _default_name = "TMP_0${}"  # without aliases Flink names the fields TMP_0$<field>, as the planner's temporary result
+
     def __init__(self, table: Table, keys: tuple[Any, ...], func: Any) -> None:
         self._table, self._keys, self._func = table, keys, func
 
+    def _check(self, call: Expression) -> None:
+        """Refuse a function of the wrong kind for this operation (nothing to refuse for ``aggregate``)."""
+
     def select(self, *fields: Any) -> Table:
-        table = self._table
+        table, column = self._table, self._result_column
         call = _row_input_call(table, self._func)
+        self._check(call)
         keys, key_functions = _fields(self._keys)
         group = f" GROUP BY {keys}" if keys else ""
-        inner = table._derive(f"SELECT {keys + ', ' if keys else ''}{call.call_sql or call.sql} AS `{_RESULT}` FROM {table._name}{group}",
+        inner = table._derive(f"SELECT {keys + ', ' if keys else ''}{call.call_sql or call.sql} AS `{column}` FROM {table._name}{group}",
                               key_functions, call.functions)
-        key_names = [f for f in inner.get_schema().fieldNames() if f != _RESULT]
-        # without aliases Flink names the fields TMP_0$<field>, as the planner's temporary result
-        expanded = inner._expanded([_quote(k) for k in key_names], call.alias_names, "aggregate",
-                                   "an aggregate function whose result_type is a ROW", default_name="TMP_0${}")
+        key_names = [f for f in inner.get_schema().fieldNames() if f != column]
+        expanded = inner._expanded([_quote(k) for k in key_names], call.alias_names, self._operation, self._needs,
+                                   default_name=self._default_name, result_column=column)
         return expanded.select(*fields)
 
 
-class FlatAggregateTable:
+class FlatAggregateTable(AggregatedTable):
     """A table aggregated by a table aggregate function (``flat_aggregate(f)``), closed by ``select``.
 
     Each group's rows are the keys followed by the fields of each row the function emits; while the group changes,
     its previous rows are retracted and the new ones emitted, as in Flink."""
 
-    def __init__(self, table: Table, keys: tuple[Any, ...], func: Any) -> None:
-        self._table, self._keys, self._func = table, keys, func
+    _operation, _needs = "flat_aggregate", "a table aggregate function"
+    _result_column = FLAT_AGGREGATE_RESULT
+    _default_name = "{}"
 
-    def select(self, *fields: Any) -> Table:
-        table = self._table
-        call = _row_input_call(table, self._func)
+    def _check(self, call: Expression) -> None:
         if not any(getattr(f, "table_aggregate", False) for f in call.functions.values()):
             raise TypeError("flat_aggregate takes a table aggregate function (udtaf) or a call of one; "
                             "an aggregate function (udaf) goes in aggregate")
-        keys, key_functions = _fields(self._keys)
-        group = f" GROUP BY {keys}" if keys else ""
-        inner = table._derive(f"SELECT {keys + ', ' if keys else ''}{call.call_sql or call.sql} AS `{FLAT_AGGREGATE_RESULT}` "
-                              f"FROM {table._name}{group}", key_functions, call.functions)
-        key_names = [f for f in inner.get_schema().fieldNames() if f != FLAT_AGGREGATE_RESULT]
-        expanded = inner._expanded([_quote(k) for k in key_names], call.alias_names, "flat_aggregate",
-                                   "a table aggregate function", result_column=FLAT_AGGREGATE_RESULT)
-        return expanded.select(*fields)
 
 
 class GroupWindowedTable:
