@@ -66,6 +66,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pyflink.table.expression": ("kindling.table.expressions",),
     "pyflink.table.window": ("kindling.table.window",),
     "pyflink.table.udf": ("kindling.table.udf",),
+    "pyflink.table.catalog": ("kindling.table.catalog",),
 }
 
 class PyFlinkAlias(types.ModuleType):

@@ -25,6 +25,7 @@ from kindling.connectors.base import (
 from kindling.options import nearest
 from kindling.sql.ddl import ColumnDef, CreateTable, CreateView, WatermarkDef
 from kindling.sql.errors import SqlError
+from kindling.sql.object_identifier import ObjectIdentifier
 from kindling.sql.rowtime_source import StoredRowtime, stored_rowtime
 
 
@@ -40,6 +41,7 @@ class CatalogTable:
     partition_keys: list[str] = field(default_factory=list)
     comment: Optional[str] = None
     line: int = 1
+    temporary: bool = False  # CREATE TEMPORARY TABLE, create_temporary_table
 
     @property
     def connector(self) -> str:
@@ -101,6 +103,7 @@ class CatalogView:
     column_names: list[str] = field(default_factory=list)
     # Views registered from the API (a DataFrame or DataStream) rather than SQL text.
     frame: Any = None
+    temporary: bool = False  # CREATE TEMPORARY VIEW, create_temporary_view
 
 
 CatalogObject = Union[CatalogTable, CatalogView]
@@ -142,18 +145,27 @@ class Catalog:
     def views(self) -> list[str]:
         return sorted(n for n, o in self.objects.items() if isinstance(o, CatalogView))
 
+    def temporary_tables(self) -> list[str]:
+        """The temporary tables and views (Flink's ``listTemporaryTables`` lists both)."""
+        return sorted(n for n, o in self.objects.items() if o.temporary)
+
+    def temporary_views(self) -> list[str]:
+        return sorted(n for n, o in self.objects.items() if isinstance(o, CatalogView) and o.temporary)
+
     # --- changes ------------------------------------------------------------------------------
     def create_table(self, statement: CreateTable) -> bool:
         """Add a table; False when it exists and IF NOT EXISTS was given."""
         if statement.name in self.objects:
             if statement.if_not_exists:
                 return False
+            self._check_shadowing(statement.name, statement.temporary, statement.line, "CREATE TABLE")
             raise SqlError(f"table or view '{statement.name}' already exists", line=statement.line, construct="CREATE TABLE",
                            hint="CREATE TABLE IF NOT EXISTS ..., or DROP TABLE first")
         table = CatalogTable(statement.name, list(statement.columns), dict(statement.options), statement.watermark,
                              list(statement.primary_key), list(statement.partition_keys), statement.comment, statement.line)
         if statement.like is not None:
             table = self._merge_like(table, statement)
+        table.temporary = statement.temporary
         self._check_table(table)
         self.objects[table.name] = table
         return True
@@ -162,20 +174,34 @@ class Catalog:
         if statement.name in self.objects:
             if statement.if_not_exists:
                 return False
+            self._check_shadowing(statement.name, statement.temporary, statement.line, "CREATE VIEW")
             raise SqlError(f"table or view '{statement.name}' already exists", line=statement.line, construct="CREATE VIEW",
                            hint="CREATE VIEW IF NOT EXISTS ..., or DROP VIEW first")
-        self.objects[statement.name] = CatalogView(statement.name, statement.query, statement.query_line, statement.column_names)
+        self.objects[statement.name] = CatalogView(statement.name, statement.query, statement.query_line, statement.column_names,
+                                                   temporary=statement.temporary)
         return True
 
+    def _check_shadowing(self, name: str, temporary: bool, line: int, construct: str) -> None:
+        """Flink lets a temporary object hide a permanent one of the same name; kindling's one namespace refuses it."""
+        existing = self.objects[name]
+        if temporary and not existing.temporary:
+            raise SqlError(f"a temporary table or view cannot hide the permanent {_kind(existing)} '{name}' in kindling: "
+                           "temporary and permanent objects share one namespace", line=line, construct=construct,
+                           hint=f"give the temporary object another name, or DROP {_kind(existing).upper()} {name} first")
+
     def put_view(self, name: str, frame: Any) -> None:
-        """A view over a DataFrame or DataStream registered from Python (replaces one of the same name)."""
-        self.objects[name] = CatalogView(name, "", 1, [], frame)
+        """A temporary view over a DataFrame or DataStream registered from Python (replaces one of the same name)."""
+        self.objects[name] = CatalogView(name, "", 1, [], frame, temporary=True)
 
-    def put_query_view(self, name: str, query: str) -> None:
+    def put_query_view(self, name: str, query: str, temporary: bool = True) -> None:
         """A view over a Flink SQL query registered from Python, e.g. a Table API table (replaces one of the same name)."""
-        self.objects[name] = CatalogView(name, query, 1, [])
+        self.objects[name] = CatalogView(name, query, 1, [], temporary=temporary)
 
-    def drop(self, kind: str, name: str, if_exists: bool, line: int) -> bool:
+    def drop(self, kind: str, name: str, if_exists: bool, line: int, temporary: bool = False) -> bool:
+        """Drop a table, view or function; False when it did not exist and ``if_exists``.
+
+        As Flink: ``DROP TEMPORARY TABLE|VIEW`` drops only a temporary object of that kind, and a plain ``DROP`` of a
+        temporary object fails (Flink would look for a permanent one under it)."""
         if kind == "FUNCTION":
             if name not in self.functions:
                 if if_exists:
@@ -184,11 +210,22 @@ class Catalog:
             del self.functions[name]
             return True
         found = self.objects.get(name)
+        expected = CatalogTable if kind == "TABLE" else CatalogView
+        construct = f"DROP {'TEMPORARY ' if temporary else ''}{kind}"
+        if temporary and (found is None or not found.temporary or not isinstance(found, expected)):
+            if if_exists:
+                return False
+            hint = f"DROP {_kind(found).upper()} {name}" if found is not None else None
+            raise SqlError(f"Temporary table or view with identifier '{_identifier(name, quoted=False)}' does not exist.",
+                           line=line, construct=construct, hint=hint)
+        if found is not None and found.temporary and not temporary:
+            raise SqlError(f"Temporary {_kind(found)} with identifier '{_identifier(name)}' exists. Drop it first before "
+                           f"removing the permanent {kind.lower()}.", line=line, construct=construct,
+                           hint=f"DROP TEMPORARY {_kind(found).upper()} {name}")
         if found is None:
             if if_exists:
                 return False
-            self.get(name, line=line, construct=f"DROP {kind}")
-        expected = CatalogTable if kind == "TABLE" else CatalogView
+            self.get(name, line=line, construct=construct)
         if not isinstance(found, expected):
             other = "VIEW" if kind == "TABLE" else "TABLE"
             raise SqlError(f"'{name}' is a {other.lower()}, not a {kind.lower()}", line=line, construct=f"DROP {kind}",
@@ -266,6 +303,16 @@ class Catalog:
                                construct="LIKE", hint=f"LIKE {source.name} (OVERWRITING OPTIONS)")
             merged.options = {**source.options, **table.options}
         return merged
+
+
+def _kind(obj: Optional[CatalogObject]) -> str:
+    return "view" if isinstance(obj, CatalogView) else "table"
+
+
+def _identifier(name: str, quoted: bool = True) -> str:
+    """The object's full name in Flink's default catalog, as Flink's messages print it."""
+    identifier = ObjectIdentifier.in_default_database(name)
+    return identifier.as_serializable_string() if quoted else identifier.as_summary_string()
 
 
 def describe_rows(obj: CatalogObject, schema: Optional[StructType] = None) -> list[tuple]:

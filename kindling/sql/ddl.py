@@ -95,6 +95,7 @@ class Drop:
     name: str
     if_exists: bool = False
     line: int = 1
+    temporary: bool = False
 
 
 @dataclass
@@ -574,7 +575,7 @@ class _Parser(TokenCursor):
     def drop(self) -> Drop:
         start = self.take()
         form = "DROP [TEMPORARY] TABLE|VIEW|FUNCTION [IF EXISTS] name"
-        self.accept_words("TEMPORARY")
+        temporary = self.accept_words("TEMPORARY")
         self.accept_words("SYSTEM")
         kind = self.take("TABLE, VIEW or FUNCTION", "DROP", form)
         if not kind.is_word("TABLE", "VIEW", "FUNCTION"):
@@ -582,7 +583,7 @@ class _Parser(TokenCursor):
         if_exists = self.accept_words("IF", "EXISTS")
         name = self.object_name("DROP", form)
         self.done("DROP", form)
-        return Drop(kind.upper, name, if_exists, start.line)
+        return Drop(kind.upper, name, if_exists, start.line, bool(temporary))
 
     def set_option(self) -> SetOption:
         start = self.take()

@@ -1,6 +1,7 @@
 """Parsing every statement form, and the error each malformed one gets."""
 
 import json
+import re
 
 import pytest
 from pyspark.sql.types import DecimalType
@@ -60,6 +61,41 @@ def test_catalog_passes_table_facts_to_the_connector():
     assert rows[0][3] == "PRI(account_id)" and rows[2][5] == "transaction_time - INTERVAL '5' SECOND"
     assert rows[4][4] == "METADATA FROM 'timestamp' VIRTUAL"
     assert options[TABLE_ROWTIME] == "transaction_time"
+
+
+def test_temporary_and_permanent_objects_are_listed_and_dropped_as_flink_does():
+    """PyFlink 2.3's answers to the same statements (listTables/listTemporaryTables/listTemporaryViews, and its
+    ValidationException messages)."""
+    catalog = Catalog()
+    for statement in ["CREATE TEMPORARY TABLE ta (x INT) WITH ('connector' = 'datagen')",
+                      "CREATE TABLE tb (x INT) WITH ('connector' = 'datagen')",
+                      "CREATE TEMPORARY VIEW va AS SELECT * FROM ta", "CREATE VIEW vb AS SELECT * FROM tb"]:
+        parsed = parse_statement(statement)
+        (catalog.create_table if isinstance(parsed, ddl.CreateTable) else catalog.create_view)(parsed)
+    catalog.put_query_view("vx", "SELECT * FROM ta")  # create_temporary_view
+    assert catalog.tables() == ["ta", "tb", "va", "vb", "vx"] and catalog.views() == ["va", "vb", "vx"]
+    assert catalog.temporary_tables() == ["ta", "va", "vx"] and catalog.temporary_views() == ["va", "vx"]
+
+    def drop(statement: str) -> bool:
+        parsed = parse_statement(statement)
+        return catalog.drop(parsed.kind, parsed.name, parsed.if_exists, parsed.line, parsed.temporary)
+
+    for statement, message in [
+        ("DROP VIEW vx", "Temporary view with identifier '`default_catalog`.`default_database`.`vx`' exists. Drop it first "
+                         "before removing the permanent view."),
+        ("DROP TABLE IF EXISTS ta", "Temporary table with identifier '`default_catalog`.`default_database`.`ta`' exists."),
+        ("DROP TEMPORARY TABLE tb", "Temporary table or view with identifier 'default_catalog.default_database.tb' does not exist."),
+        ("DROP TEMPORARY VIEW vb", "Temporary table or view with identifier 'default_catalog.default_database.vb' does not exist."),
+        ("DROP TEMPORARY TABLE vx", "Temporary table or view with identifier 'default_catalog.default_database.vx' does not exist."),
+    ]:
+        with pytest.raises(SqlError, match=re.escape(message)):
+            drop(statement)
+    assert not drop("DROP TEMPORARY TABLE IF EXISTS tb") and not drop("DROP TEMPORARY VIEW IF EXISTS ta")
+    assert drop("DROP TEMPORARY VIEW va") and catalog.temporary_tables() == ["ta", "vx"]
+    assert catalog.tables() == ["ta", "tb", "vb", "vx"]
+    with pytest.raises(SqlError, match="cannot hide the permanent table 'tb'"):  # Flink would let it shadow tb
+        catalog.create_table(parse_statement("CREATE TEMPORARY TABLE tb (x INT) WITH ('connector' = 'datagen')"))
+    assert drop("DROP VIEW vb") and drop("DROP TEMPORARY TABLE ta") and catalog.temporary_tables() == ["vx"]
 
 
 def test_describe_prints_types_as_flink_does():
@@ -133,7 +169,7 @@ def test_other_statements():
     view = parse_statement("CREATE TEMPORARY VIEW IF NOT EXISTS v AS\nSELECT 1 FROM t")
     assert view.temporary and view.if_not_exists and view.query_line == 2
     assert parse_statement("DROP TABLE IF EXISTS t") == ddl.Drop("TABLE", "t", True, 1)
-    assert parse_statement("DROP TEMPORARY VIEW v") == ddl.Drop("VIEW", "v", False, 1)
+    assert parse_statement("DROP TEMPORARY VIEW v") == ddl.Drop("VIEW", "v", False, 1, temporary=True)
     assert parse_statement("SET 'execution.checkpointing.interval' = '10 s'") == ddl.SetOption("execution.checkpointing.interval", "10 s", 1)
     assert parse_statement("SET execution.runtime-mode = streaming") == ddl.SetOption("execution.runtime-mode", "streaming", 1)
     assert parse_statement("SET") == ddl.SetOption(None, None, 1)
