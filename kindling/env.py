@@ -147,6 +147,21 @@ class StreamEnvironment:
         if directory not in sys.path:
             sys.path.insert(0, directory)
 
+    def set_python_requirements(self, requirements_file_path: str, requirements_cache_dir: Optional[str] = None) -> None:
+        """PyFlink installs these into its Python workers; kindling's workers run this interpreter, so it checks that
+        the interpreter meets them and fails naming any that it does not (``requirements_cache_dir`` is not needed)."""
+        from kindling.runtime.python_requirements import check_requirements
+
+        check_requirements(requirements_file_path)
+
+    def add_python_archive(self, archive_path: str, target_dir: Optional[str] = None) -> None:
+        """Not supported: PyFlink unpacks the archive in each Python worker's working directory, which Spark's
+        workers do not share; the message says what to do instead."""
+        raise NotImplementedError(
+            f"add_python_archive('{archive_path}') is a PyFlink API that kindling does not support: Spark's Python workers "
+            "do not run in a directory of the program's; unpack the archive where the program can read it (an absolute "
+            "path), or install its Python packages into kindling's interpreter")
+
     def add_jars(self, *jars: str) -> None:
         """Accepted with no effect: PyFlink programs add Flink's connector and format jars (Kafka, Avro, ...), which
         kindling does not need: its connectors and formats are Python Data Sources on Spark, always there. A jar
@@ -292,6 +307,7 @@ class StreamEnvironment:
             from kindling.common.typeinfo import Types
 
             info = type_info if type_info is not None else Types.PICKLED_BYTE_ARRAY()
+            info = _keeping_row_kinds(info, collection)
             rows = [info.to_columns(value, f"from_collection element {i}") for i, value in enumerate(collection)]
             return self.from_source(collection_source(rows, info.record_schema(), rows_per_batch), watermark_strategy,
                                     "Collection Source", info)
@@ -566,6 +582,16 @@ class StreamEnvironment:
 
 # PyFlink's name for the same thing.
 StreamExecutionEnvironment = StreamEnvironment
+
+
+def _keeping_row_kinds(info: Any, collection: Sequence[Any]) -> Any:
+    """Rows of a kind other than +I typed ``Types.ROW``: their kinds travel with them, as in PyFlink (a changelog)."""
+    from kindling.common.row import Row, RowKind
+    from kindling.common.typeinfo import ChangelogRowTypeInfo, RowTypeInfo
+
+    if type(info) is RowTypeInfo and any(isinstance(v, Row) and v.get_row_kind() is not RowKind.INSERT for v in collection):
+        return ChangelogRowTypeInfo(info.field_types, info.field_names)
+    return info
 
 
 def _has_checkpoint(root: Path) -> bool:

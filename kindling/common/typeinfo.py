@@ -236,6 +236,16 @@ class ChangelogRowTypeInfo(RowTypeInfo):
         kind = value.get_row_kind() if isinstance(value, Row) else RowKind.INSERT
         return super().to_columns(value, where) + (kind.short_string(),)
 
+    def from_field(self, value: Any) -> Any:
+        if isinstance(value, dict):  # a nested changelog row (a struct): its kind is one more field
+            return self.from_columns([value[n] for n in self.field_names] + [value[self.KIND_FIELD]])
+        return super().from_field(value)
+
+    def to_field(self, value: Any, where: str) -> Any:
+        if value is None:
+            return None
+        return dict(zip(self.field_names + [self.KIND_FIELD], self.to_columns(value, where)))
+
     def __repr__(self) -> str:
         return "Changelog" + super().__repr__()
 
@@ -259,6 +269,27 @@ class TupleTypeInfo(RowTypeInfo):
 
     def __repr__(self) -> str:
         return "Types.TUPLE([" + ", ".join(repr(t) for t in self.field_types) + "])"
+
+
+class RetractTypeInfo(TupleTypeInfo):
+    """``to_retract_stream``'s records: ``(flag, row)``, the flag True for an added row (``+I``, ``+U``) and False for
+    a retracted one (``-U``, ``-D``); the row keeps its kind. Printed as Flink's Tuple2: ``(true,+I[a, 1])``."""
+
+    def __init__(self, row: TypeInformation) -> None:
+        if isinstance(row, RowTypeInfo) and not isinstance(row, TupleTypeInfo):
+            row = ChangelogRowTypeInfo(row.field_types, row.field_names)
+        super().__init__([Types.BOOLEAN(), row], ["f0", "f1"])
+
+    def format(self, value: Any) -> str:
+        from kindling.connectors.print import format_row, format_value
+
+        flag, row = value
+        kind = row.get_row_kind().short_string() if isinstance(row, Row) else None
+        shown = format_row(list(row), kind) if kind is not None else format_value(row)
+        return f"({format_value(flag)},{shown})"
+
+    def __repr__(self) -> str:
+        return f"Types.TUPLE([Types.BOOLEAN(), {self.field_types[1]!r}])"
 
 
 class ListTypeInfo(TypeInformation):
@@ -467,5 +498,8 @@ def from_spark(data_type: DataType) -> Optional[TypeInformation]:
     return None
 
 
-__all__ = ["BasicTypeInfo", "ByteArrayTypeInfo", "ListTypeInfo", "MapTypeInfo", "PickledBytesTypeInfo", "RowKind", "RowTypeInfo", "TupleTypeInfo",
-           "TypeInformation", "TypeMismatchError", "Types", "from_spark"]
+__all__ = [
+    "BasicTypeInfo", "ByteArrayTypeInfo", "ChangelogRowTypeInfo", "RetractTypeInfo", "ListTypeInfo",
+    "MapTypeInfo", "PickledBytesTypeInfo", "RowKind", "RowTypeInfo", "TupleTypeInfo", "TypeInformation",
+    "TypeMismatchError", "Types", "from_spark",
+]

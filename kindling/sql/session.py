@@ -266,7 +266,7 @@ class SqlSession:
         return TableResult.ok()
 
     def _do_Drop(self, statement: ddl.Drop) -> TableResult:
-        self.catalog.drop(statement.kind, statement.name, statement.if_exists, statement.line)
+        self.catalog.drop(statement.kind, statement.name, statement.if_exists, statement.line, statement.temporary)
         if statement.name not in self.catalog.functions:
             self._spark_functions.pop(statement.name.lower(), None)
         return TableResult.ok()
@@ -953,12 +953,12 @@ class SqlSession:
                 return None
             return _Source(table, self._operator_views[name], f"SELECT * FROM `{name}`", query.source_line, [], stack)
         view = self.catalog.objects.get(name) if name is not None else None
-        if isinstance(view, CatalogTable) and name not in stack:
+        if (isinstance(view, CatalogTable) or (isinstance(view, CatalogView) and view.frame is not None)) and name not in stack:
             self._register(name, registered, query.source_line, stack)
             table = self.spark.table(_spark_name(name))
             if ROWKIND_COLUMN not in table.columns:
-                return None  # an append-only table: Spark reads it in the query as written
-            # a table of a changelog format: its rows, each with its kind, are the updating input
+                return None  # an append-only table or API view: Spark reads it in the query as written
+            # a table of a changelog format, or a changelog stream's view: its rows, each with its kind, are the updating input
             return _Source(table, registered[name], f"SELECT * FROM {_quote(name)}", query.source_line, [], stack)
         if not isinstance(view, CatalogView) or view.frame is not None or name in stack:
             return None
@@ -1515,6 +1515,8 @@ def _api_view_frame(frame: Any) -> tuple[DataFrame, tuple[bool, bool]]:
         columns = [F.col(_quote(f.name)) for f in frame.schema.fields]
         if frame._event_time and "rowtime" not in frame.schema.fieldNames():
             columns.append(F.col(ROWTIME).alias("rowtime"))
+        if ROWKIND_COLUMN in df.columns:  # a changelog stream (from_changelog_stream): each row's kind
+            columns.append(F.col(ROWKIND_COLUMN))
         return df.select(*columns), (frame.is_bounded, frame._event_time)
     return frame, (not frame.isStreaming, False)
 

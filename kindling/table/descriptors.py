@@ -103,6 +103,12 @@ class TableDescriptor:
     def get_schema(self) -> Optional[Schema]:
         return self.schema
 
+    def get_partition_keys(self) -> list[str]:
+        return list(self.partition_keys)
+
+    def get_comment(self) -> Optional[str]:
+        return self.comment
+
     def ddl(self, name: str, temporary: bool = False) -> str:
         """The CREATE TABLE statement that makes this table under ``name``."""
         if self.schema is None:

@@ -17,6 +17,7 @@ import itertools
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
+from kindling.table.catalog import ObjectIdentifier
 from kindling.table.descriptors import Schema, TableDescriptor
 from kindling.table.table import Table
 from kindling.table.types import DataType, _quote
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from kindling.table.table_pipeline import TablePipeline
 
 _SOURCE_IDS = itertools.count()
+ANONYMOUS_PREFIX = "__kindling_anonymous_"  # a table only a TableDescriptor describes (a sink, from_descriptor): unlisted
 _ANONYMOUS_IDS = itertools.count(1)
 
 
@@ -93,6 +95,30 @@ class TableConfig:
     def set_local_timezone(self, timezone_id: str) -> None:
         self.set("table.local-time-zone", timezone_id)
 
+    def get_local_timezone(self) -> str:
+        """The session time zone's id (kindling's default is UTC)."""
+        return self.get("table.local-time-zone") or "UTC"
+
+    def set_idle_state_retention(self, duration: dt.timedelta) -> None:
+        """Keep a key's state this long after its last access (``table.exec.state.ttl``; zero: forever)."""
+        self.set("table.exec.state.ttl", f"{int(duration.total_seconds() * 1000)} ms")
+
+    def get_idle_state_retention(self) -> dt.timedelta:
+        from kindling.durations import to_millis
+
+        return dt.timedelta(milliseconds=to_millis(self.get("table.exec.state.ttl") or "0", name="table.exec.state.ttl"))
+
+    def add_configuration(self, configuration: Any) -> None:
+        """Set every option of a ``Configuration`` (or a dict) in this session."""
+        items = configuration.to_dict() if hasattr(configuration, "to_dict") else dict(configuration)
+        for key, value in items.items():
+            self.set(key, str(value))
+
+    def to_map(self) -> dict[str, str]:
+        """The options set in this session and its environment's configuration."""
+        session = self._t_env._session
+        return {**{k: str(v) for k, v in session.env.config.to_dict().items()}, **session.session_options}
+
 
 class StatementSet:
     """INSERTs run together as one job (``t_env.create_statement_set()``)."""
@@ -123,6 +149,9 @@ class StatementSet:
 
     def explain(self, *extra_details: Any) -> str:
         return "\n".join(self._t_env.execute_sql(f"EXPLAIN INSERT INTO {i.table} {i.query}").collect()[0][0] for i in self._inserts)
+
+    def print_explain(self, *extra_details: Any) -> None:
+        print(self.explain(*extra_details))
 
     def execute(self) -> "TableResult":
         if not self._inserts:
@@ -186,7 +215,7 @@ class TableEnvironment:
             for field in table.get_schema().fields:
                 builder.column(field.name, flink_type_name(field.dataType))
             target = TableDescriptor(target.connector, builder.build(), target.options, target.partition_keys, target.comment)
-        path = f"__kindling_anonymous_{target.connector}_{next(_ANONYMOUS_IDS)}"
+        path = f"{ANONYMOUS_PREFIX}{target.connector}_{next(_ANONYMOUS_IDS)}"
         self.create_temporary_table(path, target)
         return path
 
@@ -210,24 +239,30 @@ class TableEnvironment:
     create_function = create_temporary_function
 
     def drop_temporary_view(self, view_path: str) -> bool:
-        return self._session.catalog.drop("VIEW", view_path, True, 1)
+        """Drop a temporary view; False if there is none of that name (a permanent view is left alone, as in Flink)."""
+        return self._session.catalog.drop("VIEW", view_path, True, 1, temporary=True)
 
     def drop_temporary_table(self, table_path: str) -> bool:
-        return self._session.catalog.drop("TABLE", table_path, True, 1)
+        """Drop a temporary table; False if there is none of that name."""
+        return self._session.catalog.drop("TABLE", table_path, True, 1, temporary=True)
 
     def drop_table(self, table_path: str, ignore_if_not_exists: bool = True) -> bool:
-        """Drop a table; True if it existed. kindling's one catalog is in memory: permanent and temporary are one."""
+        """Drop a permanent table; True if it existed. A temporary one is dropped with ``drop_temporary_table``
+        (Flink fails here with "Temporary table ... exists", as kindling does)."""
         return self._session.catalog.drop("TABLE", table_path, ignore_if_not_exists, 1)
 
     def drop_view(self, view_path: str, ignore_if_not_exists: bool = True) -> bool:
-        """Drop a view; True if it existed."""
+        """Drop a permanent view; True if it existed (a temporary one: ``drop_temporary_view``)."""
         return self._session.catalog.drop("VIEW", view_path, ignore_if_not_exists, 1)
 
     def create_view(self, view_path: str, table: Table, ignore_if_exists: bool = False) -> None:
-        """Register ``table`` as a view (in kindling's in-memory catalog, as ``create_temporary_view``)."""
+        """Register ``table`` as a permanent view of kindling's in-memory catalog."""
         if ignore_if_exists and view_path in self._session.catalog.objects:
             return
-        self.create_temporary_view(view_path, table)
+        if view_path in self._session.catalog.objects:
+            raise ValueError(f"Could not execute CreateView in path {ObjectIdentifier.in_default_database(view_path)}: "
+                             f"a table or view '{view_path}' already exists")
+        self._session.catalog.put_query_view(view_path, f"SELECT * FROM {table}", temporary=False)
 
     def drop_temporary_function(self, path: str) -> bool:
         """Drop a function registered with ``create_temporary_function`` (or its system and permanent variants, one
@@ -240,6 +275,18 @@ class TableEnvironment:
     drop_function = drop_temporary_function
     drop_temporary_system_function = drop_temporary_function
 
+    # --- Python dependencies (the environment's) --------------------------------------------------
+    def add_python_file(self, file_path: str) -> None:
+        """Make a Python file or directory importable by the program and its user functions."""
+        self._env.add_python_file(file_path)
+
+    def set_python_requirements(self, requirements_file_path: str, requirements_cache_dir: Optional[str] = None) -> None:
+        """Check that the interpreter running Python functions meets a requirements file (PyFlink installs it)."""
+        self._env.set_python_requirements(requirements_file_path, requirements_cache_dir)
+
+    def add_python_archive(self, archive_path: str, target_dir: Optional[str] = None) -> None:
+        self._env.add_python_archive(archive_path, target_dir)
+
     def list_user_defined_functions(self) -> list[str]:
         """The names of the functions registered here (``create_temporary_function``, ``CREATE FUNCTION``)."""
         return sorted(self._session.catalog.functions)
@@ -250,7 +297,7 @@ class TableEnvironment:
 
     def from_descriptor(self, descriptor: TableDescriptor) -> Table:
         """A table read through a ``TableDescriptor`` without registering it under a name of the user's."""
-        path = f"__kindling_anonymous_{descriptor.connector}_{next(_ANONYMOUS_IDS)}"
+        path = f"{ANONYMOUS_PREFIX}{descriptor.connector}_{next(_ANONYMOUS_IDS)}"
         self.create_temporary_table(path, descriptor)
         return self.from_path(path)
 
@@ -281,6 +328,13 @@ class TableEnvironment:
 
     def list_views(self) -> list[str]:
         return [n for n in self._session.catalog.views() if not _internal(n)]
+
+    def list_temporary_tables(self) -> list[str]:
+        """The temporary tables and views, sorted (``CREATE TEMPORARY ...``, ``create_temporary_table/view``)."""
+        return [n for n in self._session.catalog.temporary_tables() if not _internal(n)]
+
+    def list_temporary_views(self) -> list[str]:
+        return [n for n in self._session.catalog.temporary_views() if not _internal(n)]
 
     # --- tables from Python -----------------------------------------------------------------------
     def from_elements(self, elements: Iterable[Any], schema: Union[Sequence[str], DataType, None] = None,
@@ -330,6 +384,36 @@ class TableEnvironment:
             return self._from_data_stream_with_schema(data_stream, fields_or_schema[0])
         raise ValueError("from_data_stream takes a DataStream and optionally a Schema (Schema.new_builder()...build()); "
                          "field expressions are not supported by kindling")
+
+    def from_changelog_stream(self, data_stream: Any, schema: Any = None, changelog_mode: Any = None) -> Table:
+        """A table of a changelog stream: each Row is a change of its kind (``+I``, ``-U``/``+U``, ``-D``), which queries
+        over the table apply as Flink's ``fromChangelogStream`` does (ChangelogMode.all()).
+
+        The stream's Rows must still carry their kinds: a stream of ``to_changelog_stream``, or ``from_collection`` of
+        ``Row.of_kind(...)`` records typed ``Types.ROW``/``ROW_NAMED`` (also filtered). kindling's other operators give
+        Rows without kinds, so such a stream is refused rather than read as inserts.
+
+        >>> ds = env.from_collection([Row.of_kind(RowKind.INSERT, "Alice", 12), Row.of_kind(RowKind.UPDATE_BEFORE, "Alice", 12),
+        ...                           Row.of_kind(RowKind.UPDATE_AFTER, "Alice", 100)], Types.ROW([Types.STRING(), Types.INT()]))   # doctest: +SKIP
+        >>> t_env.from_changelog_stream(ds).execute().print()   # doctest: +SKIP
+        """
+        from kindling.common.typeinfo import ChangelogRowTypeInfo
+        from kindling.connectors.base import ROWKIND_COLUMN
+
+        if schema is not None or changelog_mode is not None:
+            raise ValueError("from_changelog_stream(data_stream) takes no schema or changelog_mode here: the table has the "
+                             "stream's fields and applies every change kind (Flink's default, ChangelogMode.all())")
+        info = data_stream.get_type()
+        if not isinstance(info, ChangelogRowTypeInfo):
+            raise ValueError(f"from_changelog_stream needs Rows that keep their row kinds, and this stream's records are "
+                             f"{info!r}: in kindling a stream of to_changelog_stream, or from_collection of Row.of_kind(...) "
+                             "records typed Types.ROW/ROW_NAMED, keeps them; a function's output (map, process, ...) does not")
+        kind = ChangelogRowTypeInfo.KIND_FIELD
+        changes = data_stream._transform(lambda df: df.withColumnRenamed(kind, ROWKIND_COLUMN), "from_changelog_stream")
+        changes._type_info = None  # kindling's rows: the fields as columns, the kind internal
+        name = f"__kindling_stream_{next(_SOURCE_IDS)}"
+        self._session.create_temporary_view(name, changes)
+        return Table(self, f"SELECT * FROM {name}")
 
     def _from_data_stream_with_schema(self, data_stream: Any, schema: Schema) -> Table:
         from pyspark.sql import functions as F
@@ -395,26 +479,106 @@ class TableEnvironment:
         """The table's changelog as a DataStream of PyFlink Rows, each of its kind (``row.get_row_kind()``: ``+I``, and
         for an updating table ``-U``/``+U`` pairs and ``-D``), as Flink's ``toChangelogStream`` gives them."""
         from pyspark.sql import functions as F
-        from pyspark.sql.types import StructType, TimestampType
+        from pyspark.sql.types import StructType
 
         from kindling.common.typeinfo import ChangelogRowTypeInfo, from_spark
-        from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
-        from kindling.datastream.stream import ROWTIME, DataStream
+        from kindling.connectors.base import ROWKIND_COLUMN
 
         if target_schema is not None or changelog_mode is not None:
             raise ValueError("to_changelog_stream(table) takes no target_schema or changelog_mode here: the rows keep the "
                              "table's columns and every change (Flink's default, ChangelogMode.all())")
-        planned = self._session._plan(f"SELECT * FROM {table}", 1, "to_changelog_stream", retractions=True)
+        df, fields, planned = self._changelog_frame(table, "to_changelog_stream")
+        row = from_spark(StructType(fields))
+        type_info = ChangelogRowTypeInfo(row.get_field_types(), row.get_field_names())  # type: ignore[union-attr]
+        df = df.select(*[F.col(f"`{f.name}`") for f in fields], F.col(ROWKIND_COLUMN).alias(ChangelogRowTypeInfo.KIND_FIELD),
+                       *self._internal_columns(df))
+        return self._stream(df, table, planned, type_info)
+
+    def to_append_stream(self, table: Table, type_info: Any) -> Any:
+        """An insert-only table's rows as a DataStream of ``type_info`` (``Types.ROW``, ``Types.ROW_NAMED`` or
+        ``Types.TUPLE``), its fields taken by position, as PyFlink's ``to_append_stream``.
+
+        >>> t_env.to_append_stream(table, Types.ROW([Types.STRING(), Types.LONG()])).print()   # doctest: +SKIP
+        """
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import TimestampType
+
+        from kindling.datastream.stream import ROWTIME
+
+        planned = table.planned
+        if planned.updating:
+            raise ValueError("toAppendStream doesn't support consuming update changes, which this table's query produces "
+                             "(use to_retract_stream or to_changelog_stream)")
+        df = planned.df
+        if ROWTIME not in df.columns:
+            df = df.withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
+        columns = self._positional(df, type_info, "to_append_stream")
+        return self._stream(df.select(*columns, *self._internal_columns(df)), table, planned, type_info)
+
+    def to_retract_stream(self, table: Table, type_info: Any) -> Any:
+        """The table's changes as a DataStream of ``(flag, row)`` tuples: True with each row added (``+I``, ``+U``),
+        False with each row retracted (``-U``, ``-D``); the row is of ``type_info`` (fields by position) and keeps its
+        kind, as PyFlink's ``to_retract_stream``.
+
+        >>> t_env.to_retract_stream(totals, Types.ROW([Types.STRING(), Types.LONG()])).print()   # doctest: +SKIP
+        """
+        from pyspark.sql import functions as F
+
+        from kindling.common.typeinfo import ChangelogRowTypeInfo, RetractTypeInfo
+        from kindling.connectors.base import ROWKIND_COLUMN
+
+        df, _, planned = self._changelog_frame(table, "to_retract_stream")
+        retract = RetractTypeInfo(type_info)
+        fields = self._positional(df, type_info, "to_retract_stream")
+        if isinstance(retract.field_types[1], ChangelogRowTypeInfo):
+            fields.append(F.col(ROWKIND_COLUMN).alias(ChangelogRowTypeInfo.KIND_FIELD))
+        df = df.select(F.col(ROWKIND_COLUMN).isin("+I", "+U").alias("f0"), F.struct(*fields).alias("f1"), *self._internal_columns(df))
+        return self._stream(df, table, planned, retract)
+
+    def _changelog_frame(self, table: Table, method: str) -> tuple[Any, list[Any], Any]:
+        """The table's changes (its row kind in ``ROWKIND_COLUMN``, an event time column), its visible fields, its plan."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import TimestampType
+
+        from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+        from kindling.datastream.stream import ROWTIME
+
+        planned = self._session._plan(f"SELECT * FROM {table}", 1, method, retractions=True)
         df = planned.df
         if ROWKIND_COLUMN not in df.columns:
             df = df.withColumn(ROWKIND_COLUMN, F.lit("+I"))
         if ROWTIME not in df.columns:
             df = df.withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
-        fields = [f for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
-        row = from_spark(StructType(fields))
-        type_info = ChangelogRowTypeInfo(row.get_field_types(), row.get_field_names())  # type: ignore[union-attr]
-        df = df.select(*[F.col(f"`{f.name}`") for f in fields], F.col(ROWKIND_COLUMN).alias(ChangelogRowTypeInfo.KIND_FIELD),
-                       *[F.col(f"`{c}`") for c in df.columns if c.startswith(INTERNAL_PREFIX) and c != ROWKIND_COLUMN])
+        return df, [f for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)], planned
+
+    @staticmethod
+    def _positional(df: Any, type_info: Any, method: str) -> list[Any]:
+        """The table's visible columns as ``type_info``'s fields, by position (cast to the fields' types)."""
+        from pyspark.sql import functions as F
+
+        from kindling.common.typeinfo import RowTypeInfo
+        from kindling.connectors.base import INTERNAL_PREFIX
+
+        if not isinstance(type_info, RowTypeInfo):
+            raise ValueError(f"{method}: the type information must be Types.ROW, Types.ROW_NAMED or Types.TUPLE, got {type_info!r}")
+        visible = [c for c in df.columns if not c.startswith(INTERNAL_PREFIX)]
+        fields = type_info.record_schema().fields
+        if len(fields) != len(visible):
+            raise ValueError(f"{method}: the table has {len(visible)} columns ({', '.join(visible)}) but {type_info!r} has "
+                             f"{len(fields)} fields; they are matched by position")
+        return [F.col(f"`{c}`").cast(f.dataType).alias(f.name) for c, f in zip(visible, fields)]
+
+    @staticmethod
+    def _internal_columns(df: Any) -> list[Any]:
+        from pyspark.sql import functions as F
+
+        from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
+
+        return [F.col(f"`{c}`") for c in df.columns if c.startswith(INTERNAL_PREFIX) and c != ROWKIND_COLUMN]
+
+    def _stream(self, df: Any, table: Table, planned: Any, type_info: Any) -> Any:
+        from kindling.datastream.stream import DataStream
+
         return DataStream(self._env, df, name=str(table), event_time=planned.event_time, bounded=planned.bounded,
                           type_info=type_info)
 

@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
+
+from kindling.table.catalog import ObjectIdentifier
 
 if TYPE_CHECKING:
     from kindling.sql.ddl import Insert
@@ -33,6 +35,14 @@ class TablePipeline:
 
     def print_explain(self, *extra_details: Any) -> None:
         print(self.explain(*extra_details))
+
+    def get_sink_identifier(self) -> Optional[ObjectIdentifier]:
+        """The sink table's full name; None for an anonymous sink (a ``TableDescriptor`` given to ``insert_into``)."""
+        from kindling.table.table_environment import ANONYMOUS_PREFIX
+
+        if self._insert.table.startswith(ANONYMOUS_PREFIX):
+            return None
+        return ObjectIdentifier.in_default_database(self._insert.table)
 
 
 __all__ = ["TablePipeline"]

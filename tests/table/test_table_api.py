@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kindling.sql import SqlError
 from kindling.table import DataTypes, Schema, StreamTableEnvironment, TableDescriptor, udf
 from kindling.table.expressions import call_sql, col, lit, row_interval
 from kindling.table.window import Over, Slide, Tumble
@@ -103,6 +104,8 @@ def test_statement_sets_and_descriptors(t_env, tmp_path):
     assert orders.where(col("id") == 1).select(col("id"), col("fruit")).insert_into(csv).execute().wait(timeout=600) == "FINISHED"
     pipeline = orders.where(col("id") == 2).select(col("id"), col("fruit")).insert_into("small")
     assert "small" in pipeline.explain()
+    assert str(pipeline.get_sink_identifier()) == "`default_catalog`.`default_database`.`small`"  # PyFlink 2.3's
+    assert orders.insert_into(csv).get_sink_identifier() is None  # an anonymous sink, as in PyFlink
     assert t_env.create_statement_set().add(pipeline).execute().wait(timeout=600) == "FINISHED"
     assert _rows(t_env.from_path("small")) == [(2, "pear"), (4, "fig"), (5, "pear")]
     assert not any(n.startswith("__kindling_anonymous") for n in t_env.list_tables())
@@ -113,8 +116,13 @@ def test_statement_sets_and_descriptors(t_env, tmp_path):
                                        .option("path", str(tmp_path / "described")).format("csv").build())) == [(1, "apple")]
     assert "described" in t_env.explain_sql("SELECT fruit FROM described")
     t_env.create_view("firsts", t_env.from_path("described"))
-    assert "firsts" in t_env.list_views() and t_env.drop_view("firsts") and not t_env.drop_view("firsts")
-    assert t_env.drop_table("described") and "described" not in t_env.list_tables()
+    assert "firsts" in t_env.list_views() and "firsts" not in t_env.list_temporary_views()
+    assert t_env.drop_view("firsts") and not t_env.drop_view("firsts")
+    assert "described" in t_env.list_temporary_tables()
+    with pytest.raises(SqlError, match="Temporary table with identifier '`default_catalog`.`default_database`.`described`' exists"):
+        t_env.drop_table("described")  # as PyFlink 2.3: a temporary table is dropped with drop_temporary_table
+    assert not t_env.drop_temporary_view("described") and t_env.drop_temporary_table("described")
+    assert "described" not in t_env.list_tables()
     t_env.create_temporary_function("shout", udf(lambda s: s.upper(), result_type=DataTypes.STRING()))
     assert "shout" in t_env.list_user_defined_functions()
     assert t_env.drop_temporary_function("shout") and not t_env.drop_function("shout")
@@ -280,6 +288,73 @@ def test_to_changelog_stream_gives_rows_of_each_change_kind(t_env, env):
     assert RowKind.from_short_string("-D") is RowKind.DELETE and Row.of_kind(RowKind.DELETE, 1).get_row_kind() is RowKind.DELETE
 
 
+def test_from_changelog_stream_applies_each_rows_kind(t_env, env):
+    """Flink's documentation example, with PyFlink 2.3's answers (recorded from it)."""
+    from kindling.common import Row, RowKind, Types
+
+    ds = env.from_collection([Row.of_kind(RowKind.INSERT, "Alice", 12), Row.of_kind(RowKind.INSERT, "Bob", 5),
+                              Row.of_kind(RowKind.UPDATE_BEFORE, "Alice", 12), Row.of_kind(RowKind.UPDATE_AFTER, "Alice", 100)],
+                             type_info=Types.ROW([Types.STRING(), Types.INT()]))
+    assert list(ds.map(lambda r: f"{r.get_row_kind()} {r!r}", output_type=Types.STRING()).execute_and_collect()) == [
+        "+I Row(f0='Alice', f1=12)", "+I Row(f0='Bob', f1=5)", "-U Row(f0='Alice', f1=12)", "+U Row(f0='Alice', f1=100)"]
+    table = t_env.from_changelog_stream(ds)
+    assert table.get_schema().fieldNames() == ["f0", "f1"]
+    t_env.create_temporary_view("InputTable", table)
+    scores = t_env.execute_sql("SELECT f0 AS name, SUM(f1) AS score FROM InputTable GROUP BY f0")
+    assert sorted(tuple(r) for r in scores.collect(timeout=300)) == [("Alice", 100), ("Bob", 5)]
+    assert _rows(table) == [("Alice", 100), ("Bob", 5)]
+    back = t_env.from_changelog_stream(t_env.to_changelog_stream(t_env.sql_query("SELECT f0, SUM(f1) AS s FROM InputTable GROUP BY f0")))
+    assert _rows(back) == [("Alice", 100), ("Bob", 5)]
+    with pytest.raises(ValueError, match="from_changelog_stream needs Rows that keep their row kinds"):
+        t_env.from_changelog_stream(ds.map(lambda r: r, output_type=Types.ROW([Types.STRING(), Types.INT()])))
+
+
+def test_table_config_and_descriptor_accessors(t_env, tmp_path):
+    import datetime as dt
+
+    config = t_env.get_config()
+    assert config.get_local_timezone() == "UTC"  # kindling's session default
+    config.set_idle_state_retention(dt.timedelta(hours=1))
+    assert config.get("table.exec.state.ttl") == "3600000 ms" and config.get_idle_state_retention() == dt.timedelta(hours=1)
+    config.add_configuration({"table.exec.state.ttl": "0"})
+    assert config.to_map()["table.exec.state.ttl"] == "0" and config.get_idle_state_retention() == dt.timedelta(0)
+    descriptor = (TableDescriptor.for_connector("filesystem").schema(Schema.new_builder().column("k", DataTypes.STRING()).build())
+                  .option("path", str(tmp_path)).format("csv").partitioned_by("k").comment("keys").build())
+    assert descriptor.get_partition_keys() == ["k"] and descriptor.get_comment() == "keys"
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("not-a-package-of-kindling\n")
+    with pytest.raises(RuntimeError, match="does not meet: not-a-package-of-kindling"):
+        t_env.set_python_requirements(str(requirements))
+    with pytest.raises(NotImplementedError, match="add_python_archive"):
+        t_env.add_python_archive(str(tmp_path / "venv.zip"))
+
+
+def test_to_append_and_to_retract_stream_give_pyflinks_records(t_env, env):
+    """PyFlink 2.3's answers for the same calls (its records' repr, row kinds and printed lines)."""
+    from kindling.common import Types
+
+    env.execute_sql("CREATE TABLE pairs (k STRING, v BIGINT) WITH ('connector' = 'collection', 'rows-per-batch' = '1', "
+                    "'data' = '[[\"a\", 1], [\"b\", 2], [\"a\", 3]]')")
+    totals = t_env.sql_query("SELECT k, SUM(v) AS s FROM pairs GROUP BY k")
+    retract = t_env.to_retract_stream(totals, Types.ROW([Types.STRING(), Types.LONG()]))
+    records = list(retract.execute_and_collect())
+    assert [repr(r) for r in records] == ["(True, Row(f0='a', f1=1))", "(True, Row(f0='b', f1=2))",
+                                          "(False, Row(f0='a', f1=1))", "(True, Row(f0='a', f1=4))"]
+    assert [str(r[1].get_row_kind()) for r in records] == ["+I", "+I", "-U", "+U"]
+    assert [retract.get_type().format(r) for r in records] == ["(true,+I[a, 1])", "(true,+I[b, 2])", "(false,-U[a, 1])",
+                                                               "(true,+U[a, 4])"]  # print(), as Flink's Tuple2
+    pairs = t_env.from_path("pairs")
+    named = t_env.to_append_stream(pairs, Types.ROW_NAMED(["x", "y"], [Types.STRING(), Types.LONG()]))
+    assert list(named.map(lambda r: f"{r!r} {r.x}", output_type=Types.STRING()).execute_and_collect()) == [
+        "Row(x='a', y=1) a", "Row(x='b', y=2) b", "Row(x='a', y=3) a"]
+    tuples = t_env.to_append_stream(pairs, Types.TUPLE([Types.STRING(), Types.LONG()]))
+    assert [repr(r) for r in tuples.execute_and_collect()] == ["('a', 1)", "('b', 2)", "('a', 3)"]
+    with pytest.raises(ValueError, match="toAppendStream doesn't support consuming update changes"):
+        t_env.to_append_stream(totals, Types.ROW([Types.STRING(), Types.LONG()]))
+    with pytest.raises(ValueError, match="the table has 2 columns .* has 3 fields"):
+        t_env.to_append_stream(pairs, Types.ROW([Types.STRING(), Types.LONG(), Types.LONG()]))
+
+
 def test_row_based_map_and_aggregate_give_pyflinks_columns(t_env):
     """PyFlink 2.3's answers for the same calls (its basic_operations.py row_operations, run on PyFlink)."""
     import json
@@ -385,7 +460,6 @@ def test_flat_aggregate_retracts_a_groups_rows_and_emits_its_new_ones(t_env, env
     atomic result's f0 included), and its changelog record by record: a group's previous rows retracted (-D), its new
     ones inserted (+I), as PyFlink's GroupTableAggFunction does per bundle."""
     from kindling.common import Types
-    from kindling.sql import SqlError
 
     top2 = _Top2.function()
     table = t_env.from_elements([(1, "a", 5), (2, "b", 7), (3, "a", 9), (4, "a", 2), (5, "b", 1), (6, "c", 4)], ["id", "k", "v"])
