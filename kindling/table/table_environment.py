@@ -566,6 +566,11 @@ class TableEnvironment:
         if len(fields) != len(visible):
             raise ValueError(f"{method}: the table has {len(visible)} columns ({', '.join(visible)}) but {type_info!r} has "
                              f"{len(fields)} fields; they are matched by position")
+        types = {f.name: f.dataType for f in df.schema.fields}
+        for column, field in zip(visible, fields):
+            if not _widens_to(types[column], field.dataType):
+                raise ValueError(f"{method}: column '{column}' is {types[column].simpleString()} but field {field.name} of "
+                                 f"{type_info!r} is {field.dataType.simpleString()}; the types must match (Flink's rule)")
         return [F.col(f"`{c}`").cast(f.dataType).alias(f.name) for c, f in zip(visible, fields)]
 
     @staticmethod
@@ -595,6 +600,20 @@ class StreamTableEnvironment(TableEnvironment):
         if environment_settings is not None and not environment_settings.is_streaming_mode():
             env.config.set("execution.runtime-mode", "batch")
         return StreamTableEnvironment(env)
+
+
+_INTEGRAL_WIDTHS = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8}
+
+
+def _widens_to(source: Any, target: Any) -> bool:
+    """Whether a column of Spark type ``source`` is a field of ``target`` without loss: the same type, a wider integer,
+    FLOAT to DOUBLE, or one of Spark's two timestamp types for the other (PyFlink's type information has one)."""
+    if source == target:
+        return True
+    a, b = source.simpleString(), target.simpleString()
+    if a in _INTEGRAL_WIDTHS and b in _INTEGRAL_WIDTHS:
+        return _INTEGRAL_WIDTHS[a] <= _INTEGRAL_WIDTHS[b]
+    return (a, b) == ("float", "double") or {a, b} == {"timestamp", "timestamp_ntz"}
 
 
 def _missing(value: Any) -> bool:

@@ -353,6 +353,9 @@ def test_to_append_and_to_retract_stream_give_pyflinks_records(t_env, env):
         t_env.to_append_stream(totals, Types.ROW([Types.STRING(), Types.LONG()]))
     with pytest.raises(ValueError, match="the table has 2 columns .* has 3 fields"):
         t_env.to_append_stream(pairs, Types.ROW([Types.STRING(), Types.LONG(), Types.LONG()]))
+    for narrower in (Types.STRING(), Types.INT()):  # refused, not cast: a value would change or be lost
+        with pytest.raises(ValueError, match="column 'v' is bigint but field f1 .* the types must match"):
+            t_env.to_append_stream(pairs, Types.ROW([Types.STRING(), narrower]))
 
 
 def test_row_based_map_and_aggregate_give_pyflinks_columns(t_env):
