@@ -67,6 +67,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pyflink.table.window": ("kindling.table.window",),
     "pyflink.table.udf": ("kindling.table.udf",),
     "pyflink.table.catalog": ("kindling.table.catalog",),
+    "pyflink.table.table_schema": ("kindling.table.table_schema",),
 }
 
 class PyFlinkAlias(types.ModuleType):

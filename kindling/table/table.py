@@ -23,12 +23,12 @@ from kindling.table.window import GroupWindow, OverWindow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructType
 
     from kindling.sql.result import TableResult
     from kindling.sql.session import PlannedQuery
     from kindling.table.table_environment import TableEnvironment
     from kindling.table.table_pipeline import TablePipeline
+    from kindling.table.table_schema import TableSchema
 
 _TABLE_IDS = itertools.count()
 
@@ -99,15 +99,16 @@ class Table:
         """The planned query (its Spark DataFrame and changelog mode)."""
         return self._t_env._session._plan(f"SELECT * FROM {self._name}", 1, "Table API")
 
-    def get_schema(self) -> "StructType":
-        from pyspark.sql.types import StructType
-
+    def get_schema(self) -> "TableSchema":
+        """The table's columns: PyFlink's ``get_field_names()``/``get_field_data_types()``, and a Spark StructType."""
         from kindling.connectors.base import INTERNAL_PREFIX
+        from kindling.table.table_schema import TableSchema
 
         planned = self.planned
-        return StructType([f for f in planned.df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)])
+        return TableSchema([f for f in planned.df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)])
 
-    def get_resolved_schema(self) -> "StructType":
+    def get_resolved_schema(self) -> "TableSchema":
+        """The same columns (``get_column_names()``, ``get_column_data_types()``)."""
         return self.get_schema()
 
     def print_schema(self) -> None:

@@ -27,6 +27,11 @@ def _rows(table) -> list[tuple]:
 def test_relational_operations(t_env):
     orders = t_env.from_elements([o[:3] for o in ORDERS], ["id", "fruit", "amount"])
     assert orders.get_schema().simpleString() == "struct<id:bigint,fruit:string,amount:bigint>"
+    schema = orders.get_schema()  # PyFlink's TableSchema accessors (from_elements infers BIGINT and STRING, as PyFlink)
+    assert schema.get_field_names() == ["id", "fruit", "amount"] and schema.get_field_count() == 3
+    assert schema.get_field_data_types() == [DataTypes.BIGINT(), DataTypes.STRING(), DataTypes.BIGINT()]
+    assert schema.get_field_data_type("fruit") == DataTypes.STRING() and schema.get_field_name(3) is None
+    assert orders.get_resolved_schema().get_column_names() == ["id", "fruit", "amount"]
     assert _rows(orders.where(col("amount") > 2).select(col("id"), (col("amount") * 10).alias("x"))) == [(1, 30), (2, 50), (3, 40)]
     assert _rows(orders.filter(col("fruit").in_("fig", "pear")).select(orders.id)) == [(2,), (4,), (5,)]
     renamed = orders.alias("n", "name", "qty").rename_columns(col("qty").alias("quantity")).drop_columns(col("n"))
