@@ -302,6 +302,8 @@ def test_from_changelog_stream_applies_each_rows_kind(t_env, env):
                              type_info=Types.ROW([Types.STRING(), Types.INT()]))
     assert list(ds.map(lambda r: f"{r.get_row_kind()} {r!r}", output_type=Types.STRING()).execute_and_collect()) == [
         "+I Row(f0='Alice', f1=12)", "+I Row(f0='Bob', f1=5)", "-U Row(f0='Alice', f1=12)", "+U Row(f0='Alice', f1=100)"]
+    printed = [ds.get_type().format(r) for r in ds.execute_and_collect()]  # ds.print()'s lines
+    assert printed == ["+I[Alice,12]", "+I[Bob,5]", "-U[Alice,12]", "+U[Alice,100]"]
     table = t_env.from_changelog_stream(ds)
     assert table.get_schema().fieldNames() == ["f0", "f1"]
     t_env.create_temporary_view("InputTable", table)
