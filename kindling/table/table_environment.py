@@ -458,22 +458,15 @@ class TableEnvironment:
     def to_data_stream(self, table: Table) -> Any:
         """The table's rows as a DataStream (an insert-only table) of PyFlink Rows named by the table's columns, as
         PyFlink gives them (``Types.ROW_NAMED``): a function on them without ``output_type`` returns untyped records."""
-        from pyspark.sql import functions as F
-        from pyspark.sql.types import StructType, TimestampType
+        from pyspark.sql.types import StructType
 
         from kindling.common.typeinfo import from_spark
         from kindling.connectors.base import INTERNAL_PREFIX
-        from kindling.datastream.stream import ROWTIME, DataStream
 
-        planned = table.planned
-        if planned.updating:
-            raise ValueError("to_data_stream takes an insert-only table; this one is updating (use to_changelog_stream)")
-        df = planned.df
-        if ROWTIME not in df.columns:  # no event time: records carry none, as a source's without watermarks
-            df = df.withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
+        df, planned = self._insert_only_frame(
+            table, "to_data_stream takes an insert-only table; this one is updating (use to_changelog_stream)")
         type_info = from_spark(StructType([f for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]))
-        return DataStream(self._env, df, name=str(table), event_time=planned.event_time, bounded=planned.bounded,
-                          type_info=type_info)
+        return self._stream(df, table, planned, type_info)
 
     def to_changelog_stream(self, table: Table, target_schema: Any = None, changelog_mode: Any = None) -> Any:
         """The table's changelog as a DataStream of PyFlink Rows, each of its kind (``row.get_row_kind()``: ``+I``, and
@@ -500,18 +493,9 @@ class TableEnvironment:
 
         >>> t_env.to_append_stream(table, Types.ROW([Types.STRING(), Types.LONG()])).print()   # doctest: +SKIP
         """
-        from pyspark.sql import functions as F
-        from pyspark.sql.types import TimestampType
-
-        from kindling.datastream.stream import ROWTIME
-
-        planned = table.planned
-        if planned.updating:
-            raise ValueError("toAppendStream doesn't support consuming update changes, which this table's query produces "
-                             "(use to_retract_stream or to_changelog_stream)")
-        df = planned.df
-        if ROWTIME not in df.columns:
-            df = df.withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
+        df, planned = self._insert_only_frame(
+            table, "toAppendStream doesn't support consuming update changes, which this table's query produces "
+                   "(use to_retract_stream or to_changelog_stream)")
         columns = self._positional(df, type_info, "to_append_stream")
         return self._stream(df.select(*columns, *self._internal_columns(df)), table, planned, type_info)
 
@@ -538,18 +522,32 @@ class TableEnvironment:
     def _changelog_frame(self, table: Table, method: str) -> tuple[Any, list[Any], Any]:
         """The table's changes (its row kind in ``ROWKIND_COLUMN``, an event time column), its visible fields, its plan."""
         from pyspark.sql import functions as F
-        from pyspark.sql.types import TimestampType
 
         from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
-        from kindling.datastream.stream import ROWTIME
 
         planned = self._session._plan(f"SELECT * FROM {table}", 1, method, retractions=True)
-        df = planned.df
+        df = self._with_event_time(planned.df)
         if ROWKIND_COLUMN not in df.columns:
             df = df.withColumn(ROWKIND_COLUMN, F.lit("+I"))
-        if ROWTIME not in df.columns:
-            df = df.withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
         return df, [f for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)], planned
+
+    def _insert_only_frame(self, table: Table, updating_refusal: str) -> tuple[Any, Any]:
+        """An insert-only table's rows with an event time column, and its plan; an updating table is refused."""
+        planned = table.planned
+        if planned.updating:
+            raise ValueError(updating_refusal)
+        return self._with_event_time(planned.df), planned
+
+    @staticmethod
+    def _with_event_time(df: Any) -> Any:
+        """``df`` with the records' event time column: NULL where the table has none (as a source's without
+        watermarks)."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import TimestampType
+
+        from kindling.datastream.stream import ROWTIME
+
+        return df if ROWTIME in df.columns else df.withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
 
     @staticmethod
     def _positional(df: Any, type_info: Any, method: str) -> list[Any]:
