@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import datetime
 import pickle
+import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from pyspark.sql import Column, DataFrame, Row
@@ -76,6 +77,7 @@ from kindling.datastream.timers import (
     next_wake_up,
     prune,
     registers_processing_time_timers,
+    registers_timers,
 )
 from kindling.runtime.progress import END_OF_TIME_THRESHOLD
 
@@ -246,6 +248,10 @@ class Adapter:
     # Flink's table.exec.state.ttl: a key's whole state expires this long (processing time) after it was last
     # written, and is removed then, as SQL operators' state is; None: kept.
     key_ttl_ms: Optional[int] = None
+    # The operator sets no timers and nothing of its state expires by processing time: off event time, it runs in
+    # Spark's time mode "None", which runs a micro-batch only when input arrives. (Spark's processing-time mode
+    # runs one every trigger interval for ever, input or not, in case a timer is due: an idle job kept a core busy.)
+    timeless: bool = False
 
     def open(self, runner: "KeyedRunner", runtime_context: RuntimeContext) -> None:
         raise NotImplementedError
@@ -275,11 +281,15 @@ class KeyedRunner(StatefulProcessor):
                  parallelism: int, input_names: Sequence[Sequence[str]], slots: Optional[dict] = None,
                  event_time_mode: bool = False, chained: bool = False, input_types: Optional[Sequence[Any]] = None,
                  out_type: Any = None, pickled_key: bool = False, key_groups: int = DEFAULT_KEY_GROUPS,
-                 key_types: Optional[Sequence[DataType]] = None, value_types: Optional[Sequence[StructType]] = None) -> None:
+                 key_types: Optional[Sequence[DataType]] = None, value_types: Optional[Sequence[StructType]] = None,
+                 timeless: Optional[bool] = None) -> None:
         self._adapter = adapter
         self._name = name
         self.operator_name = name
         self.event_time_mode = event_time_mode  # Spark's EventTime mode: Spark timers are event-time timers
+        # Spark's time mode "None" (no timers, no clock): processing time is read from the wall clock. By default as
+        # the adapter says (Adapter.timeless); a DataStream operator is told from its function's code.
+        self.timeless = not event_time_mode and bool(getattr(adapter, "timeless", False) if timeless is None else timeless)
         self._chained = chained  # an input comes from a keyed operator (its rows say whether a timer emitted them)
         self._out_names = out_schema.fieldNames()
         self._out_schema = out_schema
@@ -445,7 +455,8 @@ class KeyedRunner(StatefulProcessor):
             self._adapter.open(self, runtime_context)
             self._runtime_context = runtime_context
             self._opened = True
-        self.processing_time = int(timer_values.getCurrentProcessingTimeInMs())
+        # Spark's time mode "None" gives no batch time (-1): the wall clock, as Flink's processing time is
+        self.processing_time = int(time.time() * 1000) if self.timeless else int(timer_values.getCurrentProcessingTimeInMs())
         watermark = int(timer_values.getCurrentWatermarkInMs())
         self._spark_watermark = max(watermark, 0)
         if watermark >= _END_MS:
@@ -521,6 +532,9 @@ class KeyedRunner(StatefulProcessor):
         if self._key_ttl:
             group.expire(self.processing_time, self._key_ttl)
         for timestamp in group.wake_ups(self.processing_time, self.event_time_mode, self._key_ttl):
+            if self.timeless:
+                raise RuntimeError(f"keyed operator '{self._name}' runs without timers (Spark's time mode None) but "
+                                   "registered one: its adapter must not be marked timeless")
             self._handle.registerTimer(timestamp)
         if not group.dirty:
             return
@@ -724,6 +738,12 @@ def needs_processing_time(adapter: Any) -> bool:
     return any(registers_processing_time_timers(getattr(adapter, name, None)) for name in ("_function", "trigger"))
 
 
+def needs_no_clock(adapter: Any) -> bool:
+    """Whether an operator off event time can run in Spark's time mode None: neither the adapter nor what it holds
+    (function, trigger, window assigner) registers a timer, and no key expires by processing time."""
+    return not needs_processing_time(adapter) and not registers_timers(adapter) and not getattr(adapter, "key_ttl_ms", None)
+
+
 def operator_input(
     df: DataFrame, keys: Sequence[Column], index: int, inputs: int, value_fields: Sequence[str], slot: Optional[Column] = None
 ) -> DataFrame:
@@ -776,7 +796,7 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     if runner.event_time_mode:
         return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "EventTime",
                                                   eventTimeColumnName=SPARK_EVENT_TIME)
-    return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "ProcessingTime")
+    return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "None" if runner.timeless else "ProcessingTime")
 
 
 def key_group(key_count: int, key_groups: int, with_slot: bool) -> Column:

@@ -241,6 +241,7 @@ class DataStream:
         if getattr(adapter, "uses_watermark", True):
             _check_watermark_reaches([self, *(upstream or [])], name, processing_time)
         event_time_mode = self._event_time and not processing_time
+        timeless = not self._event_time and op.needs_no_clock(adapter)
         chained = any(op.from_keyed_operator(df) for df, _, _ in inputs)
         type_infos = list(input_type_infos) if input_type_infos is not None else [self._type_info] + [None] * (len(types) - 1)
         pickled_key = any(SELECTOR_KEY in str(k) for k in inputs[0][1])
@@ -248,7 +249,7 @@ class DataStream:
         runner = op.KeyedRunner(adapter, name, out_user, key_count, parallelism, [t.fieldNames() for t in types], slots,
                                 event_time_mode=event_time_mode, chained=chained, input_types=type_infos, out_type=out_type,
                                 pickled_key=pickled_key, key_groups=self._env.config.get(cfg.MAX_PARALLELISM),
-                                key_types=key_types, value_types=types)
+                                key_types=key_types, value_types=types, timeless=timeless)
         ship_by_value(getattr(adapter, "_function", adapter))
         bucket = f"{op.BUCKET}{len(self._env.keyed_operators)}"
         self._env.keyed_operators.append((name, bucket))

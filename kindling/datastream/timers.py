@@ -121,6 +121,7 @@ def prune(state: KeyState) -> None:
 
 
 _PROCESSING_TIMER_CALLS = frozenset({"register_processing_time_timer"})
+_TIMER_CALLS = frozenset({"register_processing_time_timer", "register_event_time_timer"})
 
 
 def registers_processing_time_timers(function: Any) -> bool:
@@ -129,10 +130,20 @@ def registers_processing_time_timers(function: Any) -> bool:
     Its class's methods, and the objects it holds (a nested trigger, a wrapped function), are
     searched; a keyed operator needs Spark's processing-time mode exactly when this is true.
     """
+    return _calls_any(function, _PROCESSING_TIMER_CALLS)
+
+
+def registers_timers(function: Any) -> bool:
+    """Whether a function, trigger or operator adapter calls ``register_event_time_timer`` or
+    ``register_processing_time_timer`` in its code (searched as in :func:`registers_processing_time_timers`)."""
+    return _calls_any(function, _TIMER_CALLS)
+
+
+def _calls_any(function: Any, names: frozenset) -> bool:
     seen: set = set()
 
     def code_calls(code: types.CodeType) -> bool:
-        if _PROCESSING_TIMER_CALLS & set(code.co_names):
+        if names & set(code.co_names):
             return True
         return any(isinstance(c, types.CodeType) and code_calls(c) for c in code.co_consts)
 

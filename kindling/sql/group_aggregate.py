@@ -563,6 +563,7 @@ class GroupAggregateFunction(Adapter):
         self.argument_types = argument_types or [None] * len(calls)
         self.key_count = key_count
         self.key_ttl_ms = ttl_ms
+        self.timeless = not ttl_ms and window_end_at is None  # timers only for a window's end, expiry only by TTL
         # a window aggregation: the key's window_end, when its one final result is emitted (on the wall clock, or with
         # ``event_time`` when the watermark passes it: then each row also carries the window's end in epoch ms)
         self.window_end_at = window_end_at

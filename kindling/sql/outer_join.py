@@ -243,6 +243,7 @@ class OuterJoinFunction(Adapter):
     padded rows as Flink's streaming join does; a retracted input row (-U/-D) retracts what it joined."""
 
     tuple_values = True
+    timeless = True
 
     def __init__(self, kind: str, left_count: int, right_count: int) -> None:
         self.outer = (kind in ("LEFT", "FULL"), kind in ("RIGHT", "FULL"))  # does the left/right side keep unmatched rows

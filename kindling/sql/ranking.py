@@ -503,6 +503,7 @@ class RankFunction(Adapter):
         self.rank_selected = top_n.rank_selected
         self.window_end_at = window_end_at
         self.key_ttl_ms = ttl_ms
+        self.timeless = not ttl_ms and plan.kind != "window-rows"  # a window Top-N's timer fires at the window's end
 
     def open(self, runner: Any, runtime_context: Any) -> None:
         from kindling.datastream.state import ValueStateDescriptor, state_handle

@@ -217,6 +217,7 @@ class _MatchByKey(Adapter):
     micro-batch emits (``changes``) and keep their state through ``self._state``: (matched, kept rows)."""
 
     tuple_values = True
+    timeless = True
     state_name = ""
 
     def open(self, runner: Any, runtime_context: Any) -> None:
