@@ -4,7 +4,7 @@ The driver's commit runs in one Python process; producing a micro-batch is a Pyt
 so parallel publishing needs processes. Each child is started once (``python -m
 kindling.connectors.kafka.publishers``), keeps its transactional producer across batches, and serves
 one request at a time over its pipes: ``(config, shard, messages, batch_id, publishers)`` in, ``("ok",
-published)`` or ``("error", text)`` out, pickled (the messages travel compressed, see
+published)``, ``("fenced", text)`` or ``("error", text)`` out, pickled (the messages travel compressed, see
 ``KafkaCommitMessage``). A child exits when its parent closes the pipe or dies.
 """
 
@@ -19,6 +19,7 @@ import threading
 from typing import Any, Optional, Sequence
 
 from kindling.connectors.kafka.options import SinkConfig
+from kindling.connectors.kafka.transactions import ProducerFencedError, is_fenced, publish_shard
 
 
 class _Child:
@@ -59,6 +60,7 @@ class Pending:
         self.config = config
         self.children = list(children)
         self.errors: list[str] = []
+        self.fenced = True  # every error so far says that the child's producer was fenced
 
     def wait(self, raise_errors: bool = True) -> None:
         while self.children:
@@ -66,8 +68,10 @@ class Pending:
             status, detail = child.receive()
             if status != "ok":
                 self.errors.append(f"publisher {child.shard}: {detail}")
+                self.fenced = self.fenced and status == "fenced"
         if raise_errors and self.errors:
-            raise RuntimeError(f"kafka sink: publishing to topic {self.config.topic!r} failed: " + "; ".join(self.errors))
+            error = ProducerFencedError if self.fenced else RuntimeError
+            raise error(f"kafka sink: publishing to topic {self.config.topic!r} failed: " + "; ".join(self.errors))
 
 
 class PublisherPool:
@@ -108,8 +112,6 @@ def pool() -> PublisherPool:
 
 
 def _serve() -> None:
-    from kindling.connectors.kafka.transactions import publish_shard
-
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything a library prints goes to stderr, not into the reply pipe
     requests = sys.stdin.buffer
@@ -120,8 +122,8 @@ def _serve() -> None:
             return
         try:
             reply = ("ok", publish_shard(config, shard, messages, batch_id, publishers))
-        except BaseException as exc:  # reported to the driver, which fails the batch
-            reply = ("error", f"{type(exc).__name__}: {exc}")
+        except BaseException as exc:  # reported to the driver, which fails the batch (or retries it if fenced)
+            reply = ("fenced" if is_fenced(exc) else "error", f"{type(exc).__name__}: {exc}")
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
         replies.flush()
 

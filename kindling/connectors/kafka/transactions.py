@@ -66,6 +66,21 @@ class CommitFenceError(RuntimeError):
     """The marker is ahead of this batch: the transactional id prefix belongs to another job/checkpoint."""
 
 
+class ProducerFencedError(RuntimeError):
+    """A producer initialised later with the same transactional id fenced this one (raised for child publishers)."""
+
+
+def is_fenced(error: BaseException) -> bool:
+    """True if ``error`` says that a newer producer with the same transactional id fenced the one that raised it."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    if isinstance(error, ProducerFencedError):
+        return True
+    if not isinstance(error, KafkaException) or not error.args or not isinstance(error.args[0], KafkaError):
+        return False
+    return error.args[0].code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH)
+
+
 def read_marker(config: SinkConfig, shard: int = 0, timeout: float = 30.0) -> tuple[Optional[int], Optional[int]]:
     """(last batch id committed by publisher ``shard``, the publisher count recorded with it), or (None, None)."""
     from confluent_kafka import Consumer, TopicPartition
@@ -164,7 +179,23 @@ def publish_batch(config: SinkConfig, messages: Sequence, batch_id: int) -> bool
     """Publish the encoded records of ``messages`` (one per Spark partition, in partition order) for ``batch_id``.
 
     Returns False if the batch was already committed (skipped), True if it was published now.
+
+    Spark runs each commit in one of the driver's Python workers, not always the same one, and each worker
+    keeps its producers: a worker that initialised the transactional ids fenced the producers of the others.
+    A commit whose kept producer turns out fenced is therefore retried once with new producers, which fence
+    the other worker's in turn and re-read the marker (so a batch committed meanwhile is skipped, not repeated).
     """
+    try:
+        return _publish_batch(config, messages, batch_id)
+    except Exception as error:
+        if not is_fenced(error):
+            raise
+        log.info("kafka sink: the producers kept for topic %r were fenced by another process with the same "
+                 "transactional ids; publishing batch %d with new ones", config.topic, batch_id)
+    return _publish_batch(config, messages, batch_id)
+
+
+def _publish_batch(config: SinkConfig, messages: Sequence, batch_id: int) -> bool:
     shares = [(i, m) for i, m in enumerate(messages)
               if m is not None and getattr(m, "values", None) is not None and len(m.values)]
     if not shares:

@@ -202,6 +202,35 @@ def test_failed_and_zombie_transactions_stay_invisible(kafka, topic):
         uncommitted.close()
 
 
+@pytest.mark.parametrize("parallelism", ["1", "2"])
+def test_a_commit_run_by_another_driver_worker_does_not_fail_the_next_one(kafka, topic, parallelism):
+    """Spark runs each commit in one of the driver's Python workers, not always the same one: a worker that
+    initialises the transactional id fences the producers another worker keeps, whose next commit must
+    start afresh rather than fail the job with 'fenced by a newer instance'."""
+    prefix = f"eo-{uuid.uuid4().hex[:8]}"
+    sink = writer(kafka, topic, prefix, **{"sink.parallelism": parallelism})
+    assert transactions.publish_batch(sink.config, encoded(sink, range(0, 10)), 0) is True
+    first_worker = dict(transactions._producers), publishers._pool
+    transactions._producers.clear()
+    publishers._pool = None  # the second worker: its own producers (and publisher processes)
+    assert transactions.publish_batch(sink.config, encoded(sink, range(10, 20)), 1) is True
+    second_pool = publishers._pool
+    if parallelism == "1":
+        transactions._producers.clear()
+        transactions._producers.update(first_worker[0])  # back in the first worker, whose producer is fenced
+    else:
+        publishers._pool = first_worker[1]  # only the first worker's publisher process is fenced now
+    reader = TopicReader(kafka.bootstrap_servers, topic)
+    try:
+        assert transactions.publish_batch(sink.config, encoded(sink, range(20, 30)), 2) is True
+        assert last_committed_batch(sink.config) == 2
+        reader.settles_on(range(30))
+    finally:
+        reader.close()
+        if second_pool is not None:
+            second_pool.close()
+
+
 def test_keys_and_fixed_partitions_are_encoded_on_executors(kafka, topic):
     sink = writer(kafka, topic, f"eo-{uuid.uuid4().hex[:8]}", **{"key.format": "json", "key.fields": "id",
                                                                   "sink.partitioner": "fixed"})
