@@ -28,10 +28,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
+from kindling.options import OptionError
 from kindling.reconciliation.checkpoint import CheckpointError, QueryCheckpoint
 from kindling.reconciliation.compare import compare
 from kindling.reconciliation.report import Report, SinkReport
-from kindling.reconciliation.sink_output import SinkNotReadable, committed_rows
+from kindling.reconciliation.sink_output import SinkNotReadable, committed_rows, output_cut
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -207,7 +208,11 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
 
     from kindling.sql.group_aggregate import find_group_aggregation
 
-    last = checkpoint.last_committed()
+    table = session.catalog.table(insert.table, line=insert.line, construct="INSERT")
+    try:
+        last, cut = output_cut(table, checkpoint.last_committed, batch_id)  # before the job moves on
+    except OptionError as exc:
+        raise ReconcileError(str(exc)) from None
     upto = last if batch_id is None else batch_id
     if upto > last:
         raise ReconcileError(f"micro-batch {upto} of {checkpoint.path} is not committed (the last committed one is {last})")
@@ -259,11 +264,11 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
                              "were not checked for lateness: if a group window or a join dropped them in the stream, their "
                              "results differ here")
     session.input_ranges = None  # reading the sink back reads it whole
-    if table.connector != "filesystem" and upto < last:
+    if table.connector != "filesystem" and upto < last and cut is None:
         notes.append(f"the '{table.connector}' sink is read as it stands, with what micro-batches after {upto} wrote: "
                      f"compare at the last committed micro-batch ({last}) for an exact cut")
     try:
-        stream_rows, sink_notes = committed_rows(session, table, checkpoint.path, upto)
+        stream_rows, sink_notes = committed_rows(session, table, checkpoint.path, upto, cut)
     except SinkNotReadable as exc:
         raise ReconcileError(str(exc)) from None
     key = list(table.primary_key) or None

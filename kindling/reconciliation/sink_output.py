@@ -3,11 +3,12 @@
 * ``filesystem``: the table's visible files, less those that commit-log entries after the micro-batch
   published, plus the files the log still held pending at that micro-batch (committed to the checkpoint,
   not yet rolled into view), read with the table's own format.
-* ``kafka``: the topic read with ``isolation.level = read_committed`` from its earliest offsets to its
-  current end, with the table's own format: records of aborted transactions are not output.
+* ``kafka``: the topic read with ``isolation.level = read_committed`` from its earliest offsets, with the table's
+  own format: records of aborted transactions are not output. An exactly-once sink is read up to its cut at the
+  micro-batch compared (:func:`output_cut`), also while the job keeps committing; other sinks to the current end.
 * ``jdbc``: the table scanned as it stands (an upsert sink's rows are the final value per key).
 * ``elasticsearch-*``, ``opensearch``: every document of the (static) index after a refresh, as it stands.
-* ``upsert-kafka``: the same read, reduced to the last record per key (a tombstone deletes the key): the
+* ``upsert-kafka``: the same read (and cut), reduced to the last record per key (a tombstone deletes the key): the
   final value per key, which is what an updating result is compared by.
 * a changelog format (``debezium-json``, ``canal-json``, ``maxwell-json``) on ``kafka`` or ``filesystem``: the
   envelopes' rows applied in order (an insert adds a row, a delete removes one): the rows they leave.
@@ -16,9 +17,10 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import pyarrow as pa
 from confluent_kafka import OFFSET_BEGINNING
@@ -29,6 +31,8 @@ from kindling.reconciliation.checkpoint import CheckpointError
 from kindling.reconciliation.compare import Row
 
 if TYPE_CHECKING:
+    from kindling.connectors.kafka.options import SinkConfig
+    from kindling.connectors.kafka.transactions import OutputCut
     from kindling.sql.catalog import CatalogTable
     from kindling.sql.session import SqlSession
 
@@ -40,15 +44,57 @@ class SinkNotReadable(ValueError):
     """The sink's committed output cannot be read back; the message names the connector or option."""
 
 
-def committed_rows(session: "SqlSession", table: "CatalogTable", checkpoint: Path, batch_id: int) -> tuple[list[Row], list[str]]:
-    """The sink's rows committed up to micro-batch ``batch_id`` of the query whose checkpoint is given, and notes."""
+def output_cut(table: "CatalogTable", last_committed: Callable[[], int], batch_id: Optional[int],
+               timeout: float = 60.0) -> tuple[int, Optional["OutputCut"]]:
+    """The checkpoint's last committed micro-batch and, for an exactly-once Kafka sink, its output cut at the batch compared.
+
+    Spark commits a micro-batch to its checkpoint after the sink committed it, so the checkpoint's last batch L is read
+    first and the sink's cut after: a cut at batch M <= L holds exactly the output of the batches up to L (the batches
+    after M wrote nothing, or M would have moved). While the job commits L + 1 the cut is M > L: read both again, until
+    ``timeout``. A chosen batch before L is cut only if no later batch wrote output. None: no cut (read as it stands).
+    """
+    last = last_committed()
+    config = _transactional_sink(table)
+    if config is None:
+        return last, None
+    from kindling.connectors.kafka.transactions import committed_cut
+
+    deadline = time.monotonic() + timeout
+    while True:
+        cut = committed_cut(config)
+        if cut is not None and (cut.batch_id is None or cut.batch_id <= (last if batch_id is None else batch_id)):
+            return last, cut
+        if (cut is not None and batch_id is not None and cut.batch_id <= last) or time.monotonic() > deadline:
+            return last, None
+        time.sleep(0.05)
+        last = last_committed()
+
+
+def _transactional_sink(table: "CatalogTable") -> Optional["SinkConfig"]:
+    """The sink settings of an exactly-once Kafka or upsert-kafka table (None for any other table)."""
+    if table.connector == "kafka":
+        from kindling.connectors.kafka.options import sink_config
+    elif table.connector == "upsert-kafka":
+        from kindling.connectors.kafka.upsert import upsert_sink_config as sink_config
+    else:
+        return None
+    config = sink_config(table.connector_options())
+    return config if config.delivery_guarantee == "exactly-once" else None
+
+
+def committed_rows(session: "SqlSession", table: "CatalogTable", checkpoint: Path, batch_id: int,
+                   cut: Optional["OutputCut"] = None) -> tuple[list[Row], list[str]]:
+    """The sink's rows committed up to micro-batch ``batch_id`` of the query whose checkpoint is given, and notes.
+
+    ``cut``: where a Kafka sink's output of that batch ends (:func:`output_cut`); without it the topic is read to its end.
+    """
     connector = table.connector
     if connector == "filesystem":
         return _filesystem_rows(table, checkpoint, batch_id)
     if connector == "kafka":
-        return _kafka_rows(session, table)
+        return _kafka_rows(session, table, cut)
     if connector == "upsert-kafka":
-        return _upsert_kafka_rows(table)
+        return _upsert_kafka_rows(table, cut)
     if connector.startswith("elasticsearch-") or connector == "opensearch":
         return _index_rows(table), [f"the index of '{table.name}' is read as it stands: a job still running may have written "
                                     "micro-batches after the one compared"]
@@ -158,13 +204,19 @@ def applied_changelog(changes: list[tuple], table: str, notes: list[str]) -> lis
     return list((+final).elements())
 
 
-def _kafka_rows(session: "SqlSession", table: "CatalogTable") -> tuple[list[Row], list[str]]:
+def _kafka_rows(session: "SqlSession", table: "CatalogTable", cut: Optional["OutputCut"]) -> tuple[list[Row], list[str]]:
     options = {k: v for k, v in table.options.items() if not k.startswith(("scan.", "sink."))}
     options.update({"scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset",
                     "properties.isolation.level": "read_committed"})
+    if cut is not None:
+        options.update({"scan.bounded.mode": "specific-offsets",
+                        "scan.bounded.specific-offsets": ";".join(f"partition:{p},offset:{end}" for p, end in cut.ends.items())})
     notes = []
     if table.options.get("sink.delivery-guarantee", "").lower() != "exactly-once":
         notes.append(f"the kafka sink of '{table.name}' is not exactly-once: after a failure it may hold records twice")
+    elif cut is None:
+        notes.append(f"the topic of '{table.name}' is read to its end: the job kept committing and no cut at the micro-batch "
+                     "compared was found, so micro-batches after it may be in it")
     if (table.options.get("format") or table.options.get("value.format")) in CHANGELOG_FORMATS:
         return applied_changelog(_changes_read(session, table, options), table.name, notes), notes
     return _scanned_rows(session, table, options), notes
@@ -189,7 +241,7 @@ def _scanned_rows(session: "SqlSession", table: "CatalogTable", options: dict[st
     return [tuple(row.values()) for row in df.select(*[f"`{n}`" for n in names]).toArrow().to_pylist()]
 
 
-def _upsert_kafka_rows(table: "CatalogTable") -> tuple[list[Row], list[str]]:
+def _upsert_kafka_rows(table: "CatalogTable", cut: Optional["OutputCut"]) -> tuple[list[Row], list[str]]:
     from confluent_kafka import Consumer, TopicPartition
 
     from kindling.connectors.kafka.upsert import upsert_sink_config
@@ -207,8 +259,9 @@ def _upsert_kafka_rows(table: "CatalogTable") -> tuple[list[Row], list[str]]:
         ends = {}
         for partition in metadata.partitions:
             low, high = consumer.get_watermark_offsets(TopicPartition(config.topic, partition), timeout=30)
-            if high > low:
-                ends[partition] = high
+            end = high if cut is None else min(high, cut.ends.get(partition, 0))
+            if end > low:
+                ends[partition] = end
         consumer.assign([TopicPartition(config.topic, p, OFFSET_BEGINNING) for p in ends])
         done: set[int] = set()
         while len(done) < len(ends):
@@ -220,7 +273,11 @@ def _upsert_kafka_rows(table: "CatalogTable") -> tuple[list[Row], list[str]]:
                     done.add(message.partition())
                     continue
                 raise RuntimeError(f"reconcile: reading topic '{config.topic}' back: {message.error()}")
-            latest[message.key() or b""] = message.value()
+            if message.offset() >= ends[message.partition()]:  # past the cut: a batch after the one compared
+                done.add(message.partition())
+                continue
+            if message.partition() not in done:
+                latest[message.key() or b""] = message.value()
     finally:
         consumer.close()
     values = [v for v in latest.values() if v is not None]

@@ -45,6 +45,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 from kindling.connectors.kafka.options import SinkConfig
@@ -86,8 +87,7 @@ def read_marker(config: SinkConfig, shard: int = 0, timeout: float = 30.0) -> tu
     from confluent_kafka import Consumer, TopicPartition
 
     group = config.publisher_ids(shard)[1]
-    consumer = Consumer({"bootstrap.servers": config.bootstrap_servers, "group.id": group,
-                         "enable.auto.commit": "false", "isolation.level": "read_committed"})
+    consumer = Consumer(_reader_config(config, group))
     try:
         [marker] = consumer.committed([TopicPartition(config.topic, MARKER_PARTITION)], timeout=timeout)
         if marker.error is not None:
@@ -100,9 +100,65 @@ def read_marker(config: SinkConfig, shard: int = 0, timeout: float = 30.0) -> tu
         consumer.close()
 
 
+def _reader_config(config: SinkConfig, group: str) -> dict[str, str]:
+    """A consumer of the sink's markers and end offsets: the connection's security settings, read_committed."""
+    conf = {k: v for k, v in config.client_properties.items() if k.startswith(("security.", "sasl.", "ssl."))}
+    conf.update({"bootstrap.servers": config.bootstrap_servers, "group.id": group, "enable.auto.commit": "false",
+                 "isolation.level": "read_committed"})
+    return conf
+
+
 def last_committed_batch(config: SinkConfig, timeout: float = 30.0) -> Optional[int]:
     """The last batch id this sink committed completely (publisher 0's marker - 1), or None if none yet."""
     return read_marker(config, 0, timeout)[0]
+
+
+@dataclass(frozen=True)
+class OutputCut:
+    """The sink's committed output at one moment: the last micro-batch it committed completely (None: none yet) and
+    the topic's ``read_committed`` end offset per partition, below which lie exactly that batch and the ones before."""
+
+    batch_id: Optional[int]
+    ends: dict[int, int]
+
+
+def committed_cut(config: SinkConfig, timeout: float = 30.0) -> Optional[OutputCut]:
+    """The sink's output cut at its last complete commit while the job may keep committing; None if a commit ran meanwhile.
+
+    The end offsets are read between two readings of every publisher's marker: if no marker moved, no transaction
+    committed in between (markers and records commit together), so what lies below the ends is the output of the
+    batches up to publisher 0's marker, and open transactions lie beyond them (a ``read_committed`` end offset stops at
+    the first open one). A publisher ahead of publisher 0 is in the middle of a batch's commit: None as well.
+    """
+    before = _markers(config, timeout)
+    if before is None:
+        return None
+    ends = _end_offsets(config, timeout)
+    if _markers(config, timeout) != before:
+        return None
+    return OutputCut(before[0], ends)
+
+
+def _markers(config: SinkConfig, timeout: float) -> Optional[tuple[Optional[int], ...]]:
+    """Every publisher's last committed batch id (publisher 0 first), or None if one is ahead of publisher 0."""
+    first, recorded = read_marker(config, 0, timeout)
+    markers = (first,) + tuple(read_marker(config, k, timeout)[0] for k in range(1, recorded or config.publishers))
+    # A publisher whose share of a batch was empty did not commit it: it may lag, but never lead publisher 0.
+    if any(m is not None and (first is None or m > first) for m in markers[1:]):
+        return None
+    return markers
+
+
+def _end_offsets(config: SinkConfig, timeout: float) -> dict[int, int]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(_reader_config(config, config.publisher_ids(0)[1]))
+    try:
+        partitions = consumer.list_topics(config.topic, timeout=timeout).topics[config.topic].partitions
+        return {p: consumer.get_watermark_offsets(TopicPartition(config.topic, p), timeout=timeout, cached=False)[1]
+                for p in sorted(partitions)}
+    finally:
+        consumer.close()
 
 
 def _producer(config: SinkConfig, shard: int):

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from kindling.connectors.kafka import publishers, transactions
 from kindling.connectors.kafka.sink import KafkaCommitMessage, KafkaStreamWriter
 from kindling.connectors.kafka.tail import TopicTail
-from kindling.connectors.kafka.transactions import CommitFenceError, last_committed_batch
+from kindling.connectors.kafka.transactions import CommitFenceError, OutputCut, last_committed_batch
 
 pytestmark = pytest.mark.integration
 
@@ -229,6 +229,46 @@ def test_a_commit_run_by_another_driver_worker_does_not_fail_the_next_one(kafka,
         reader.close()
         if second_pool is not None:
             second_pool.close()
+
+
+def test_the_committed_output_is_cut_at_the_last_complete_batch(kafka, topic):
+    """What reconciliation reads of a running job: the end offsets below which lie exactly the complete batches."""
+    prefix = f"eo-{uuid.uuid4().hex[:8]}"
+    sink = writer(kafka, topic, prefix, **{"sink.parallelism": "2"})
+    assert transactions.committed_cut(sink.config) == OutputCut(None, {0: 0, 1: 0, 2: 0, 3: 0})
+    assert transactions.publish_batch(sink.config, encoded(sink, range(0, 100)), 0) is True
+    cut = transactions.committed_cut(sink.config)
+    assert cut.batch_id == 0 and sum(cut.ends.values()) >= 100
+    # Publisher 1 committed its share of batch 1, publisher 0 not yet: a commit is under way, there is no cut.
+    batch1 = encoded(sink, range(100, 200))
+    assert transactions.publish_shard(sink.config, 1, [batch1[1]], 1, 2) is True
+    assert transactions.committed_cut(sink.config) is None
+    assert transactions.publish_batch(sink.config, batch1, 1) is True
+    # Another producer's open transaction lies beyond the end offsets (read_committed stops before it).
+    other = Producer({"bootstrap.servers": kafka.bootstrap_servers, "transactional.id": f"{prefix}-other"})
+    other.init_transactions(30)
+    other.begin_transaction()
+    for i in range(5):
+        other.produce(topic, b'{"id": 5000}', partition=i % 4)
+    assert other.flush(30) == 0
+    cut = transactions.committed_cut(sink.config)
+    assert cut.batch_id == 1
+    reader = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": f"{prefix}-reader",
+                       "isolation.level": "read_committed", "enable.partition.eof": True})
+    try:
+        reader.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p, end in cut.ends.items() if end])
+        ids, done = [], set()
+        while len(done) < sum(1 for end in cut.ends.values() if end):
+            message = reader.poll(10)
+            assert message is not None
+            if message.error() is not None:
+                done.add(message.partition())
+            elif message.offset() < cut.ends[message.partition()]:
+                ids.append(json.loads(message.value())["id"])
+        assert sorted(ids) == list(range(200))
+    finally:
+        reader.close()
+        other.abort_transaction(30)
 
 
 def test_keys_and_fixed_partitions_are_encoded_on_executors(kafka, topic):
