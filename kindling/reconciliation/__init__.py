@@ -210,7 +210,7 @@ def _reconcile_insert(session: "SqlSession", insert: "ddl.Insert", checkpoint: Q
 
     table = session.catalog.table(insert.table, line=insert.line, construct="INSERT")
     try:
-        last, cut = output_cut(table, checkpoint.last_committed, batch_id)  # before the job moves on
+        last, cut = output_cut(session, table, checkpoint.path, checkpoint.last_committed, batch_id)  # before the job moves on
     except OptionError as exc:
         raise ReconcileError(str(exc)) from None
     upto = last if batch_id is None else batch_id

@@ -6,7 +6,8 @@
 * ``kafka``: the topic read with ``isolation.level = read_committed`` from its earliest offsets, with the table's
   own format: records of aborted transactions are not output. An exactly-once sink is read up to its cut at the
   micro-batch compared (:func:`output_cut`), also while the job keeps committing; other sinks to the current end.
-* ``jdbc``: the table scanned as it stands (an upsert sink's rows are the final value per key).
+* ``jdbc``: the table scanned as it stood after the micro-batch (an upsert sink's rows are the final value per key),
+  read before the batch run, between two readings of the sink's commits table (:func:`output_cut`).
 * ``elasticsearch-*``, ``opensearch``: every document of the (static) index after a refresh, as it stands.
 * ``upsert-kafka``: the same read (and cut), reduced to the last record per key (a tombstone deletes the key): the
   final value per key, which is what an updating result is compared by.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -44,30 +46,75 @@ class SinkNotReadable(ValueError):
     """The sink's committed output cannot be read back; the message names the connector or option."""
 
 
-def output_cut(table: "CatalogTable", last_committed: Callable[[], int], batch_id: Optional[int],
-               timeout: float = 60.0) -> tuple[int, Optional["OutputCut"]]:
-    """The checkpoint's last committed micro-batch and, for an exactly-once Kafka sink, its output cut at the batch compared.
+@dataclass(frozen=True)
+class SinkCut:
+    """A sink's committed output at the micro-batch compared, found while the job may keep committing: a Kafka topic's
+    end offsets (read up to them later), or a JDBC table's rows (read at once: the table changes in place)."""
+
+    offsets: Optional["OutputCut"] = None
+    rows: Optional[list[Row]] = None
+
+
+def output_cut(session: "SqlSession", table: "CatalogTable", checkpoint: Path, last_committed: Callable[[], int],
+               batch_id: Optional[int], timeout: float = 60.0) -> tuple[int, Optional[SinkCut]]:
+    """The checkpoint's last committed micro-batch and, for a sink that records its batches, its output cut at the batch compared.
 
     Spark commits a micro-batch to its checkpoint after the sink committed it, so the checkpoint's last batch L is read
-    first and the sink's cut after: a cut at batch M <= L holds exactly the output of the batches up to L (the batches
-    after M wrote nothing, or M would have moved). While the job commits L + 1 the cut is M > L: read both again, until
-    ``timeout``. A chosen batch before L is cut only if no later batch wrote output. None: no cut (read as it stands).
+    first and the sink after it, between two readings of the sink's own marker (its last committed batch M: the
+    exactly-once Kafka sink's commit markers, the JDBC sink's commits table). An unchanged marker M <= L means that
+    what was read is exactly the output of the batches up to L (the batches after M wrote nothing, or M would have
+    moved). While the job commits L + 1, M > L: read both again, until ``timeout``. A chosen batch before L is cut only
+    if no later batch wrote output. None: no cut (the sink is read as it stands, and the report says so).
     """
     last = last_committed()
-    config = _transactional_sink(table)
-    if config is None:
+    probe = _cut_probe(session, table, checkpoint)
+    if probe is None:
         return last, None
-    from kindling.connectors.kafka.transactions import committed_cut
-
     deadline = time.monotonic() + timeout
     while True:
-        cut = committed_cut(config)
-        if cut is not None and (cut.batch_id is None or cut.batch_id <= (last if batch_id is None else batch_id)):
-            return last, cut
-        if (cut is not None and batch_id is not None and cut.batch_id <= last) or time.monotonic() > deadline:
+        found = probe()
+        if found is not None:
+            marker, cut = found
+            if marker is None or marker <= (last if batch_id is None else batch_id):
+                return last, cut
+            if batch_id is not None and marker <= last:
+                return last, None  # batches after the chosen one wrote output: no cut there
+        if time.monotonic() > deadline:
             return last, None
         time.sleep(0.05)
         last = last_committed()
+
+
+def _cut_probe(session: "SqlSession", table: "CatalogTable",
+               checkpoint: Path) -> Optional[Callable[[], Optional[tuple[Optional[int], SinkCut]]]]:
+    """A function reading the sink's marker and output once: (marker, cut), or None if a commit ran meanwhile."""
+    config = _transactional_sink(table)
+    if config is not None:
+        from kindling.connectors.kafka.transactions import committed_cut
+
+        def kafka() -> Optional[tuple[Optional[int], SinkCut]]:
+            cut = committed_cut(config)
+            return None if cut is None else (cut.batch_id, SinkCut(offsets=cut))
+
+        return kafka
+    if table.connector == "jdbc":
+        from kindling.connectors.jdbc.options import jdbc_config
+        from kindling.connectors.jdbc.sink import last_committed_batch, sink_identity
+
+        jdbc = jdbc_config(table.connector_options())
+        sink_id = sink_identity({"checkpointLocation": str(checkpoint)}, jdbc)
+
+        def rows() -> Optional[tuple[Optional[int], SinkCut]]:
+            before = last_committed_batch(jdbc, sink_id)
+            ranges, session.input_ranges = session.input_ranges, None  # the sink is read whole
+            try:
+                read = _scanned_rows(session, table, table.options)
+            finally:
+                session.input_ranges = ranges
+            return (before, SinkCut(rows=read)) if last_committed_batch(jdbc, sink_id) == before else None
+
+        return rows
+    return None
 
 
 def _transactional_sink(table: "CatalogTable") -> Optional["SinkConfig"]:
@@ -83,18 +130,22 @@ def _transactional_sink(table: "CatalogTable") -> Optional["SinkConfig"]:
 
 
 def committed_rows(session: "SqlSession", table: "CatalogTable", checkpoint: Path, batch_id: int,
-                   cut: Optional["OutputCut"] = None) -> tuple[list[Row], list[str]]:
+                   cut: Optional[SinkCut] = None) -> tuple[list[Row], list[str]]:
     """The sink's rows committed up to micro-batch ``batch_id`` of the query whose checkpoint is given, and notes.
 
-    ``cut``: where a Kafka sink's output of that batch ends (:func:`output_cut`); without it the topic is read to its end.
+    ``cut``: the sink's output at that batch (:func:`output_cut`); without it a Kafka topic is read to its end and a
+    JDBC table as it stands.
     """
     connector = table.connector
+    if cut is not None and cut.rows is not None:
+        return cut.rows, []
+    offsets = cut.offsets if cut is not None else None
     if connector == "filesystem":
         return _filesystem_rows(table, checkpoint, batch_id)
     if connector == "kafka":
-        return _kafka_rows(session, table, cut)
+        return _kafka_rows(session, table, offsets)
     if connector == "upsert-kafka":
-        return _upsert_kafka_rows(table, cut)
+        return _upsert_kafka_rows(table, offsets)
     if connector.startswith("elasticsearch-") or connector == "opensearch":
         return _index_rows(table), [f"the index of '{table.name}' is read as it stands: a job still running may have written "
                                     "micro-batches after the one compared"]

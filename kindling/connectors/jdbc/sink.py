@@ -49,7 +49,7 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 from pyspark.sql.types import StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN, pack_batches, unpack_table
-from kindling.connectors.jdbc.dialects import Dialect, JdbcError, dialect_for, non_null_keys
+from kindling.connectors.jdbc.dialects import COMMITS_TABLE, Dialect, JdbcError, dialect_for, non_null_keys
 from kindling.connectors.jdbc.options import JdbcConfig, jdbc_config
 from kindling.options import OptionError
 
@@ -115,6 +115,24 @@ def sink_identity(options: dict[str, str], config: JdbcConfig) -> str:
         return f"{config.table}@{query_id}"
     except (OSError, ValueError, KeyError, IndexError):
         return f"{config.table}@{checkpoint}"[:190]
+
+
+def last_committed_batch(config: JdbcConfig, sink_id: str) -> Optional[int]:
+    """The last micro-batch the sink ``sink_id`` committed to the database, None if none yet.
+
+    Read in a transaction of its own: a reconciliation reads it before and after reading the table, and a batch
+    commits its rows and its marker together, so an unchanged marker means that the table was read as it stood after
+    that batch."""
+    dialect = dialect_for(config)
+    connection = dialect.connect_checked(autocommit=True)
+    try:
+        dialect.ensure_commits_table(connection)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT MAX(batch_id) FROM {COMMITS_TABLE} WHERE sink_id = %s", (sink_id,))
+            row = cursor.fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+    finally:
+        connection.close()
 
 
 class JdbcStreamWriter(DataSourceStreamArrowWriter):
