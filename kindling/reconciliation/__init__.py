@@ -325,9 +325,17 @@ def _source_index(table: "CatalogTable", ends: tuple[Optional[dict[str, Any]], .
             if all(t in topics or (pattern and re.fullmatch(pattern, t)) for t in partitions):
                 claimed[index] = table.name
                 return index
+    elif table.connector in ("kinesis", "kinesis-legacy"):
+        from kindling.connectors.kinesis.options import source_config
+
+        stream = source_config(table.connector_options(), table.connector).stream
+        for index, end in enumerate(ends):
+            if isinstance(end, dict) and end.get("stream") == stream and index not in claimed:
+                claimed[index] = table.name
+                return index
     elif table.connector not in ("filesystem",):
         raise ReconcileError(f"table '{table.name}': the input of connector '{table.connector}' cannot be read again over "
-                             "a streaming run's range; reconcilable sources: kafka, filesystem")
+                             "a streaming run's range; reconcilable sources: kafka, kinesis, filesystem")
     free = [i for i in range(len(ends)) if claimed.get(i, table.name) == table.name]
     if len(ends) == 1 or (len(free) == 1 and table.connector != "kafka"):
         claimed[free[0]] = table.name

@@ -638,6 +638,39 @@ def test_a_job_reading_files_as_they_arrive_matches(spark, kafka, topic, tmp_pat
     assert "(filesystem): " in sink.input_range["clicks"]
 
 
+def test_a_job_reading_kinesis_shards_matches(spark, kafka, topic, kinesis, tmp_path):
+    """A Kinesis source is read again shard range by shard range, as the streaming run's micro-batches read them."""
+    stream = f"s-{topic}"
+    kinesis.create_stream(stream, shards=2)
+    aws = (f"'aws.region' = 'us-east-1', 'aws.endpoint' = '{kinesis.endpoint}', 'aws.credentials.provider' = 'BASIC', "
+           "'aws.credentials.basic.accesskeyid' = 'kindling-local', 'aws.credentials.basic.secretkey' = 'kindling-local-secret'")
+    script = SCRIPT.replace("""'connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{servers}',
+  'scan.startup.mode' = 'earliest-offset', 'format' = 'json'""", f"""'connector' = 'kinesis', 'stream' = '{stream}', {aws},
+  'scan.stream.initpos' = 'TRIM_HORIZON', 'scan.shard.getrecords.intervalmillis' = '50', 'format' = 'json'""")
+    assert "'connector' = 'kinesis'" in script
+    job = ClickJob(spark, kafka, topic, tmp_path, script=script.format(sink=FILE_SINK.format(out=tmp_path / "out")))
+    client = kinesis.client()
+
+    def put(seconds: range) -> None:  # a partition key per click: both shards get clicks of every second range
+        records = [{"PartitionKey": f"k{ts}", "Data": json.dumps({"ts": ts, "page": page}).encode()} for ts, page in _clicks(seconds)]
+        failed = client.put_records(StreamName=stream, Records=records).get("FailedRecordCount", 0)
+        assert failed == 0
+
+    put(range(0, 25))
+    job.start()
+    try:  # the watermark is the slowest shard's (Flink's per-shard watermarks): a second or two behind the last click
+        job.wait_for_watermark(20)
+        put(range(25, 50))
+        job.wait_for_watermark(40)
+    finally:
+        job.stop()
+    report = job.reconcile()
+    sink = report.sinks[0]
+    assert report.full_match, str(report)
+    assert sink.comparison.matched == 12  # windows [0, 40): 4 x 3 pages
+    assert "(kinesis): " in sink.input_range["clicks"]
+
+
 def test_reconcile_names_what_it_cannot_do(spark, tmp_path):
     from kindling.reconciliation import ReconcileError
 

@@ -54,6 +54,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 from kindling.arrow import arrow_schema
 from kindling.connectors import watermark_use
 from kindling.connectors.base import EOS_COLUMN, TABLE_SCAN, with_eos
+from kindling.connectors.bounded_read import BoundedReads
 from kindling.connectors.kinesis.aggregation import deaggregate_batch
 from kindling.connectors.kinesis.alignment import Record, ShardAligner, event_time_reader
 from kindling.connectors.kinesis.aws import JsonApi, describe_failure, get_records, kinesis_client, list_shards, with_retries
@@ -182,8 +183,9 @@ class _SourceLayout:
         self.arrow_schema = arrow_schema(schema)
 
 
-class KinesisDataSource(DataSource):
-    """``spark.readStream.format("kindling_kinesis")`` / ``df.writeStream.format("kindling_kinesis")``."""
+class KinesisDataSource(BoundedReads, DataSource):
+    """``spark.readStream.format("kindling_kinesis")`` / ``df.writeStream.format("kindling_kinesis")``; ``spark.read`` of
+    a streaming run's micro-batches (a reconciliation: each batch's shard ranges read again, as a replay reads them)."""
 
     @classmethod
     def name(cls) -> str:
