@@ -329,14 +329,23 @@ def test_a_running_job_is_reconciled_at_its_last_checkpoint(job):
     assert report.sinks[0].comparison.matched == 21  # windows [0, 70) closed: 7 x 3 pages
 
 
-def test_a_running_kafka_to_kafka_job_is_compared_up_to_its_output_at_the_checkpoint(spark, kafka, topic, tmp_path, monkeypatch):
+@pytest.fixture
+def kafka_job(spark, kafka, topic, tmp_path):
+    """The click job writing its windows into an exactly-once Kafka topic of its own."""
+    out = f"{topic}-out"
+    kafka.create_topic(out, partitions=2)
+    job = ClickJob(spark, kafka, topic, tmp_path, sink=KAFKA_SINK, out=out)
+    yield job
+    job.stop()
+    kafka.delete_topic(out)
+
+
+def test_a_running_kafka_to_kafka_job_is_compared_up_to_its_output_at_the_checkpoint(kafka_job, monkeypatch):
     """The exactly-once sink's topic is read up to its cut at the checkpoint's micro-batch: the job commits more windows
     while the batch run is compared (here before the topic is read back), and they are not counted as extra rows."""
     import kindling.reconciliation as reconciliation
 
-    out = f"{topic}-out"
-    kafka.create_topic(out, partitions=2)
-    job = ClickJob(spark, kafka, topic, tmp_path, sink=KAFKA_SINK, out=out)
+    job = kafka_job
     read_back = reconciliation.committed_rows
 
     def after_more_output(*args, **kwargs):
@@ -344,35 +353,25 @@ def test_a_running_kafka_to_kafka_job_is_compared_up_to_its_output_at_the_checkp
         job.wait_for_watermark(75)  # windows [30, 70) are in the topic now, after the micro-batch compared
         return read_back(*args, **kwargs)
 
-    try:
-        job.send(_clicks(range(0, 40)))
-        job.start()
-        first = job.wait_for_watermark(35)
-        monkeypatch.setattr(reconciliation, "committed_rows", after_more_output)
-        report = job.reconcile()
-    finally:
-        job.stop()
-        kafka.delete_topic(out)
+    job.send(_clicks(range(0, 40)))
+    job.start()
+    first = job.wait_for_watermark(35)
+    monkeypatch.setattr(reconciliation, "committed_rows", after_more_output)
+    report = job.reconcile()
     sink = report.sinks[0]
     assert report.full_match, str(report)
     assert sink.batch_id >= first and not sink.notes, sink.notes
     assert sink.comparison.matched == 9  # windows [0, 30) closed at the compared batch's watermark (00:00:35-00:00:38)
 
 
-def test_a_job_stopped_and_resumed_three_times_matches_kafka_to_kafka(spark, kafka, topic, tmp_path):
-    out = f"{topic}-out"
-    kafka.create_topic(out, partitions=1)
-    job = ClickJob(spark, kafka, topic, tmp_path, sink=KAFKA_SINK, out=out)
-    try:
-        for phase in range(4):  # started, then stopped mid-stream and resumed from its checkpoint three times
-            job.send(_clicks(range(20 * phase, 20 * phase + 20)))
-            job.start()
-            job.wait_for_watermark(20 * phase + 15)
-            job.stop()
-        report = job.reconcile()
-    finally:
+def test_a_job_stopped_and_resumed_three_times_matches_kafka_to_kafka(kafka_job):
+    job = kafka_job
+    for phase in range(4):  # started, then stopped mid-stream and resumed from its checkpoint three times
+        job.send(_clicks(range(20 * phase, 20 * phase + 20)))
+        job.start()
+        job.wait_for_watermark(20 * phase + 15)
         job.stop()
-        kafka.delete_topic(out)
+    report = job.reconcile()
     sink = report.sinks[0]
     assert report.full_match, str(report)
     assert sink.connector == "kafka"
