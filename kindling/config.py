@@ -26,6 +26,36 @@ CHECKPOINTING_INTERVAL = duration_option(
     "How often a checkpoint is taken. In kindling every micro-batch is a checkpoint, so this is "
     "Spark's processing-time trigger interval.",
 )
+# Flink's checkpoint settings beyond the interval (PyFlink's CheckpointConfig). A micro-batch is Spark's checkpoint:
+# it always completes with its state and sink commit (exactly-once state, never concurrent, never timing out by
+# these settings), so they are accepted, validated and reported, and change nothing kindling computes.
+CHECKPOINTING_MODE = enum_option(
+    "execution.checkpointing.mode", ("EXACTLY_ONCE", "AT_LEAST_ONCE"), "EXACTLY_ONCE",
+    "Checkpointing mode; kindling's micro-batches always give exactly-once state (at-least-once is implied).")
+CHECKPOINTING_TIMEOUT = duration_option("execution.checkpointing.timeout", timedelta(minutes=10),
+                                        "Accepted (PyFlink's CheckpointConfig): a micro-batch runs until it commits.")
+CHECKPOINTING_MIN_PAUSE = duration_option("execution.checkpointing.min-pause", timedelta(0),
+                                          "Accepted (PyFlink's CheckpointConfig): micro-batches follow the interval.")
+CHECKPOINTING_MAX_CONCURRENT = int_option("execution.checkpointing.max-concurrent-checkpoints", 1,
+                                          "Accepted (PyFlink's CheckpointConfig): micro-batches run one at a time.", minimum=1)
+CHECKPOINTING_TOLERABLE_FAILURES = int_option("execution.checkpointing.tolerable-failed-checkpoints", 0,
+                                              "Accepted (PyFlink's CheckpointConfig): a failed micro-batch fails the job "
+                                              "(then restart-strategy.* applies).", minimum=0)
+CHECKPOINTING_RETENTION = enum_option(
+    "execution.checkpointing.externalized-checkpoint-retention",
+    ("DELETE_ON_CANCELLATION", "RETAIN_ON_CANCELLATION", "NO_EXTERNALIZED_CHECKPOINTS"), "NO_EXTERNALIZED_CHECKPOINTS",
+    "Accepted (PyFlink's CheckpointConfig): kindling keeps a job's checkpoint in state.checkpoints.dir, so that running "
+    "the job again resumes it.")
+CHECKPOINTING_UNALIGNED = bool_option("execution.checkpointing.unaligned.enabled", False,
+                                      "Accepted (PyFlink's CheckpointConfig): micro-batches need no barrier alignment.")
+CHECKPOINTING_UNALIGNED_FORCED = bool_option("execution.checkpointing.unaligned.forced", False,
+                                             "Accepted (PyFlink's CheckpointConfig).")
+CHECKPOINTING_ALIGNED_TIMEOUT = duration_option("execution.checkpointing.aligned-checkpoint-timeout", timedelta(0),
+                                                "Accepted (PyFlink's CheckpointConfig).")
+BUFFER_TIMEOUT = duration_option("execution.buffer-timeout", timedelta(milliseconds=100),
+                                 "Accepted for compatibility: Spark ships records per micro-batch.")
+OPERATOR_CHAINING = bool_option("pipeline.operator-chaining.enabled", True,
+                                "Accepted for compatibility: Spark fuses stages by its own rules.")
 CHECKPOINTS_DIR = string_option(
     "state.checkpoints.dir",
     ".kindling/checkpoints",
@@ -105,6 +135,17 @@ HIDDEN_VALUE = "******"
 
 OPTIONS: tuple[ConfigOption[Any], ...] = (
     CHECKPOINTING_INTERVAL,
+    CHECKPOINTING_MODE,
+    CHECKPOINTING_TIMEOUT,
+    CHECKPOINTING_MIN_PAUSE,
+    CHECKPOINTING_MAX_CONCURRENT,
+    CHECKPOINTING_TOLERABLE_FAILURES,
+    CHECKPOINTING_RETENTION,
+    CHECKPOINTING_UNALIGNED,
+    CHECKPOINTING_UNALIGNED_FORCED,
+    CHECKPOINTING_ALIGNED_TIMEOUT,
+    BUFFER_TIMEOUT,
+    OPERATOR_CHAINING,
     CHECKPOINTS_DIR,
     SAVEPOINTS_DIR,
     SAVEPOINT_PATH,

@@ -133,13 +133,94 @@ class StreamEnvironment:
         return self
 
     def set_buffer_timeout(self, timeout_millis: int) -> "StreamEnvironment":
-        """Accepted for PyFlink compatibility: Spark ships records per micro-batch."""
+        """Accepted for PyFlink compatibility (``execution.buffer-timeout``): Spark ships records per micro-batch."""
+        self.config.set(cfg.BUFFER_TIMEOUT.key, f"{int(timeout_millis)} ms")
         return self
+
+    def get_buffer_timeout(self) -> int:
+        return to_millis(self.config.get(cfg.BUFFER_TIMEOUT))
 
     def set_max_parallelism(self, max_parallelism: int) -> "StreamEnvironment":
         """The key groups keyed state is stored by (``pipeline.max-parallelism``); fixed for the life of a job's state."""
         self.config.set(cfg.MAX_PARALLELISM.key, max_parallelism)
         return self
+
+    def get_max_parallelism(self) -> int:
+        """``pipeline.max-parallelism`` as set, -1 when it is not (Flink's answer; kindling then uses 128 key groups)."""
+        return int(self.config.get(cfg.MAX_PARALLELISM)) if self.config.contains(cfg.MAX_PARALLELISM.key) else -1
+
+    def set_default_local_parallelism(self, parallelism: int) -> "StreamEnvironment":
+        """The parallelism of a local environment: ``parallelism.default`` here (kindling's local Spark)."""
+        return self.set_parallelism(parallelism)
+
+    def get_default_local_parallelism(self) -> int:
+        return self.get_parallelism()
+
+    def disable_operator_chaining(self) -> "StreamEnvironment":
+        """Accepted (``pipeline.operator-chaining.enabled``): Spark fuses a job's stages by its own rules."""
+        self.config.set(cfg.OPERATOR_CHAINING.key, False)
+        return self
+
+    def is_chaining_enabled(self) -> bool:
+        return bool(self.config.get(cfg.OPERATOR_CHAINING))
+
+    def set_default_savepoint_directory(self, directory: str) -> "StreamEnvironment":
+        """Where ``stop-with-savepoint`` writes when no path is given (``state.savepoints.dir``)."""
+        self.config.set(cfg.SAVEPOINTS_DIR.key, directory)
+        return self
+
+    def get_default_savepoint_directory(self) -> Optional[str]:
+        """The directory set by the program or a -D option, None when none is (Flink's answer; kindling then uses
+        ``.kindling/savepoints``)."""
+        if not self.config.contains(cfg.SAVEPOINTS_DIR.key):
+            return None
+        return re.sub(r"^file:///", "file:/", str(self.config.get(cfg.SAVEPOINTS_DIR)))  # as Flink's Path prints it
+
+    def configure(self, configuration: Any) -> "StreamEnvironment":
+        """Apply a PyFlink ``Configuration`` (or a mapping) to this environment: each key is checked as a -D option is."""
+        values = configuration.to_dict() if hasattr(configuration, "to_dict") else dict(configuration)
+        self.config.update(values)
+        return self
+
+    def get_checkpoint_config(self) -> Any:
+        """PyFlink's CheckpointConfig of this environment (``execution.checkpointing.*``)."""
+        from kindling.datastream.checkpoint_config import CheckpointConfig
+
+        return CheckpointConfig(self.config)
+
+    def get_checkpointing_mode(self) -> Any:
+        return self.get_checkpoint_config().get_checkpointing_mode()
+
+    get_checkpointing_consistency_mode = get_checkpointing_mode
+
+    def is_unaligned_checkpoints_enabled(self) -> bool:
+        return self.get_checkpoint_config().is_unaligned_checkpoints_enabled()
+
+    def is_force_unaligned_checkpoints(self) -> bool:
+        return self.get_checkpoint_config().is_force_unaligned_checkpoints()
+
+    def enable_changelog_state_backend(self, enabled: bool) -> "StreamEnvironment":
+        """Accepted: Spark's state store versions state with each micro-batch itself."""
+        self._changelog_state_backend = bool(enabled)
+        return self
+
+    def is_changelog_state_backend_enabled(self) -> Optional[bool]:
+        """As the program set it, None when it did not (Flink's answer)."""
+        return getattr(self, "_changelog_state_backend", None)
+
+    def register_slot_sharing_group(self, slot_sharing_group: Any) -> "StreamEnvironment":
+        """Accepted: Spark schedules tasks on its executors' cores, not in Flink's slots."""
+        return self
+
+    def get_execution_plan(self) -> str:
+        """Not supported: Flink's plan JSON describes Flink's stream graph (operator ids, chaining, ship strategies),
+        which a Spark job does not have; ``DataStream.explain`` style output is Spark's."""
+        raise NotImplementedError("get_execution_plan() is a PyFlink API that kindling does not support: a kindling job runs "
+                                  "as Spark streaming queries, not as Flink's stream graph; the job manager's REST API "
+                                  "(/jobs/<id>/plan) and dashboard show a running job's plan")
+
+    def close(self) -> None:
+        """Accepted: the environment holds nothing beyond the process's Spark session."""
 
     def add_python_file(self, file_path: str) -> None:
         """Make a Python file or directory importable by the program and its user functions."""
@@ -172,13 +253,18 @@ class StreamEnvironment:
     def enable_checkpointing(self, interval: DurationLike, mode: Any = None) -> "StreamEnvironment":
         """Checkpoint (run a micro-batch) every ``interval``; a bare number is milliseconds as in Flink.
 
-        ``mode`` (CheckpointingMode) is accepted: kindling's sinks are exactly-once or at-least-once by their own options.
+        ``mode`` (CheckpointingMode) is recorded (``execution.checkpointing.mode``): a micro-batch always gives
+        exactly-once state; sinks are exactly-once or at-least-once by their own options.
         """
         self.config.set(cfg.CHECKPOINTING_INTERVAL.key, interval)
+        if mode is not None:
+            self.config.set(cfg.CHECKPOINTING_MODE.key, getattr(mode, "name", mode))
         return self
 
     def get_checkpoint_interval(self) -> int:
-        return to_millis(self.config.get(cfg.CHECKPOINTING_INTERVAL))
+        """The checkpoint interval in milliseconds, -1 when checkpointing was not enabled (Flink's answer; kindling then
+        runs a micro-batch every second)."""
+        return self.get_checkpoint_config().get_checkpoint_interval()
 
     # --- SQL (kindling.sql) ----------------------------------------------------------------------
     def sql_session(self) -> Any:

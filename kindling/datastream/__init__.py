@@ -16,6 +16,7 @@ _EXPORTS = {
     "kindling.common": ("RuntimeExecutionMode", "Types", "Time", "Duration", "Row", "Configuration"),
     "kindling.datastream.async_data_stream": ("AsyncDataStream", "AsyncFunction",),
     "kindling.datastream.broadcast": ("BroadcastConnectedStream", "BroadcastStream", "KeyedBroadcastProcessFunction",),
+    "kindling.datastream.checkpoint_config": ("CheckpointConfig", "ExternalizedCheckpointRetention",),
     "kindling.datastream.connected": ("CoFlatMapFunction", "CoMapFunction", "ConnectedStreams", "KeyedCoProcessFunction",),
     "kindling.datastream.context": ("RuntimeContext",),
     "kindling.datastream.evictors": ("CountEvictor", "Evictor", "TimeEvictor", "TimestampedValue",),
@@ -49,6 +50,7 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from kindling.datastream.async_data_stream import AsyncDataStream, AsyncFunction
     from kindling.datastream.broadcast import BroadcastConnectedStream, BroadcastStream, KeyedBroadcastProcessFunction
+    from kindling.datastream.checkpoint_config import CheckpointConfig, ExternalizedCheckpointRetention
     from kindling.datastream.connected import CoFlatMapFunction, CoMapFunction, ConnectedStreams, KeyedCoProcessFunction
     from kindling.datastream.context import RuntimeContext
     from kindling.datastream.evictors import CountEvictor, Evictor, TimeEvictor, TimestampedValue
@@ -130,6 +132,8 @@ __all__ = [
     "SourceFunction",
     # async I/O (PyFlink 2.2)
     "AsyncDataStream", "AsyncFunction",
+    # env.get_checkpoint_config()
+    "CheckpointConfig", "ExternalizedCheckpointRetention",
 ]
 
 

@@ -92,6 +92,82 @@ class DataStream:
         """Accepted for Flink compatibility; Spark decides task parallelism per stage."""
         return self
 
+    # --- physical partitioning and operator hints -----------------------------------------------
+    # Flink routes records between parallel operator instances by these; Spark distributes them by its own stages
+    # (a keyed operation regroups them by key), so they change no result. The stream they return is not keyed.
+    def _repartitioned(self, name: str) -> "DataStream":
+        return self._derive(self._df, name, build=lambda df: df)
+
+    def rebalance(self) -> "DataStream":
+        """Flink's round-robin redistribution: the same records (Spark spreads a stage's tasks by itself)."""
+        return self._repartitioned("Rebalance")
+
+    def shuffle(self) -> "DataStream":
+        return self._repartitioned("Shuffle")
+
+    def rescale(self) -> "DataStream":
+        return self._repartitioned("Rescale")
+
+    def forward(self) -> "DataStream":
+        return self._repartitioned("Forward")
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> "DataStream":
+        """Not supported: a custom partitioner picks the parallel instance (``get_index_of_this_subtask``) that each
+        record reaches, which Spark's tasks do not follow."""
+        raise NotImplementedError("partition_custom is a PyFlink API that kindling does not support: Spark does not route "
+                                  "records to a chosen task; use key_by(key_selector) to process records by key")
+
+    def disable_chaining(self) -> "DataStream":
+        """Accepted (an operator hint): Spark fuses stages by its own rules."""
+        return self
+
+    def start_new_chain(self) -> "DataStream":
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group: Any) -> "DataStream":
+        """Accepted: Spark schedules tasks on its executors' cores, not in Flink's slots."""
+        return self
+
+    def set_buffer_timeout(self, timeout_millis: int) -> "DataStream":
+        return self
+
+    def set_max_parallelism(self, max_parallelism: int) -> "DataStream":
+        """Accepted: keyed state is grouped by the job's ``pipeline.max-parallelism`` (env.set_max_parallelism)."""
+        return self
+
+    def set_uid_hash(self, uid_hash: str) -> "DataStream":
+        return self
+
+    def set_description(self, description: str) -> "DataStream":
+        return self
+
+    def force_non_parallel(self) -> "DataStream":
+        return self
+
+    def get_execution_environment(self) -> "StreamEnvironment":
+        return self._env
+
+    def get_execution_config(self) -> Any:
+        return self._env.get_config()
+
+    def project(self, *field_indexes: int) -> "DataStream":
+        """The fields at ``field_indexes`` of a Tuple stream, as a Tuple stream (in Spark: a projection)."""
+        from kindling.common.typeinfo import TupleTypeInfo, Types
+
+        info = self._type_info
+        if not isinstance(info, TupleTypeInfo):
+            raise TypeError("Only Tuple DataStreams can be projected.")
+        count = len(info.field_types)
+        for index in field_indexes:
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+                raise IndexError(f"project: field index {index!r} is not one of the tuple's fields 0..{count - 1}")
+        names = info.field_names
+        internal = self._internal()
+        columns = [F.col(f"`{names[i]}`").alias(f"f{j}") for j, i in enumerate(field_indexes)]
+        projected = self._transform(lambda df: df.select(*columns, *internal), "Projection")
+        projected._type_info = Types.TUPLE([info.field_types[i] for i in field_indexes])
+        return projected
+
     def to_dataframe(self) -> DataFrame:
         """The underlying Spark DataFrame with only the record's fields (an escape hatch to Spark)."""
         return self._df.select(*records.user_columns(self._df.schema))

@@ -104,6 +104,7 @@ def _shared_runs(tmp_path_factory) -> list[tuple[str, Path, Path]]:
         ("keys_and_two_jobs.py", PROGRAMS / "keys_and_two_jobs.py", tmp_path_factory.mktemp("keys")),
         ("connected_streams.py", PROGRAMS / "connected_streams.py", tmp_path_factory.mktemp("connected")),
         ("file_source_text.py", PROGRAMS / "file_source_text.py", tmp_path_factory.mktemp("file_source")),
+        ("environment_settings.py", PROGRAMS / "environment_settings.py", tmp_path_factory.mktemp("environment")),
         ("named.py, first run", own / "named.py", named_dir),
         ("named.py, second run", own / "named.py", named_dir),
         ("mismatch.py", own / "mismatch.py", tmp_path_factory.mktemp("mismatch")),
@@ -159,6 +160,13 @@ def test_file_source_text_lines(shared_run):
     from a file and from its directory."""
     got = [SUBTASK.sub("", line) for line in printed_as_pyflink(shared_run, "file_source_text.py")]
     assert "(,0,str)" in got and "(whether 'tis nöbler,19,str)" in got and "directory: in the mind" in got
+
+
+def test_checkpoint_and_pipeline_settings_read_back_as_pyflink_reports_them(shared_run):
+    """env.get_checkpoint_config() and the environment's getters: Flink's defaults (checkpointing off: interval -1,
+    AT_LEAST_ONCE), its checks and derived answers; project() and the partitioning methods change no record."""
+    got = printed_as_pyflink(shared_run, "environment_settings.py")
+    assert "set_checkpoint_interval 5 refused" in got and "10:1" in got
 
 
 def test_named_job_resumes_and_says_so(shared_run):
