@@ -327,8 +327,7 @@ def _upsert_kafka_rows(table: "CatalogTable", cut: Optional["OutputCut"]) -> tup
             if message.offset() >= ends[message.partition()]:  # past the cut: a batch after the one compared
                 done.add(message.partition())
                 continue
-            if message.partition() not in done:
-                latest[message.key() or b""] = message.value()
+            latest[message.key() or b""] = message.value()
     finally:
         consumer.close()
     values = [v for v in latest.values() if v is not None]
