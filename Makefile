@@ -116,8 +116,12 @@ nexmark-bench: setup pyflink
 
 # Re-record Flink's answers for the differential SQL suite (tests/sql/differential/reference.json) on
 # PyFlink 2.3 in its own venv; `make test` compares kindling's answers with them (PyFlink is not needed there).
+# The Table API's printed schemas, DESCRIBE and statement results (tests/table/pyflink_reference/) are recorded too.
 sql-reference: setup pyflink
 	$(VENV)/pyflink/bin/python tests/sql/differential/record.py
+	$(VENV)/pyflink/bin/python tests/table/schema_scenarios.py stream > tests/table/pyflink_reference/schemas_stream.txt
+	$(VENV)/pyflink/bin/python tests/table/schema_scenarios.py batch > tests/table/pyflink_reference/schemas_batch.txt
+	$(VENV)/pyflink/bin/python tests/table/result_scenarios.py > tests/table/pyflink_reference/results.txt
 
 # PyFlink 2.3's own output of the wheel's DataStream examples (and tests/datastream/pyflink_programs), recorded
 # as test data in tests/datastream/pyflink_reference/ (PyFlink runs in its own venv, never inside `make test`).

@@ -79,6 +79,24 @@ class CatalogTable:
             return None
         return stored_rowtime(self.watermark.column, self.columns)
 
+    def flink_types(self, streaming: bool) -> dict[str, Optional[str]]:
+        """Each column's type as Flink's schemas print it (``kindling.sql.column_types``); None for a computed column
+        whose type kindling does not derive. A primary key's columns are NOT NULL; the rowtime is marked on streams."""
+        from kindling.sql.column_types import computed_type, declared_type
+
+        types: dict[str, Optional[str]] = {}
+        for column in self.columns:
+            if column.kind != "computed":
+                assert column.type is not None
+                types[column.name] = declared_type(column.type.flink, column.type.nullable and column.name not in self.primary_key)
+        for column in self.columns:
+            if column.kind == "computed":
+                types[column.name] = computed_type(column.expression or "", types)
+        rowtime = self.watermark.column if self.watermark is not None else None
+        if streaming and rowtime is not None and types.get(rowtime) is not None:
+            types[rowtime] = f"{types[rowtime]} *ROWTIME*"
+        return {c.name: types[c.name] for c in self.columns}
+
     def physical_columns(self) -> list[ColumnDef]:
         return [c for c in self.columns if c.kind == "physical"]
 
@@ -315,28 +333,45 @@ def _identifier(name: str, quoted: bool = True) -> str:
     return identifier.as_serializable_string() if quoted else identifier.as_summary_string()
 
 
-def describe_rows(obj: CatalogObject, schema: Optional[StructType] = None) -> list[tuple]:
-    """DESCRIBE's rows as Flink prints them: name, type, null, key, extras, watermark."""
-    from kindling.sql.types import flink_type_name, printed
+def describe_rows(obj: CatalogObject, types: Optional[dict[str, Optional[str]]] = None, streaming: bool = True) -> list[tuple]:
+    """DESCRIBE's rows as Flink prints them: name, type (with a time attribute's marker), null, key, extras (a computed
+    column's expression, a metadata column's key), watermark. ``types``: the columns' Flink types as the planned query
+    or table gives them (``column_types.known_types``); a table's declared ones are used without. A type or expression
+    kindling does not know as Flink prints it is refused, naming the column."""
+    from kindling.sql.column_types import expression_text, nullable, without_markers
+
+    def row_type(name: str, flink_type: Optional[str], what: str) -> tuple[str, bool]:
+        if flink_type is None:
+            raise SqlError(f"DESCRIBE {obj.name}: kindling does not derive Flink's type of {what} '{name}'", construct="DESCRIBE",
+                           hint="DESCRIBE a table's or view's columns that read columns as they are, or SELECT the column to see its values")
+        return nullable(flink_type), not without_markers(flink_type).endswith(" NOT NULL")
 
     if isinstance(obj, CatalogView):
-        assert schema is not None
-        return [(f.name, flink_type_name(f.dataType), f.nullable, None, None, None) for f in schema.fields]
+        assert types is not None
+        return [(name, *row_type(name, flink_type, "column"), None, None, None) for name, flink_type in types.items()]
+    declared = obj.flink_types(streaming)
+    watermark = None
+    if obj.watermark is not None:
+        watermark = expression_text(obj.watermark.expression)
+        if watermark is None:
+            raise SqlError(f"DESCRIBE {obj.name}: kindling does not print the watermark expression '{obj.watermark.expression}' "
+                           "as Flink does", construct="DESCRIBE")
     rows = []
     for column in obj.columns:
+        flink_type = declared[column.name] if declared[column.name] is not None else (types or {}).get(column.name)
+        type_name, is_nullable = row_type(column.name, flink_type, f"{column.kind} column")
+        extras = None
         if column.kind == "computed":
-            type_name, nullable, extras = "(computed)", True, f"AS {column.expression}"
-            if schema is not None and column.name in schema.fieldNames():
-                type_name = flink_type_name(schema[column.name].dataType)
-        else:
-            assert column.type is not None
-            type_name, nullable = printed(column.type.flink.replace(" NOT NULL", "")), column.type.nullable
-            extras = None
-            if column.kind == "metadata":
-                extras = "METADATA" + (f" FROM '{column.metadata_key}'" if column.metadata_key else "") + (" VIRTUAL" if column.virtual else "")
+            text = expression_text(column.expression or "")
+            if text is None:
+                raise SqlError(f"DESCRIBE {obj.name}: kindling does not print the expression of computed column '{column.name}' "
+                               f"(AS {column.expression}) as Flink does", construct="DESCRIBE")
+            extras = f"AS {text}"
+        elif column.kind == "metadata":
+            extras = "METADATA" + (f" FROM '{column.metadata_key}'" if column.metadata_key else "") + (" VIRTUAL" if column.virtual else "")
         key = f"PRI({', '.join(obj.primary_key)})" if column.name in obj.primary_key else None
-        watermark = obj.watermark.expression if obj.watermark is not None and obj.watermark.column == column.name else None
-        rows.append((column.name, type_name, nullable, key, extras, watermark))
+        rows.append((column.name, type_name, is_nullable, key, extras,
+                     watermark if obj.watermark is not None and obj.watermark.column == column.name else None))
     return rows
 
 

@@ -17,7 +17,7 @@ from typing import Mapping, Optional, TextIO
 from kindling.runtime.job import TERMINAL_STATES
 from kindling.sql import ddl
 from kindling.sql.errors import SqlError
-from kindling.sql.result import TableResult
+from kindling.sql.result import ResultKind, TableResult
 from kindling.sql.session import SqlSession
 from kindling.sql.statements import Statement, is_complete, split_statements
 
@@ -45,10 +45,10 @@ def _report(statement: Statement, result: TableResult, out: TextIO) -> None:
                   f"[INFO] SQL update statement has been successfully submitted to the cluster:\nJob ID: {client.job_id}\n\n")
     elif isinstance(parsed, ddl.Explain):
         out.write(result.collect()[0][0] + "\n\n")
-    elif result.get_result_kind() == "SUCCESS":
+    elif result.get_result_kind() == ResultKind.SUCCESS:
         out.write("[INFO] Execute statement succeeded.\n\n")
     else:
-        result.print(out)
+        result.print(out, client=True)
     out.flush()
 
 

@@ -43,6 +43,7 @@ from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.datastream.operator import Adapter
 from kindling.sql.accumulators import AggregateCall, empty, finisher, result_type, update
 from kindling.sql.aggregate_functions import FLAT_AGGREGATE_RESULT
+from kindling.sql.column_types import aggregate_type, carried_type, passing, typed_field
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import (
     QUOTED,
@@ -668,10 +669,13 @@ def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation:
     from kindling.sql.keyed import keyed_frame
 
     fields = {f.name: f for f in projected.schema.fields}
-    key_fields = [StructField(name, fields[name].dataType, True) for name in aggregation.key_names]
+    key_fields = [passing(fields[name]) for name in aggregation.key_names]
     arguments = [fields[f"{ARGUMENT_PREFIX}{n}"].dataType for n in range(len(aggregation.calls))]
     types = [result_type(call, argument) for call, argument in zip(aggregation.calls, arguments)]
-    output = StructType(key_fields + [StructField(f"{RESULT_PREFIX}{n}", t, True) for n, t in enumerate(types)]
+    flink_types = [None if call.user is not None else
+                   aggregate_type(call.function, carried_type(fields[f"{ARGUMENT_PREFIX}{n}"]), grouped=bool(aggregation.key_names))
+                   for n, call in enumerate(aggregation.calls)]
+    output = StructType(key_fields + [typed_field(f"{RESULT_PREFIX}{n}", t, f) for n, (t, f) in enumerate(zip(types, flink_types))]
                         + [StructField(ROWKIND_COLUMN, StringType(), True)])
     keyed = projected.withColumn(ARRIVAL, F.spark_partition_id())
     keys = list(aggregation.key_names)
@@ -708,7 +712,7 @@ def batch_aggregate_frame(projected: DataFrame, aggregation: GroupAggregation) -
     calls = aggregation.calls
     names = [f"{ARGUMENT_PREFIX}{n}" for n in range(len(calls))]
     types = [result_type(call, fields[name].dataType) for call, name in zip(calls, names)]
-    key_fields = [StructField(name, fields[name].dataType, True) for name in aggregation.key_names]
+    key_fields = [passing(fields[name]) for name in aggregation.key_names]
     output = StructType(key_fields + [StructField(f"{RESULT_PREFIX}{n}", t, True) for n, t in enumerate(types)])
     schema = arrow_schema(output)
     keys = list(aggregation.key_names)

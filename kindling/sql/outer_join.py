@@ -26,6 +26,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.datastream.operator import Adapter
+from kindling.sql.column_types import carried_type, nullable, typed_field, with_type
 from kindling.sql.errors import SqlError
 from kindling.sql.group_aggregate import output_name, single_from_item
 from kindling.sql.tokens import (
@@ -316,22 +317,31 @@ class KeyedSides:
     present: str = INTERNAL_PREFIX + "oj_present"
 
 
-def keyed_sides(left: DataFrame, right: DataFrame, key_count: int, shared: tuple[str, ...] = ()) -> KeyedSides:
-    """``left`` and ``right`` (each planned with its key columns k0, k1, .. and the ``shared`` columns) as one stream."""
+def keyed_sides(left: DataFrame, right: DataFrame, key_count: int, shared: tuple[str, ...] = (), padded: tuple[str, ...] = ()) -> KeyedSides:
+    """``left`` and ``right`` (each planned with its key columns k0, k1, .. and the ``shared`` columns) as one stream;
+    the columns of a ``padded`` side ("left", "right": an outer join fills them with NULL) have nullable Flink types."""
     keys = [f"{KEY_PREFIX}{n}" for n in range(key_count)]
     hidden = {*keys, ROWKIND_COLUMN, *shared}
     left_columns = [c for c in left.columns if c not in hidden]
     right_columns = [c for c in right.columns if c not in hidden]
-    left_fields = [StructField(f"{LEFT_PREFIX}{c}", left.schema[c].dataType, True) for c in left_columns]
-    right_fields = [StructField(f"{RIGHT_PREFIX}{c}", right.schema[c].dataType, True) for c in right_columns]
+
+    def fields(df: DataFrame, columns: list[str], prefix: str, side: str) -> list[StructField]:
+        types = [carried_type(df.schema[c]) for c in columns]
+        return [typed_field(f"{prefix}{c}", df.schema[c].dataType, nullable(t) if t is not None and side in padded else t)
+                for c, t in zip(columns, types)]
+
+    left_fields = fields(left, left_columns, LEFT_PREFIX, "left")
+    right_fields = fields(right, right_columns, RIGHT_PREFIX, "right")
     key_types = [left.schema[k].dataType for k in keys]
     sides = KeyedSides(left, keys, left_columns, right_columns, left_fields, right_fields)
 
     def side(df: DataFrame, own: str) -> DataFrame:
         present = reduce(lambda a, b: a & b, [F.col(k).isNotNull() for k in keys])
         items = [F.col(f"`{k}`").cast(t).alias(k) for k, t in zip(keys, key_types)]
-        items += [(F.col(f"`{c}`") if own == "left" else F.lit(None).cast(f.dataType)).alias(f.name) for c, f in zip(left_columns, left_fields)]
-        items += [(F.col(f"`{c}`") if own == "right" else F.lit(None).cast(f.dataType)).alias(f.name) for c, f in zip(right_columns, right_fields)]
+        items += [with_type(F.col(f"`{c}`") if own == "left" else F.lit(None).cast(f.dataType), f.name, carried_type(f))
+                  for c, f in zip(left_columns, left_fields)]
+        items += [with_type(F.col(f"`{c}`") if own == "right" else F.lit(None).cast(f.dataType), f.name, carried_type(f))
+                  for c, f in zip(right_columns, right_fields)]
         items.append((F.col(f"`{ROWKIND_COLUMN}`") if ROWKIND_COLUMN in df.columns else F.lit("+I")).alias(KIND))
         items.append(F.lit(0 if own == "left" else 1).cast(IntegerType()).alias(SIDE))
         items += [F.col(f"`{c}`") for c in shared]
@@ -346,7 +356,8 @@ def outer_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame
     LEFT_PREFIX, the right's under RIGHT_PREFIX, and the row kind; with the two sides' column names."""
     from kindling.sql.keyed import keyed_frame
 
-    sides = keyed_sides(left, right, join.key_count)
+    padded = {"LEFT": ("right",), "RIGHT": ("left",), "FULL": ("left", "right")}.get(join.kind, ())
+    sides = keyed_sides(left, right, join.key_count, padded=padded)
     fields = sides.left_fields + sides.right_fields
     present = F.col(sides.present)
     keyed_rows = sides.rows.where(present).drop(sides.present)

@@ -31,12 +31,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream.operator import Adapter
 from kindling.durations import parse_duration
 from kindling.sql.accumulators import AggregateCall, compact, empty, finisher, result_type, update
+from kindling.sql.column_types import aggregate_type, carried_type, passing, typed_field
 from kindling.sql.errors import SqlError
 from kindling.sql.group_aggregate import AGGREGATE_FUNCTIONS, aggregate_call, output_name, single_from_item
 from kindling.sql.tokens import (
@@ -444,8 +445,10 @@ def over_frame(env: "StreamEnvironment", projected: DataFrame, over: OverAggrega
     arguments = [f"{ARGUMENT_PREFIX}{n}" for n in range(len(over.calls))]
     types = [projected.schema[a].dataType if call.function == "LAG" else result_type(call, projected.schema[a].dataType)
              for call, a in zip(over.calls, arguments)]
-    output = StructType([StructField(f.name, f.dataType, True) for f in visible]
-                        + [StructField(f"{RESULT_PREFIX}{n}", t, True) for n, t in enumerate(types)])
+    flink_types = [None if call.user is not None or call.function == "LAG" else
+                   aggregate_type(call.function, carried_type(projected.schema[a]), grouped=None) for call, a in zip(over.calls, arguments)]
+    output = StructType([passing(f) for f in visible]
+                        + [typed_field(f"{RESULT_PREFIX}{n}", t, f) for n, (t, f) in enumerate(zip(types, flink_types))])
     keys = [f"{PARTITION_PREFIX}{k}" for k in range(len(over.window.partition))]
     keyed = projected.withColumn(ARRIVAL, F.spark_partition_id()).withColumn(f"{TIME}_us", F.unix_micros(F.col(f"`{TIME}`")))
     if not keys:  # no PARTITION BY: one key for all rows

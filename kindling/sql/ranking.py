@@ -45,6 +45,7 @@ from pyspark.sql.types import (
 
 from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN
 from kindling.datastream.operator import Adapter
+from kindling.sql.column_types import passing, typed_field
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import (
     NUMBER,
@@ -449,8 +450,8 @@ def _time_attribute(df: DataFrame, column: str) -> bool:
 def plan_ranking(df: DataFrame, top_n: TopN, window_input: bool, updating_input: bool = False) -> RankPlan:
     """Choose Flink's operator for a Top-N over ``df`` (the inner query with its hidden columns, and the row kind of an
     updating input)."""
-    visible = [StructField(f.name, f.dataType, True) for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
-    output = StructType(visible + [StructField(top_n.alias, LongType(), True), StructField(ROWKIND_COLUMN, StringType(), True)])
+    visible = [passing(f) for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
+    output = StructType(visible + [typed_field(top_n.alias, LongType(), "BIGINT NOT NULL"), StructField(ROWKIND_COLUMN, StringType(), True)])
     names = [n for n in (top_n.partition_names or [])]
     if updating_input:
         if "window_start" in names and "window_end" in names:

@@ -11,7 +11,7 @@ import sys
 import threading
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Optional, Sequence, TextIO, Union
+from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
 from pyspark.sql import DataFrame, Row
 
@@ -20,8 +20,17 @@ from kindling.connectors.base import ROWKIND_COLUMN
 from kindling.runtime import interrupts
 from kindling.runtime.job import TERMINAL_STATES
 
-RESULT_SUCCESS = "SUCCESS"
-RESULT_SUCCESS_WITH_CONTENT = "SUCCESS_WITH_CONTENT"
+
+class ResultKind:
+    """PyFlink's ``ResultKind``: what ``TableResult.get_result_kind()`` returns (its constants are PyFlink's numbers).
+
+    ``SUCCESS``: a statement (DDL, USE) that only says OK; ``SUCCESS_WITH_CONTENT``: one whose result has content
+    (a query, an INSERT, SHOW, DESCRIBE, EXPLAIN)."""
+
+    SUCCESS = 0
+    SUCCESS_WITH_CONTENT = 1
+
+
 _DELETIONS = ("-D", "-U")
 
 
@@ -92,7 +101,12 @@ class TableResult:
     def __init__(self, columns: Sequence[str] = ("result",), rows: Optional[Sequence[tuple]] = None, *,
                  job_client: Any = None, collector: Union[ChangelogCollector, BatchCollector, None] = None,
                  upsert_key: Optional[Sequence[str]] = None, cleanup: Any = None,
-                 column_types: Optional[Sequence[Any]] = None) -> None:
+                 column_types: Optional[Sequence[Any]] = None,
+                 flink_types: Union[Sequence[Optional[str]], Callable[[], Sequence[Optional[str]]], None] = None,
+                 raw: bool = False) -> None:
+        """``column_types``: a query's Spark column types (for the printed widths); ``flink_types``: its columns' Flink
+        types as far as kindling knows them, or what gives them (``get_resolved_schema()``; a static result's columns
+        are strings); ``raw``: printed as its values alone (Flink's raw content style, an INSERT's result)."""
         self.columns = list(columns)
         self._rows = [Row(**dict(zip(self.columns, r))) for r in (rows or [])]
         self._job_client = job_client
@@ -100,15 +114,36 @@ class TableResult:
         self.upsert_key = list(upsert_key) if upsert_key is not None else None
         self._cleanup = cleanup
         self.column_types: Optional[list[Any]] = list(column_types) if column_types is not None else None
+        self._flink_types = flink_types
+        self._raw = raw
 
     @staticmethod
     def ok() -> "TableResult":
         return TableResult(["result"], [("OK",)])
 
-    def get_result_kind(self) -> str:
+    def get_result_kind(self) -> int:
+        """``ResultKind.SUCCESS`` for a statement that only says OK, else ``ResultKind.SUCCESS_WITH_CONTENT``."""
         if self._job_client is None and len(self._rows) == 1 and self.columns == ["result"] and self._rows[0][0] == "OK":
-            return RESULT_SUCCESS
-        return RESULT_SUCCESS_WITH_CONTENT
+            return ResultKind.SUCCESS
+        return ResultKind.SUCCESS_WITH_CONTENT
+
+    def get_resolved_schema(self) -> Any:
+        """The result's columns and their Flink types, printed as Flink prints a ResolvedSchema; a query column whose
+        Flink type kindling does not derive is refused where the schema shows it (``kindling.table.table_schema``)."""
+        from pyspark.sql.types import StringType, StructField
+
+        from kindling.table.table_schema import ResolvedSchema
+
+        types: Sequence[Optional[str]]
+        if callable(self._flink_types):
+            self._flink_types = list(self._flink_types())
+        if self._flink_types is not None:
+            types = self._flink_types
+        else:
+            types = [_STATIC_TYPES.get(c, "STRING") for c in self.columns]
+        return ResolvedSchema([StructField(c, StringType()) for c in self.columns], types)
+
+    get_table_schema = get_resolved_schema
 
     def get_job_client(self) -> Any:
         return self._job_client
@@ -144,8 +179,12 @@ class TableResult:
         23, ... and 30 for strings and the rest), and it ends with ``N rows in set`` as ``TableResult.print()`` does;
         with ``client`` (the SQL client) ``Received a total of N rows`` as Flink's SQL client does."""
         out = out or sys.stdout
+        if self._raw:
+            out.write("".join(", ".join(str(v) for v in r) + "\n" for r in self._rows))
+            out.flush()
+            return
         if self._collector is None:
-            _print_table(self.columns, [tuple(r) for r in self._rows], out)
+            _print_table(self.columns, [tuple(r) for r in self._rows], out, client)
             return
         if isinstance(self._collector, BatchCollector):
             self._print_batch(out, max_rows, client)
@@ -211,6 +250,10 @@ class TableResult:
         return f"TableResult(columns={self.columns}, kind={self.get_result_kind()}, job={self._job_client.job_id if self._job_client else None})"
 
 
+# The Flink types of static results' columns that are not strings (DESCRIBE's null, an INSERT's affected rows).
+_STATIC_TYPES = {"null": "BOOLEAN"}
+
+
 def _type_width(data_type: Any) -> int:
     """Flink's tableau column width for a type (``TableauStyle.columnWidthsByType``); 30 for strings and the rest."""
     from pyspark.sql import types as T
@@ -243,15 +286,24 @@ def _line(values: Sequence[str], widths: Sequence[int]) -> str:
     return "|" + "|".join(cells) + "|"
 
 
-def _print_table(columns: Sequence[str], rows: Sequence[tuple], out: TextIO) -> None:
-    texts = [[_format(v) for v in row] for row in rows]
+def _print_table(columns: Sequence[str], rows: Sequence[tuple], out: TextIO, client: bool = False) -> None:
+    """A static result (SHOW, DESCRIBE) as a table as wide as its content: left-aligned and followed by a blank line in
+    the SQL client, right-aligned with NULL as empty by ``TableResult.print()`` (which prints no table without rows), as
+    each of Flink's prints it."""
+    if not rows and not client:
+        out.write("Empty set\n")
+        out.flush()
+        return
+    texts = [[_format(v) if v is not None or client else "" for v in row] for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in texts]) for i, c in enumerate(columns)]
     border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out.write(border + "\n" + "|" + "|".join(f" {c:<{w}} " for c, w in zip(columns, widths)) + "|\n" + border + "\n")
+    align = "<" if client else ">"
+    out.write(border + "\n" + "|" + "|".join(f" {c:{align}{w}} " for c, w in zip(columns, widths)) + "|\n" + border + "\n")
     for row in texts:
-        out.write("|" + "|".join(f" {v:<{w}} " for v, w in zip(row, widths)) + "|\n")
+        out.write("|" + "|".join(f" {v:{align}{w}} " for v, w in zip(row, widths)) + "|\n")
+    ending = "\n" if client else ""
     if not rows:
-        out.write(border + "\nEmpty set\n\n")
+        out.write(border + "\nEmpty set\n" + ending)
     else:
-        out.write(border + f"\n{len(rows)} row{'s' if len(rows) != 1 else ''} in set\n\n")
+        out.write(border + f"\n{len(rows)} row{'s' if len(rows) != 1 else ''} in set\n" + ending)
     out.flush()

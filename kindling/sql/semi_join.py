@@ -32,6 +32,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream.operator import Adapter
+from kindling.sql.column_types import passing
 from kindling.sql.tokens import (
     QUOTED,
     WORD,
@@ -295,7 +296,7 @@ def semi_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFrame,
     from kindling.sql.keyed import keyed_frame
 
     rows, keys, values, _ = _keyed_sides(left, right, semi)
-    output = StructType([StructField(c, left.schema[c].dataType, True) for c in values])
+    output = StructType([passing(left.schema[c]) for c in values])
     return keyed_frame(env, rows, keys, values + [SIDE], SemiJoinFunction(), output, "SemiJoin")
 
 

@@ -43,6 +43,7 @@ from kindling.sql import ddl, pushdown
 from kindling.sql.aggregate_functions import UserDefinedAggregateFunction
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
+from kindling.sql.column_types import carried_type, known_types, window_property_types, with_type
 from kindling.sql.declared_types import with_declared_types
 from kindling.sql.division import with_flink_division
 from kindling.sql.errors import SqlError, from_spark
@@ -68,6 +69,7 @@ from kindling.sql.match_recognize import (
     find_nested_match_recognize,
     match_frame,
 )
+from kindling.sql.object_identifier import ObjectIdentifier
 from kindling.sql.outer_join import OuterJoin, find_outer_join, outer_join_frame
 from kindling.sql.over_aggregate import OverAggregation, find_over_aggregation, over_frame
 from kindling.sql.ranking import (
@@ -311,20 +313,26 @@ class SqlSession:
 
     def _do_Describe(self, statement: ddl.Describe) -> TableResult:
         obj = self.catalog.get(statement.name, line=statement.line, construct="DESCRIBE")
-        schema = None
+        types = None
         if isinstance(obj, CatalogView) or any(c.kind == "computed" for c in obj.columns):
-            schema = self._describe_schema(obj, statement.line)
-        return TableResult(DESCRIBE_COLUMNS, describe_rows(obj, schema))
+            types = self._describe_types(obj, statement.line)
+        try:
+            return TableResult(DESCRIBE_COLUMNS, describe_rows(obj, types, streaming=not self.batch))
+        except SqlError as exc:
+            raise SqlError(exc.reason, line=statement.line, construct=exc.construct, hint=exc.hint) from None
 
-    def _describe_schema(self, obj: Union[CatalogTable, CatalogView], line: int) -> Optional[StructType]:
+    def _describe_types(self, obj: Union[CatalogTable, CatalogView], line: int) -> Optional[dict[str, Optional[str]]]:
+        """The Flink types of the planned view's or table's columns, by name (a table whose source cannot be planned
+        here: None, its declared types are described)."""
         try:
             registered: dict[str, tuple[bool, bool]] = {}
             self._register(obj.name, registered, line)
-            return self.spark.table(_spark_name(obj.name)).schema
+            df = self.spark.table(_spark_name(obj.name))
         except SqlError:
             if isinstance(obj, CatalogView):
                 raise
             return None
+        return {f.name: t for f, t in zip(df.schema.fields, known_types(df)) if not f.name.startswith(INTERNAL_PREFIX)}
 
     # --- DML ----------------------------------------------------------------------------------
     def _do_Query(self, statement: ddl.Query) -> TableResult:
@@ -378,13 +386,20 @@ class SqlSession:
     def _job_name(self, default: str) -> str:
         return self.env.config.get(cfg.PIPELINE_NAME) or default
 
+    def _insert_result(self, inserts: Sequence[ddl.Insert], job: Any) -> TableResult:
+        """Flink's result of INSERTs: a BIGINT column named for each sink (``default_catalog.default_database.t``), one
+        row of -1 (the affected rows, unknown), printed as the raw values; the job through ``get_job_client()``."""
+        names = [ObjectIdentifier.in_default_database(self.catalog.table(i.table, line=i.line).name).as_summary_string()
+                 for i in inserts]
+        return TableResult(names, [tuple(-1 for _ in names)], job_client=job, flink_types=["BIGINT"] * len(names), raw=True)
+
     def _run_inserts(self, inserts: Sequence[ddl.Insert], line: int) -> TableResult:
         if (active := rerun.active()) is not None:  # a reconciliation's re-run: the INSERTs are handed over, not run
             job_name = self._job_name("insert-into_" + ",".join(self.catalog.table(i.table, line=i.line).name for i in inserts))
             active.take(self, list(inserts), job_name)
             job = BatchJob(job_name, lambda _job: None, self.spark)
             job.wait()
-            return TableResult(["job id"], [(job.job_id,)], job_client=job)
+            return self._insert_result(inserts, job)
         if self.batch:
             return self._run_inserts_batch(inserts, line)
         bindings: list[DataStreamSink] = []
@@ -423,7 +438,7 @@ class SqlSession:
         finally:
             self.env._sinks = pending
         self.jobs.append(client)
-        result = TableResult(["job id"], [(client.job_id,)], job_client=client)
+        result = self._insert_result(inserts, client)
         if self.session_options.get("table.dml-sync", "false").lower() == "true":
             result.wait()
         return result
@@ -453,7 +468,7 @@ class SqlSession:
         self.jobs.append(client)
         types = [planned.df.schema[c].dataType if c in planned.df.columns else None for c in planned.columns]
         return TableResult(planned.columns, job_client=client, collector=collector, upsert_key=planned.upsert_key,
-                           cleanup=lambda: retire(checkpoint), column_types=types)
+                           cleanup=lambda: retire(checkpoint), column_types=types, flink_types=lambda: _result_types(planned))
 
     def _collect_batch(self, planned: PlannedQuery) -> TableResult:
         """A SELECT in batch mode: one Spark batch job whose rows are the final result, in the query's order."""
@@ -461,7 +476,8 @@ class SqlSession:
         job = BatchJob(self._job_name(f"select-{next(_VIEW_IDS)}"), lambda _job: df.collect(), self.spark)
         self.jobs.append(job)
         types = [df.schema[c].dataType for c in planned.columns]
-        return TableResult(planned.columns, job_client=job, collector=BatchCollector(job), column_types=types)
+        return TableResult(planned.columns, job_client=job, collector=BatchCollector(job), column_types=types,
+                           flink_types=lambda: _result_types(planned))
 
     def _run_inserts_batch(self, inserts: Sequence[ddl.Insert], line: int) -> TableResult:
         """INSERTs in batch mode: the queries run as Spark batch jobs into staged files, then the sinks write
@@ -515,7 +531,7 @@ class SqlSession:
         except Exception as exc:
             raise from_spark(exc, statement_line=line, construct="INSERT") from None
         self.jobs.append(job)
-        result = TableResult(["job id"], [(job.job_id,)], job_client=job)
+        result = self._insert_result(inserts, job)
         if self.session_options.get("table.dml-sync", "false").lower() == "true":
             result.wait()
         return result
@@ -1334,17 +1350,18 @@ class SqlSession:
         except Exception as exc:
             raise _spark_error(exc, table.watermark.line if table.watermark else table.line, f"table '{table.name}'") from None
         df = stream._df
+        types = table.flink_types(streaming=True)
         projection: list[Column] = []
         for column in table.columns:
             if column.name == rowtime:
-                projection.append(F.col(ROWTIME).alias(column.name))
+                projection.append(with_type(F.col(ROWTIME), column.name, types[column.name], df.schema[ROWTIME].metadata))
             elif column.kind == "computed":
                 try:
-                    projection.append(F.expr(computed[column.name]).alias(column.name))
+                    projection.append(with_type(F.expr(computed[column.name]), column.name, types[column.name]))
                 except Exception as exc:
                     raise _spark_error(exc, column.line, f"computed column '{column.name}'") from None
             else:
-                projection.append(_with_precision(F.col(_quote(column.name)), column.type.flink).alias(column.name))
+                projection.append(with_type(_with_precision(F.col(_quote(column.name)), column.type.flink), column.name, types[column.name]))
         if source.changelog:  # a CDC format: the table is updating, each row keeps its kind
             projection.append(F.col(ROWKIND_COLUMN))
         try:
@@ -1368,8 +1385,9 @@ class SqlSession:
                            construct="batch mode", hint="SET 'execution.runtime-mode' = 'streaming'")
         try:
             df = self.env.read_bounded(source, micro_batches)
-            projection = [F.expr(computed[c.name]).alias(c.name) if c.kind == "computed"
-                          else _with_precision(F.col(_quote(c.name)), c.type.flink).alias(c.name) for c in table.columns]
+            types = table.flink_types(streaming=False)
+            projection = [with_type(F.expr(computed[c.name]) if c.kind == "computed" else _with_precision(F.col(_quote(c.name)), c.type.flink),
+                                    c.name, types[c.name]) for c in table.columns]
             if micro_batches is not None and table.watermark is not None:
                 projection.append(F.col(LATE_WATERMARK_COLUMN))  # for the window TVFs over it (_register_tvf)
                 tagged = df.select(*projection)
@@ -1409,6 +1427,7 @@ class SqlSession:
         # A processing-time attribute (PROCTIME()) gets no watermark (Spark refuses a second one over a watermarked
         # input): its window aggregation runs on processing-time timers (``_processing_time_window_frame``).
         marker = {"spark.watermarkDelayMs": int(delay_ms)} if delay_ms is not None else {}
+        bounds, window_time = window_property_types(carried_type(df.schema[time_column]))
         ts = F.col(_quote(time_column))
         columns = [F.col(_quote(c)) for c in df.columns]
         if tvf.kind == "CUMULATE":
@@ -1420,8 +1439,9 @@ class SqlSession:
             windowed = df.select(*columns, base.start.alias("window_start"), F.explode(F.sequence(F.lit(1), F.lit(size_us // step_us))).alias("__k"))
             end = F.timestamp_micros(F.unix_micros(F.col("window_start")) + F.col("__k").cast("long") * F.lit(step_us).cast("long"))
             windowed = windowed.withColumn("window_end", end).where(ts < F.col("window_end"))
-            out = windowed.select(*columns, F.col("window_start"), F.col("window_end").alias("window_end", metadata=marker),
-                                  _window_time(F.col("window_end")).alias("window_time", metadata=marker))
+            out = windowed.select(*columns, with_type(F.col("window_start"), "window_start", bounds),
+                                  with_type(F.col("window_end"), "window_end", bounds, marker),
+                                  with_type(_window_time(F.col("window_end")), "window_time", window_time, marker))
         else:
             if tvf.kind == "TUMBLE":
                 window = F.window(ts, tvf.size, tvf.size, tvf.offset) if tvf.offset else F.window(ts, tvf.size)
@@ -1429,8 +1449,8 @@ class SqlSession:
                 window = F.window(ts, tvf.size, tvf.slide, tvf.offset) if tvf.offset else F.window(ts, tvf.size, tvf.slide)
             windowed = df.select(*columns, window.alias(_TVF_WINDOW))
             w = F.col(_TVF_WINDOW)
-            out = windowed.select(*columns, w.start.alias("window_start"), w.end.alias("window_end", metadata=marker),
-                                  _window_time(w.end).alias("window_time", metadata=marker))
+            out = windowed.select(*columns, with_type(w.start, "window_start", bounds), with_type(w.end, "window_end", bounds, marker),
+                                  with_type(_window_time(w.end), "window_time", window_time, marker))
         if self.batch:
             out = self._batch_window_rows(out, tvf)
         out.createOrReplaceTempView(tvf.view)
@@ -1547,6 +1567,12 @@ def _aggregates(df: DataFrame) -> bool:
         return any(walk(children.apply(k)) for k in range(children.size()))
 
     return walk(df._jdf.queryExecution().analyzed())
+
+
+def _result_types(planned: PlannedQuery) -> list[Optional[str]]:
+    """The Flink types kindling knows of a query result's columns (``column_types.known_types``)."""
+    known = dict(zip(planned.df.columns, known_types(planned.df)))
+    return [known.get(c) for c in planned.columns]
 
 
 def _with_precision(value: Column, flink_type: str) -> Column:

@@ -171,7 +171,7 @@ def temporal_join_frame(env: "StreamEnvironment", left: DataFrame, right: DataFr
     left columns under LEFT_PREFIX, the right's under RIGHT_PREFIX; with the two sides' column names."""
     from kindling.sql.keyed import keyed_frame
 
-    sides = keyed_sides(left, right, join.key_count, shared=(TIME,))
+    sides = keyed_sides(left, right, join.key_count, shared=(TIME,), padded=("right",) if join.kind == "LEFT" else ())
     fields = sides.left_fields + sides.right_fields
     present = F.col(sides.present)
     keyed_rows = sides.rows.where(present).drop(sides.present)

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import StructType
 
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream.operator import Adapter
+from kindling.sql.column_types import passing
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import render, significant, split_top_level, tokenize, top_level_clauses
 
@@ -137,7 +138,7 @@ def sort_frame(env: "StreamEnvironment", keyed: DataFrame, sort: TemporalSort) -
     keys = [f"{KEY_PREFIX}{n}" for n in range(len(sort.descending))]
     rows = (keyed.withColumn(TIME, F.unix_micros(F.col(f"`{KEY_PREFIX}0`"))).withColumn(ARRIVAL, F.spark_partition_id())
             .withColumn(GROUP, F.lit(0)))
-    output = StructType([StructField(f.name, f.dataType, True) for f in visible])
+    output = StructType([passing(f) for f in visible])
     function = TemporalSortFunction(len(visible), [False] + sort.descending[1:])
     values = [f.name for f in visible] + keys + [TIME, ARRIVAL]
     return keyed_frame(env, rows, [GROUP], values, function, output, "TemporalSort", event_time=True,

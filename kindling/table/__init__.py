@@ -7,7 +7,7 @@
 >>> table.select(col("id") + 1, col("data")).execute().print()   # doctest: +SKIP
 """
 
-from kindling.sql.result import TableResult
+from kindling.sql.result import ResultKind, TableResult
 from kindling.table.descriptors import FormatDescriptor, Schema, TableDescriptor
 from kindling.table.expressions import Expression
 from kindling.table.table import AggregatedTable, FlatAggregateTable, GroupedTable, GroupWindowedTable, OverWindowedTable, Table, WindowGroupedTable
@@ -24,7 +24,7 @@ from kindling.table.udf import AggregateFunction, ScalarFunction, TableAggregate
 __all__ = [
     "AggregateFunction", "AggregatedTable", "FlatAggregateTable", "ScalarFunction", "TableAggregateFunction", "udaf",
     "DataType", "DataTypes", "EnvironmentSettings", "Expression", "FormatDescriptor", "GroupWindowedTable", "GroupedTable",
-    "OverWindowedTable", "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor",
+    "OverWindowedTable", "ResultKind", "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor",
     "TableEnvironment",
     "TableResult", "WindowGroupedTable", "udf", "udtf",
 ]

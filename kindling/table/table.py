@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from kindling.sql.session import PlannedQuery
     from kindling.table.table_environment import TableEnvironment
     from kindling.table.table_pipeline import TablePipeline
-    from kindling.table.table_schema import TableSchema
+    from kindling.table.table_schema import ResolvedSchema, TableSchema
 
 _TABLE_IDS = itertools.count()
 
@@ -68,10 +68,13 @@ def _fields(fields: tuple[Any, ...], named: bool = False) -> tuple[str, dict[str
 class Table:
     """A table of the Table API (a query over other tables), run with ``execute()`` or ``execute_insert(...)``."""
 
-    def __init__(self, t_env: "TableEnvironment", query: str, functions: Optional[dict[str, Any]] = None) -> None:
+    def __init__(self, t_env: "TableEnvironment", query: str, functions: Optional[dict[str, Any]] = None,
+                 catalog_table: Optional[str] = None) -> None:
         self._t_env = t_env
         self._name = f"UnnamedTable_{next(_TABLE_IDS)}"
         self._query = query
+        # The catalog table this Table reads as it is (from_path, then filters): its schema prints the declaration.
+        self._catalog_table = catalog_table
         t_env._register_query(self._name, query, functions or {})
 
     def _derive(self, query: str, *function_maps: dict[str, Any]) -> "Table":
@@ -100,21 +103,33 @@ class Table:
         return self._t_env._session._plan(f"SELECT * FROM {self._name}", 1, "Table API")
 
     def get_schema(self) -> "TableSchema":
-        """The table's columns: PyFlink's ``get_field_names()``/``get_field_data_types()``, and a Spark StructType."""
+        """The table's columns: PyFlink's ``get_field_names()``/``get_field_data_types()``, and a Spark StructType;
+        ``str()`` of it is Flink's print of the schema."""
         from kindling.connectors.base import INTERNAL_PREFIX
-        from kindling.table.table_schema import TableSchema
+        from kindling.sql.catalog import CatalogTable
+        from kindling.sql.column_types import known_types
+        from kindling.table.table_schema import TableSchema, declaration_of
 
-        planned = self.planned
-        return TableSchema([f for f in planned.df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)])
+        df = self.planned.df
+        visible = [not f.name.startswith(INTERNAL_PREFIX) for f in df.schema.fields]
+        declaration = None
+        if self._catalog_table is not None:
+            table = self._t_env._session.catalog.objects.get(self._catalog_table)
+            declaration = declaration_of(table) if isinstance(table, CatalogTable) else None
 
-    def get_resolved_schema(self) -> "TableSchema":
-        """The same columns (``get_column_names()``, ``get_column_data_types()``)."""
-        return self.get_schema()
+        def flink_types() -> list[Optional[str]]:
+            return [t for t, shown in zip(known_types(df), visible) if shown]
+
+        return TableSchema([f for f, shown in zip(df.schema.fields, visible) if shown], flink_types, declaration)
+
+    def get_resolved_schema(self) -> "ResolvedSchema":
+        """The same columns (``get_column_names()``, ``get_column_data_types()``), printed as ``print_schema()`` does."""
+        return self.get_schema().resolved()
 
     def print_schema(self) -> None:
-        from kindling.sql.types import flink_type_name
-
-        print("(\n" + ",\n".join(f"  `{f.name}` {flink_type_name(f.dataType)}" for f in self.get_schema().fields) + "\n)")
+        """Print the columns with their Flink types (and a catalog table's computed columns, watermark and key), as
+        Flink does; refused, naming the column, where kindling does not derive a column's Flink type."""
+        print(self.get_resolved_schema())
 
     def to_dataframe(self) -> "DataFrame":
         """The Spark DataFrame (an escape hatch to Spark)."""
@@ -130,7 +145,9 @@ class Table:
 
     def where(self, predicate: Any) -> "Table":
         text, functions = _fields((predicate,))
-        return self._derive(f"SELECT * FROM {self._name} WHERE {text}", functions)
+        filtered = self._derive(f"SELECT * FROM {self._name} WHERE {text}", functions)
+        filtered._catalog_table = self._catalog_table  # Flink's filter keeps its input's schema
+        return filtered
 
     filter = where
 

@@ -17,6 +17,7 @@ import itertools
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
+from kindling.sql.catalog import CatalogTable
 from kindling.table.catalog import ObjectIdentifier
 from kindling.table.descriptors import Schema, TableDescriptor
 from kindling.table.table import Table
@@ -198,8 +199,8 @@ class TableEnvironment:
         self._session.catalog.put_query_view(name, query)
 
     def from_path(self, path: str) -> Table:
-        self._session.catalog.get(path, construct="from_path")
-        return Table(self, f"SELECT * FROM {_quote(path)}")
+        found = self._session.catalog.get(path, construct="from_path")
+        return Table(self, f"SELECT * FROM {_quote(path)}", catalog_table=found.name if isinstance(found, CatalogTable) else None)
 
     def _sink_path(self, target: Any, table: Table) -> str:
         """The catalog path of an INSERT's target: the path given, or an anonymous temporary table made from a
