@@ -69,6 +69,24 @@ def _decode(value: Any) -> Any:
     return value
 
 
+def _for_arrow(value: Any, arrow_type: pa.DataType) -> Any:
+    """A decoded value as pyarrow takes it for ``arrow_type``: a map's entries as (key, value) pairs, a row's fields
+    (a list or tuple) by name, nested as deep as the type goes."""
+    if value is None:
+        return None
+    if pa.types.is_map(arrow_type):
+        items = value.items() if isinstance(value, dict) else value
+        return [(_for_arrow(k, arrow_type.key_type), _for_arrow(v, arrow_type.item_type)) for k, v in items]
+    if pa.types.is_struct(arrow_type):
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+        if isinstance(value, dict):
+            return {f.name: _for_arrow(value.get(f.name), f.type) for f in fields}
+        return {f.name: _for_arrow(v, f.type) for f, v in zip(fields, value)}
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return [_for_arrow(v, arrow_type.value_type) for v in value]
+    return value
+
+
 def collection_source(rows: Sequence[Any], schema: StructType, rows_per_batch: int = 0) -> Source:
     """A bounded Source emitting ``rows`` (tuples, lists or dicts in schema order)."""
     names = schema.fieldNames()
@@ -126,7 +144,7 @@ class CollectionStreamReader(DataSourceStreamReader):
         rows = [[_decode(v) for v in row] + [False] for row in self.rows[start:end]]
         if rows:
             columns = list(zip(*rows))
-            arrays = [pa.array(list(values), type=field.type) for field, values in zip(target, columns)]
+            arrays = [pa.array([_for_arrow(v, field.type) for v in values], type=field.type) for field, values in zip(target, columns)]
             yield pa.RecordBatch.from_arrays(arrays, schema=target)
         if emit_eos:
             yield end_of_input_batch(target)

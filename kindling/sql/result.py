@@ -103,10 +103,11 @@ class TableResult:
                  upsert_key: Optional[Sequence[str]] = None, cleanup: Any = None,
                  column_types: Optional[Sequence[Any]] = None,
                  flink_types: Union[Sequence[Optional[str]], Callable[[], Sequence[Optional[str]]], None] = None,
-                 raw: bool = False) -> None:
+                 raw: bool = False, row_kinds: bool = False) -> None:
         """``column_types``: a query's Spark column types (for the printed widths); ``flink_types``: its columns' Flink
         types as far as kindling knows them, or what gives them (``get_resolved_schema()``; a static result's columns
-        are strings); ``raw``: printed as its values alone (Flink's raw content style, an INSERT's result)."""
+        are strings); ``raw``: printed as its values alone (Flink's raw content style, an INSERT's result); ``row_kinds``: a
+        bounded query's rows printed with their kind (+I), as streaming mode prints every query's."""
         self.columns = list(columns)
         self._rows = [Row(**dict(zip(self.columns, r))) for r in (rows or [])]
         self._job_client = job_client
@@ -116,6 +117,7 @@ class TableResult:
         self.column_types: Optional[list[Any]] = list(column_types) if column_types is not None else None
         self._flink_types = flink_types
         self._raw = raw
+        self._row_kinds = row_kinds
 
     @staticmethod
     def ok() -> "TableResult":
@@ -194,9 +196,13 @@ class TableResult:
     def _print_batch(self, out: TextIO, max_rows: Optional[int], client: bool) -> None:
         """A batch result as Flink prints it: the final rows without a row-kind column, once the job has ended;
         columns as wide as their types (``TableResult.print()``) or, in the SQL client, as their content."""
-        rows = [[_format(v) for v in r] for r in self.collect()]
+        shapes = self._shapes()
+        rows = [[_format(v, shape) for v, shape in zip(r, shapes)] for r in self.collect()]
         if max_rows is not None:
             rows = rows[:max_rows]
+        if self._row_kinds:
+            self._print_inserts(out, rows, shapes, client)
+            return
         if not rows:
             out.write("Empty set\n")
             out.flush()
@@ -204,17 +210,24 @@ class TableResult:
         if client:
             widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(self.columns)]
         else:
-            types = self.column_types or [None] * len(self.columns)
-            widths = [max(len(c), len("<NULL>"), _type_width(t)) for c, t in zip(self.columns, types)]
+            widths = [max(len(c), len("<NULL>"), shape.width) for c, shape in zip(self.columns, shapes)]
         border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
         lines = [border, _line(self.columns, widths), border] + [_line(row, widths) for row in rows]
         out.write("\n".join(lines) + "\n" + border + f"\n{len(rows)} row{'s' if len(rows) > 1 else ''} in set\n")
         out.flush()
 
+    def _print_inserts(self, out: TextIO, rows: list[list[str]], shapes: list["_Shape"], client_footer: bool) -> None:
+        """A bounded query's rows in streaming mode: each an insertion (+I), printed as a streaming query's are."""
+        widths = [2] + [max(len(c), len("<NULL>"), shape.width) for c, shape in zip(self.columns, shapes)]
+        border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+        lines = [border, _line(["op"] + self.columns, widths), border] + [_line(["+I"] + row, widths) for row in rows]
+        out.write("\n".join(lines) + "\n" + border + "\n" + _streaming_footer(len(rows), client_footer))
+        out.flush()
+
     def _print_streaming(self, out: TextIO, max_rows: Optional[int], client_footer: bool = False) -> None:
         columns = ["op"] + self.columns
-        types = self.column_types or [None] * len(self.columns)
-        widths = [2] + [max(len(c), len("<NULL>"), _type_width(t)) for c, t in zip(self.columns, types)]
+        shapes = self._shapes()
+        widths = [2] + [max(len(c), len("<NULL>"), shape.width) for c, shape in zip(self.columns, shapes)]
         border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
         out.write(border + "\n" + _line(columns, widths) + "\n" + border + "\n")
         out.flush()
@@ -227,7 +240,7 @@ class TableResult:
                     status = client.get_job_status()
                     changes = self._collector.changes()
                     for kind, row in changes[shown:]:
-                        out.write(_line([kind] + [_format(v) for v in row], widths) + "\n")
+                        out.write(_line([kind] + [_format(v, shape) for v, shape in zip(row, shapes)], widths) + "\n")
                     shown = len(changes)
                     out.flush()
                     if status in TERMINAL_STATES or (max_rows is not None and shown >= max_rows):
@@ -238,13 +251,19 @@ class TableResult:
         if client.get_job_status() not in TERMINAL_STATES:
             client.cancel()
         self.wait(0)
-        if client_footer:
-            out.write(border + f"\nReceived a total of {shown} row{'s' if shown != 1 else ''}\n")
-        elif shown == 0:  # Flink waits for the first row and prints only this; kindling has shown the header already
-            out.write(border + "\nEmpty set\n")
-        else:
-            out.write(border + f"\n{shown} row{'s' if shown != 1 else ''} in set\n")
+        out.write(border + "\n" + _streaming_footer(shown, client_footer))
         out.flush()
+
+    def _shapes(self) -> list["_Shape"]:
+        """How each column prints: from its Flink type where kindling knows it, else from its Spark type."""
+        spark_types = self.column_types or [None] * len(self.columns)
+        try:
+            if callable(self._flink_types):
+                self._flink_types = list(self._flink_types())
+            flink_types: Sequence[Optional[str]] = self._flink_types or [None] * len(self.columns)
+        except Exception:  # the types are a nicety of printing: a plan kindling cannot walk prints as Spark types it
+            flink_types = [None] * len(self.columns)
+        return [_Shape.of(flink, spark) for flink, spark in zip(flink_types, spark_types)]
 
     def __repr__(self) -> str:
         return f"TableResult(columns={self.columns}, kind={self.get_result_kind()}, job={self._job_client.job_id if self._job_client else None})"
@@ -265,17 +284,105 @@ def _type_width(data_type: Any) -> int:
     return widths.get(type(data_type), 30)
 
 
-def _format(value: Any) -> str:
+def _streaming_footer(rows: int, client: bool) -> str:
+    """The line after a streaming result's rows (Flink waits for the first row and prints only "Empty set" without
+    any; kindling has shown the header already)."""
+    if client:
+        return f"Received a total of {rows} row{'s' if rows != 1 else ''}\n"
+    return "Empty set\n" if rows == 0 else f"{rows} row{'s' if rows != 1 else ''} in set\n"
+
+
+class _Shape:
+    """How Flink's tableau prints a column: its width (``TableauStyle.columnWidthsByType``: BIGINT 20, INT 11,
+    BOOLEAN 5, DATE 10, TIME(p) and TIMESTAMP(p) as their text, DECIMAL(p, s) p + 2, 30 for strings and the rest),
+    a timestamp's fraction digits (its precision) and whether a floating-point value is a FLOAT."""
+
+    def __init__(self, width: int, digits: int = 3, single: bool = False) -> None:
+        self.width, self.digits, self.single = width, digits, single
+
+    @staticmethod
+    def of(flink_type: Optional[str], spark_type: Any) -> "_Shape":
+        import re
+
+        if flink_type is None:
+            return _Shape(_type_width(spark_type), single=type(spark_type).__name__ == "FloatType")
+        base = re.sub(r"( NOT NULL)?( \*(ROW|PROC)TIME\*)?$", "", flink_type)
+        fixed = {"TINYINT": 4, "SMALLINT": 6, "INT": 11, "BIGINT": 20, "BOOLEAN": 5, "DATE": 10}
+        if base in fixed:
+            return _Shape(fixed[base])
+        timed = re.fullmatch(r"(TIMESTAMP|TIMESTAMP_LTZ|TIME)\((\d)\)", base)
+        if timed is not None:
+            digits = int(timed.group(2))
+            return _Shape((8 if timed.group(1) == "TIME" else 19) + (digits + 1 if digits else 0), digits)
+        decimal = re.fullmatch(r"DECIMAL\((\d+), \d+\)", base)
+        if decimal is not None:
+            return _Shape(int(decimal.group(1)) + 2)
+        return _Shape(30, single=base == "FLOAT")
+
+
+_DEFAULT_SHAPE = _Shape(30)
+
+
+def _format(value: Any, shape: _Shape = _DEFAULT_SHAPE) -> str:
+    """A value as Flink's tableau prints it (a timestamp with its precision's digits, a FLOAT or DOUBLE as Java writes
+    it, collections, rows and bytes as Flink's converters write them)."""
     if value is None:
         return "<NULL>"
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, datetime):
-        text = value.strftime("%Y-%m-%d %H:%M:%S.%f")
-        return text[:-3]
-    if isinstance(value, Decimal):
-        return str(value)
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return text + ("." + value.strftime("%f").ljust(shape.digits, "0")[:shape.digits] if shape.digits else "")
+    return _nested(value, shape.single)
+
+
+def _nested(value: Any, single: bool = False) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_float(value, single)
+    if isinstance(value, (bytes, bytearray)):
+        return "x'" + bytes(value).hex() + "'"
+    if isinstance(value, Row) or isinstance(value, tuple):
+        return "(" + ", ".join(_nested(v) for v in value) + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(_nested(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_nested(k)}={_nested(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, datetime):  # as Java's LocalDateTime.toString()
+        text = value.strftime("%Y-%m-%dT%H:%M") + (value.strftime(":%S") if value.second or value.microsecond else "")
+        micros = f"{value.microsecond:06d}"
+        return text + ("." + (micros[:3] if micros.endswith("000") else micros) if value.microsecond else "")
     return str(value)
+
+
+def _java_float(value: float, single: bool = False) -> str:
+    """A FLOAT (``single``) or DOUBLE as Java's ``toString`` writes it: plain between 10^-3 and 10^7, else
+    scientific (``1.0E20``), with the shortest digits that read back as the same value."""
+    import math
+
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    if single:
+        import numpy as np
+
+        shortest = np.format_float_positional(np.float32(value), unique=True, trim="-")
+    else:
+        shortest = repr(value)
+    digits = Decimal(shortest).normalize()
+    if 1e-3 <= abs(value) < 1e7:
+        text = format(digits, "f")
+        return text if "." in text else text + ".0"
+    sign, numerals, exponent = digits.as_tuple()
+    mantissa = "".join(str(d) for d in numerals)
+    power = len(numerals) - 1 + int(exponent)
+    return ("-" if sign else "") + mantissa[0] + "." + (mantissa[1:] or "0") + f"E{power}"
 
 
 def _line(values: Sequence[str], widths: Sequence[int]) -> str:

@@ -477,7 +477,7 @@ class SqlSession:
         self.jobs.append(job)
         types = [df.schema[c].dataType for c in planned.columns]
         return TableResult(planned.columns, job_client=job, collector=BatchCollector(job), column_types=types,
-                           flink_types=lambda: _result_types(planned))
+                           flink_types=lambda: _result_types(planned), row_kinds=not self.batch)
 
     def _run_inserts_batch(self, inserts: Sequence[ddl.Insert], line: int) -> TableResult:
         """INSERTs in batch mode: the queries run as Spark batch jobs into staged files, then the sinks write

@@ -739,8 +739,28 @@ class _Rewriter:
         flink_type = parse_type(inner[as_index + 1:], tokens[open_index].line)
         target = spark_sql_type(flink_type)
         if target == "STRING":
-            return _cast_to_string(word, value)
-        return f"{word}({value} AS {target})"
+            return _with_length(_cast_to_string(word, value), flink_type.flink)
+        return _with_timestamp_precision(f"{word}({value} AS {target})", flink_type.flink)
+
+
+def _with_length(text: str, flink_type: str) -> str:
+    """A cast to ``CHAR(n)`` or ``VARCHAR(n)`` cut to n characters, a CHAR's padded with spaces to n, as Flink's are
+    (Spark's cast to a string keeps every character)."""
+    match = re.match(r"(VAR)?CHAR\((\d+)\)", flink_type)
+    if match is None or int(match.group(2)) >= 2147483647:
+        return text
+    length = int(match.group(2))
+    return f"substr({text}, 1, {length})" if match.group(1) else f"rpad({text}, {length}, ' ')"
+
+
+def _with_timestamp_precision(text: str, flink_type: str) -> str:
+    """A cast to ``TIMESTAMP(p)``/``TIMESTAMP_LTZ(p)`` with p < 6 cut to p fraction digits, as Flink's is (Spark's
+    timestamps keep microseconds)."""
+    match = re.match(r"TIMESTAMP(?:_LTZ)?\((\d)\)", flink_type)
+    if match is None or int(match.group(1)) >= 6:
+        return text
+    unit = 10 ** (6 - int(match.group(1)))
+    return f"timestamp_micros(CAST(floor(unix_micros({text}) / {unit}) AS BIGINT) * {unit})"
 
 
 def _cast_to_string(word: str, value: str) -> str:

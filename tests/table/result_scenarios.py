@@ -4,6 +4,8 @@ SHOW, DESCRIBE and INSERT results (a statement set's too). Recorded under PyFlin
 
 from __future__ import annotations
 
+import datetime
+from decimal import Decimal
 from typing import Any
 
 
@@ -34,6 +36,27 @@ def run(t_env: Any) -> None:
     say(described.get_resolved_schema())
     described.print()
     t_env.execute_sql("SHOW VIEWS").print()
+    printed_values(t_env)
+
+
+def printed_values(t_env: Any) -> None:
+    """A query's values printed in tableau form: each type's width and text (timestamps with their precision's digits,
+    FLOAT and DOUBLE as Java writes them, collections, rows and bytes)."""
+    try:
+        from pyflink.table import DataTypes
+    except ImportError:
+        from kindling.table import DataTypes
+    f = DataTypes.FIELD
+    schema = DataTypes.ROW([f("t6", DataTypes.TIMESTAMP(6)), f("t0", DataTypes.TIMESTAMP(0)), f("t3", DataTypes.TIMESTAMP(3)),
+                            f("dc", DataTypes.DECIMAL(10, 2)), f("fl", DataTypes.FLOAT()), f("db", DataTypes.DOUBLE()),
+                            f("small", DataTypes.DOUBLE()), f("arr", DataTypes.ARRAY(DataTypes.STRING())),
+                            f("mp", DataTypes.MAP(DataTypes.STRING(), DataTypes.INT())),
+                            f("r", DataTypes.ROW([f("x", DataTypes.INT()), f("y", DataTypes.STRING())])), f("bin", DataTypes.BYTES()),
+                            f("ok", DataTypes.BOOLEAN()), f("n", DataTypes.BIGINT())])
+    moment = datetime.datetime(2024, 1, 1, 10, 0, 0, 123000)  # (PyFlink passes milliseconds on)
+    rows = [(moment, moment.replace(microsecond=0), moment.replace(microsecond=120000), Decimal("12.50"), 0.1, 1e20, 0.0001,
+             ["a", "b"], {"k": 1}, (1, "x"), bytearray(b"\x01\x02"), True, None)]
+    t_env.from_elements(rows, schema).execute().print()
 
 
 if __name__ == "__main__":
