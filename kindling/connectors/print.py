@@ -13,7 +13,6 @@ Rows are formatted as Flink's ``Row.toString`` does (Java ``toString`` of each v
 from __future__ import annotations
 
 import datetime as dt
-import math
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, Writ
 from pyspark.sql.types import StructType
 
 from kindling.connectors.base import EOS_COLUMN, INTERNAL_PREFIX, ROWKIND_COLUMN, TABLE_INSTANT_COLUMNS, Connector, spark_format
+from kindling.formats.java_text import java_floating
 from kindling.options import OptionSet, bool_option, int_option, string_option
 
 PRINT_IDENTIFIER = string_option("print-identifier", None, "Prefix of every printed line.")
@@ -60,25 +60,6 @@ class NestedRow(tuple):
     """A nested ROW value; printed as Flink prints a nested Row (``+I[a, b]``)."""
 
 
-def _java_floating(text: str, value: float) -> str:
-    """Java's Double/Float.toString from the shortest round-trip decimal ``text`` of ``value``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    magnitude = abs(value)
-    number = Decimal(text)
-    if 1e-3 <= magnitude < 1e7:
-        plain = format(number, "f")
-        return plain if "." in plain else plain + ".0"
-    sign, digits, _ = number.as_tuple()
-    digits_text = "".join(map(str, digits)).rstrip("0") or "0"
-    mantissa = digits_text[0] + "." + (digits_text[1:] or "0")
-    return ("-" if sign else "") + mantissa + "E" + str(number.adjusted())
-
-
 def _local_time(hour: int, minute: int, second: int, micro: int) -> str:
     """Java LocalTime.toString: HH:mm, HH:mm:ss, HH:mm:ss.SSS or HH:mm:ss.SSSSSS (shortest exact)."""
     text = f"{hour:02d}:{minute:02d}"
@@ -98,9 +79,9 @@ def format_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, np.float32):
-        return _java_floating(str(value), float(value))
+        return java_floating(float(value), single=True)
     if isinstance(value, (float, np.floating)):
-        return _java_floating(repr(float(value)), float(value))
+        return java_floating(float(value))
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, Decimal):

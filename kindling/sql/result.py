@@ -10,13 +10,13 @@ from __future__ import annotations
 import sys
 import threading
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
 from pyspark.sql import DataFrame, Row
 
 from kindling.common.closeable_iterator import CollectedRows
 from kindling.connectors.base import ROWKIND_COLUMN
+from kindling.formats.java_text import java_floating
 from kindling.runtime import interrupts
 from kindling.runtime.job import TERMINAL_STATES
 
@@ -342,7 +342,7 @@ def _nested(value: Any, single: bool = False) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return _java_float(value, single)
+        return java_floating(value, single)
     if isinstance(value, (bytes, bytearray)):
         return "x'" + bytes(value).hex() + "'"
     if isinstance(value, Row) or isinstance(value, tuple):
@@ -356,33 +356,6 @@ def _nested(value: Any, single: bool = False) -> str:
         micros = f"{value.microsecond:06d}"
         return text + ("." + (micros[:3] if micros.endswith("000") else micros) if value.microsecond else "")
     return str(value)
-
-
-def _java_float(value: float, single: bool = False) -> str:
-    """A FLOAT (``single``) or DOUBLE as Java's ``toString`` writes it: plain between 10^-3 and 10^7, else
-    scientific (``1.0E20``), with the shortest digits that read back as the same value."""
-    import math
-
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    if single:
-        import numpy as np
-
-        shortest = np.format_float_positional(np.float32(value), unique=True, trim="-")
-    else:
-        shortest = repr(value)
-    digits = Decimal(shortest).normalize()
-    if 1e-3 <= abs(value) < 1e7:
-        text = format(digits, "f")
-        return text if "." in text else text + ".0"
-    sign, numerals, exponent = digits.as_tuple()
-    mantissa = "".join(str(d) for d in numerals)
-    power = len(numerals) - 1 + int(exponent)
-    return ("-" if sign else "") + mantissa[0] + "." + (mantissa[1:] or "0") + f"E{power}"
 
 
 def _line(values: Sequence[str], widths: Sequence[int]) -> str:

@@ -51,12 +51,19 @@ def test_functions_spark_spells_differently():
     assert translate_expression("TO_TIMESTAMP_LTZ(s, 0)", 1) == "timestamp_seconds(s)"
     assert translate_expression("SPLIT_INDEX(s, ',', 1)", 1) == "nullif(split_part(s, ',', (1) + 1), '')"
     # Flink's CAST to STRING: TRUE/FALSE for booleans, 3 fraction digits for timestamps, chosen on Spark's typeof(x)
+    # and cut to VARCHAR(n)'s length (PyFlink 2.3: CAST('abcdef' AS VARCHAR(3)) is 'abc')
     cast = translate_expression("CAST(x AS VARCHAR(10))", 1)
-    assert cast.startswith("CASE WHEN typeof(x) = 'boolean' THEN upper(CAST(x AS STRING))") and cast.endswith("ELSE CAST(x AS STRING) END")
+    assert cast.startswith("substr(CASE WHEN typeof(x) = 'boolean' THEN upper(CAST(x AS STRING))")
+    assert cast.endswith("ELSE CAST(x AS STRING) END, 1, 10)")
+    assert translate_expression("CAST(x AS CHAR(3))", 1).startswith("rpad(CASE WHEN typeof(x)")
+    assert translate_expression("CAST(x AS STRING)", 1).startswith("CASE WHEN typeof(x)")
     # a Flink string literal keeps its backslash: Spark's parser would read '\d' as 'd'
     assert translate_expression("REGEXP_EXTRACT(s, 'o_(\\d+)', 1)", 1) == (
         "CASE WHEN (s) RLIKE ('o_(\\\\d+)') THEN regexp_extract(s, 'o_(\\\\d+)', 1) END")
-    assert translate_expression("CAST(CAST(x AS BIGINT) AS TIMESTAMP(3))", 1) == "CAST(CAST(x AS BIGINT) AS TIMESTAMP)"
+    # a cast to TIMESTAMP(p < 6) is cut to p fraction digits, as Flink's (PyFlink 2.3: '...00.987654' AS TIMESTAMP(0) is '...00')
+    assert translate_expression("CAST(CAST(x AS BIGINT) AS TIMESTAMP(3))", 1) == (
+        "timestamp_micros(CAST(floor(unix_micros(CAST(CAST(x AS BIGINT) AS TIMESTAMP)) / 1000) AS BIGINT) * 1000)")
+    assert translate_expression("CAST(x AS TIMESTAMP(6))", 1) == "CAST(x AS TIMESTAMP)"
     assert translate_expression("TRY_CAST(b AS BYTES)", 1) == "TRY_CAST(b AS BINARY)"
     assert translate_expression("ROW(a, b)", 1) == "struct(a, b)"
     # Flink's GROUPING_ID is a bit vector over its own arguments; Spark's must name every grouping column

@@ -12,8 +12,6 @@ Documents are Flink's JSON format (the shared encoder), the index comes from the
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
 from typing import Optional, Union
 
 import pyarrow as pa
@@ -29,6 +27,7 @@ from kindling.connectors.base import INTERNAL_PREFIX, ROWKIND_COLUMN, upsert_kin
 from kindling.connectors.elasticsearch.index import IndexPattern, local_datetime_strings
 from kindling.connectors.elasticsearch.options import SinkConfig
 from kindling.formats.encoding import RowEncoder, json_strings
+from kindling.formats.java_text import java_floating as java_double  # Double.toString, as Flink's key extractor writes it
 from kindling.options import OptionError
 
 _ILLEGAL_KEY_TYPES = (BinaryType, ArrayType, MapType, StructType)
@@ -50,21 +49,6 @@ def check_input(config: SinkConfig, schema: StructType, updating: bool) -> None:
                           "table has no primary key; declare PRIMARY KEY (...) NOT ENFORCED so that updates and deletes "
                           "address one document each")
     IndexPattern.parse(config.index).check(StructType([schema[n] for n in names]), updating, config.instant_fields)
-
-
-def java_double(value: float) -> str:
-    """``Double.toString``: '1.0', '0.001', '1.0E7', '1.0E-4', 'NaN', 'Infinity'."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    if 1e-3 <= abs(value) < 1e7:
-        return repr(float(value))  # plain digits in this range, shortest round trip as in Java
-    sign, digits, exponent = Decimal(repr(float(value))).normalize().as_tuple()
-    figures = "".join(map(str, digits))
-    return ("-" if sign else "") + figures[0] + "." + (figures[1:] or "0") + f"E{len(figures) - 1 + exponent}"
 
 
 def key_strings(column: pa.Array) -> pa.Array:
