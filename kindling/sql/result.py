@@ -13,12 +13,14 @@ from datetime import datetime
 from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
 from pyspark.sql import DataFrame, Row
+from pyspark.sql.types import StringType, StructField
 
 from kindling.common.closeable_iterator import CollectedRows
 from kindling.connectors.base import ROWKIND_COLUMN
 from kindling.formats.java_text import java_floating
 from kindling.runtime import interrupts
 from kindling.runtime.job import TERMINAL_STATES
+from kindling.sql.table_schema import ResolvedSchema, TableSchema
 
 
 class ResultKind:
@@ -129,23 +131,17 @@ class TableResult:
             return ResultKind.SUCCESS
         return ResultKind.SUCCESS_WITH_CONTENT
 
-    def get_resolved_schema(self) -> Any:
+    def get_resolved_schema(self) -> ResolvedSchema:
         """The result's columns and their Flink types, printed as Flink prints a ResolvedSchema; a query column whose
-        Flink type kindling does not derive is refused where the schema shows it (``kindling.table.table_schema``)."""
-        from pyspark.sql.types import StringType, StructField
+        Flink type kindling does not derive is refused where the schema shows it (``kindling.sql.table_schema``)."""
+        return self.get_table_schema().resolved()
 
-        from kindling.table.table_schema import ResolvedSchema
-
-        types: Sequence[Optional[str]]
+    def get_table_schema(self) -> TableSchema:
+        """The same columns as the legacy TableSchema (printed ``root`` / `` |-- name: TYPE``)."""
         if callable(self._flink_types):
             self._flink_types = list(self._flink_types())
-        if self._flink_types is not None:
-            types = self._flink_types
-        else:
-            types = [_STATIC_TYPES.get(c, "STRING") for c in self.columns]
-        return ResolvedSchema([StructField(c, StringType()) for c in self.columns], types)
-
-    get_table_schema = get_resolved_schema
+        types = self._flink_types if self._flink_types is not None else [_STATIC_TYPES.get(c, "STRING") for c in self.columns]
+        return TableSchema([StructField(c, StringType()) for c in self.columns], types)
 
     def get_job_client(self) -> Any:
         return self._job_client

@@ -20,6 +20,7 @@ def run(t_env: Any) -> None:
     t_env.execute_sql("CREATE TABLE out2 (k STRING) WITH ('connector' = 'blackhole')")
     shown = t_env.execute_sql("SHOW TABLES")
     say(shown.get_resolved_schema(), shown.get_result_kind())
+    say(shown.get_table_schema())
     shown.print()
     inserted = t_env.execute_sql("INSERT INTO out1 SELECT k, v FROM src")
     inserted.print()
