@@ -282,12 +282,8 @@ def known_types(df: "DataFrame") -> list[Optional[str]]:
 # Spark's names of the types whose Flink name is the same whatever the declaration (no length, precision or zone).
 _SPARK_NAMES = {"byte": "TINYINT", "short": "SMALLINT", "integer": "INT", "long": "BIGINT", "float": "FLOAT", "double": "DOUBLE",
                 "boolean": "BOOLEAN", "date": "DATE"}
-_ARITHMETIC = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE")
 _AGGREGATES = {"Count": "COUNT", "Sum": "SUM", "Min": "MIN", "Max": "MAX", "Average": "AVG"}
 _RANKINGS = ("RowNumber", "Rank", "DenseRank")
-_PASSING = ("Filter", "SubqueryAlias", "View", "Sort", "Distinct", "Deduplicate", "DeduplicateWithinWatermark", "EventTimeWatermark",
-            "GlobalLimit", "LocalLimit", "Limit", "Repartition", "RepartitionByExpression", "WithWatermark", "ResolvedHint")
-
 
 class _PlanTypes:
     """The Flink type of each attribute (by expression id) of an analyzed Spark plan, as :func:`known_types` says."""
@@ -371,7 +367,7 @@ class _PlanTypes:
         if kind in ("Add", "Subtract", "Multiply"):
             target = _SPARK_NAMES.get(expression.dataType().typeName())
             operands = [self._derived(expression.left(), grouped), self._derived(expression.right(), grouped)]
-            if target not in _ARITHMETIC or any(o is None or without_markers(o).removesuffix(_NOT_NULL) not in _ARITHMETIC for o in operands):
+            if target not in _NUMBERS or any(o is None or without_markers(o).removesuffix(_NOT_NULL) not in _NUMBERS for o in operands):
                 return None
             return target + (_NOT_NULL if all(without_markers(o).endswith(_NOT_NULL) for o in operands) else "")  # type: ignore[union-attr]
         if kind == "Literal":
