@@ -34,7 +34,10 @@ then handles the other records.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import functools
+import gc
 import pickle
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
@@ -63,7 +66,7 @@ from pyspark.sql.types import (
 
 from kindling import config as cfg
 from kindling.connectors.base import INTERNAL_PREFIX
-from kindling.datastream import records
+from kindling.datastream import key_group_batches, records
 from kindling.datastream.context import RuntimeContext
 from kindling.datastream.operator_columns import FROM_TIMER, INPUT, TS, OperatorColumns
 from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN, encode
@@ -150,17 +153,31 @@ def from_pandas(data_type: DataType) -> Optional[Callable[[Any], Any]]:
     return None
 
 
-def row_factory(names: Sequence[str]) -> Callable[[Sequence[Any]], Row]:
-    """Rows of these field names, built from a sequence of values: a pyspark ``Row`` (``row.name``, ``row["name"]``,
-    ``row[0]``, ``asDict()``) whose class holds the names once and reads named fields through C-level properties."""
+def row_class(names: Sequence[str]) -> type:
+    """The class of rows of these field names: a pyspark ``Row`` (``row.name``, ``row["name"]``, ``row[0]``,
+    ``asDict()``) that holds the names once and reads named fields through C-level properties. A row of it is
+    ``tuple.__new__(cls, values)``."""
     namespace: Dict[str, Any] = {"__fields__": list(names)}
-    get = tuple.__getitem__  # not Row.__getitem__, which tells names from positions first
     for i, name in enumerate(names):
         if name.isidentifier() and not name.startswith("_") and not hasattr(Row, name) and name not in namespace:
-            namespace[name] = property(lambda row, _i=i: get(row, _i))
-    cls = type("Row", (Row,), namespace)
-    make = tuple.__new__
-    return lambda values: make(cls, values)
+            namespace[name] = _field(i)
+    return type("Row", (Row,), namespace)
+
+
+def _field(index: int) -> Any:
+    """A descriptor reading a row's field by position, as tuple's own indexing does, not Row.__getitem__ (which tells
+    names from positions first): namedtuple's C-level one where this Python has it."""
+    try:
+        from _collections import _tuplegetter  # type: ignore[import-not-found]
+    except ImportError:  # another Python implementation
+        get = tuple.__getitem__
+        return property(lambda row: get(row, index))
+    return _tuplegetter(index, None)
+
+
+def row_factory(names: Sequence[str]) -> Callable[[Sequence[Any]], Row]:
+    """Rows of these field names (:func:`row_class`), each built from a sequence of values."""
+    return functools.partial(tuple.__new__, row_class(names))
 
 
 def _numbers(column: Sequence[Any], dtype: str) -> Any:
@@ -259,6 +276,11 @@ class Adapter:
     def element(self, index: int, value: Any) -> List[Any]:
         raise NotImplementedError
 
+    def element_function(self, index: int) -> Callable[[Any], List[Any]]:
+        """What the runner calls with each record of input ``index`` (after open): ``element`` with the index bound,
+        unless an adapter has a quicker call of its own."""
+        return functools.partial(self.element, index)
+
     def key_done(self) -> List[Any]:
         """After a key's records of a micro-batch (and its due timers): results emitted once per key and batch, as
         Flink's mini-batch operators emit them."""
@@ -304,6 +326,10 @@ class KeyedRunner(StatefulProcessor):
         self._pickled_key = pickled_key  # the key is a Python key selector's result, pickled
         self.key_groups = key_groups
         self.layout: List[str] = []  # the operator input's columns, in order (set by run_operator)
+        # Whether the input comes packed per key group (kindling.datastream.key_group_batches), as run_operator sends it,
+        # and Spark's session time zone, which the conversion of unpacked records to pandas takes.
+        self.packed = False
+        self.timezone = "UTC"
         self._key_types = list(key_types) if key_types is not None else [StringType()] * key_count
         self._value_types = list(value_types) if value_types is not None else [
             StructType([StructField(n, StringType()) for n in names]) for names in self._input_names]
@@ -315,13 +341,16 @@ class KeyedRunner(StatefulProcessor):
         self._broadcast: Optional[KeyState] = None
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
-        self._begin(timerValues)
+        with _cycle_collection_paused():
+            frame = self._input_rows(key, rows, timerValues)
+        if frame is not None:
+            yield frame
+
+    def _input_rows(self, key: Any, rows: Iterator[Any], timer_values: Any) -> Any:
+        self._begin(timer_values)
         by_key = self._records(rows)
         if self._slots is not None and key[0] != KEYED_SLOT:
-            rows = self._broadcast_rows([r for _, keyed in by_key.values() for r in keyed])
-            if rows:
-                yield self._frame(rows)
-            return
+            return self._frame(self._broadcast_rows([keyed for _, keyed in by_key.values()]))
         self._grouping_key = tuple(key)
         group = self._load_group()
         self._set_clock(group)
@@ -330,20 +359,26 @@ class KeyedRunner(StatefulProcessor):
         if self._clocked():
             group.tick(self.processing_time)
         self._save_group(group)
-        yield from self._frames()
+        return self._frame(self._drain())
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
-        self._begin(timerValues)
+        with _cycle_collection_paused():
+            frame = self._expired_timer(key, timerValues, expiredTimerInfo)
+        if frame is not None:
+            yield frame
+
+    def _expired_timer(self, key: Any, timer_values: Any, expired_timer_info: Any) -> Any:
+        self._begin(timer_values)
         if self._slots is not None and key[0] != KEYED_SLOT:
-            return
+            return None
         self._grouping_key = tuple(key)
         group = self._load_group()
         self._set_clock(group)
-        group.woken(expiredTimerInfo.getExpiryTimeInMs())
+        group.woken(expired_timer_info.getExpiryTimeInMs())
         for user_key in list(group.keys_with_timers()):
             self._run_key(group, group.user_key(user_key), self._fire_due)
         self._save_group(group)
-        yield from self._frames()
+        return self._frame(self._drain())
 
     def close(self) -> None:
         if self._opened:
@@ -371,19 +406,17 @@ class KeyedRunner(StatefulProcessor):
         if self.state.dirty:
             group.put(stored, self.state.data, user_key, self.processing_time if self._key_ttl else None)
 
-    def _key_records(self, records: List[tuple]) -> None:
-        """A key's records (index, raw value, event time, timer origin) of a micro-batch, in arrival order."""
-        after = records
-        if self._chained:
+    def _key_records(self, keyed: "KeyRecords") -> None:
+        """A key's records of a micro-batch, in arrival order."""
+        after = keyed
+        if keyed.origins is not None and any(keyed.origins):
             # Records an upstream operator's timers emitted reached it before the batch's watermark.
-            before = [r for r in records if r[3]]
-            after = [r for r in records if not r[3]]
-            if before:
-                watermark = self.watermark
-                stamped = [r[2] for r in before if r[2] is not None]
-                self.watermark = min([watermark] + [t - 1 for t in stamped])
-                self._elements(before)
-                self.watermark = watermark
+            before = keyed.pick([n for n, origin in enumerate(keyed.origins) if origin])
+            after = keyed.pick([n for n, origin in enumerate(keyed.origins) if not origin])
+            watermark = self.watermark
+            self.watermark = min([watermark] + [t - 1 for t in before.times if t is not None])
+            self._elements(before)
+            self.watermark = watermark
         # The batch's watermark arrived before its (other) records, as in Flink: timers it passes fire first.
         self._fire_due()
         self._elements(after)
@@ -395,19 +428,25 @@ class KeyedRunner(StatefulProcessor):
             with calling(getattr(self._adapter, "_function", None) or self._adapter, self._name, has_record=False):
                 self._emit_all(self._adapter.key_done())
 
-    def _elements(self, records: List[tuple]) -> None:
+    def _elements(self, keyed: "KeyRecords") -> None:
         from kindling.datastream.errors import UserFunctionError, failure
 
-        element, emit, value_of = self._adapter.element, self._emit_all, self._value
+        emit = self._emit_all
         value = None
+        self.time_domain = None
         try:
-            for index, raw, ts, _ in records:
-                self.timestamp = ts
-                self.time_domain = None
-                value = value_of(index, raw)
-                results = element(index, value)
-                if results:
-                    emit(results)
+            if keyed.inputs is None:
+                element = self._element_functions[0]
+                for value, self.timestamp in zip(keyed.values, keyed.times):
+                    results = element(value)
+                    if results:
+                        emit(results)
+            else:
+                functions = self._element_functions
+                for value, self.timestamp, index in zip(keyed.values, keyed.times, keyed.inputs):
+                    results = functions[index](value)
+                    if results:
+                        emit(results)
         except UserFunctionError:
             raise
         except Exception as exc:
@@ -415,7 +454,11 @@ class KeyedRunner(StatefulProcessor):
 
     # --- what contexts read ---------------------------------------------------------------------
     def emit_side(self, tag_id: str, value: Any) -> None:
-        self._out.append(self._none + (self.timestamp, self.time_domain is not None, tag_id, encode(value)))
+        out = self._out
+        out.sides[len(out.times)] = (tag_id, encode(value))
+        out.values.append(self._none)
+        out.times.append(self.timestamp)
+        out.timers.append(self.time_domain is not None)
 
     def broadcast_state(self) -> KeyState:
         """The operator's broadcast state, read from this partition's slot once per task."""
@@ -436,23 +479,27 @@ class KeyedRunner(StatefulProcessor):
             context = TaskContext.get()
             subtask = context.partitionId() if context is not None else 0
             self._subtask = subtask
-            self._factories = [row_factory(names) for names in self._input_names]
             self._decoders = [records.Codec(StructType([StructField(n, StringType()) for n in names]), t)
                               for names, t in zip(self._input_names, self._input_types)]
             # keys that are their own dict keys: no struct, array or map (and not a Python selector's object)
             self._plain_keys = not self._pickled_key and not any(
                 isinstance(t, (StructType, ArrayType, MapType)) for t in self._key_types)
             self._encoder = records.Codec(self._out_schema, self._out_type)
+            self._result_where = f"{self._name} result"
             self._out_dtypes = ["map" if isinstance(f.dataType, MapType) else _NUMPY_TYPES.get(type(f.dataType))
                                 for f in self._out_schema.fields]
             self._none = (None,) * len(self._out_names)
-            self._out: List[tuple] = []
+            self._out = _Results()
             self.state = KeyState(None, 0)
             runtime_context = RuntimeContext(self._name, lambda: self.state, subtask, self._parallelism)
             self._tuple_values = getattr(self._adapter, "tuple_values", False)
+            self._makers = [self._maker(i) for i in range(len(self._input_names))]
             self._key_done = getattr(type(self._adapter), "key_done", Adapter.key_done) is not Adapter.key_done
             self._key_ttl = getattr(self._adapter, "key_ttl_ms", None)
             self._adapter.open(self, runtime_context)
+            direct = getattr(self._adapter, "element_function", None)  # not every adapter derives from Adapter
+            self._element_functions = [direct(i) if direct is not None else functools.partial(self._adapter.element, i)
+                                       for i in range(len(self._input_names))]
             self._runtime_context = runtime_context
             self._opened = True
         # Spark's time mode "None" gives no batch time (-1): the wall clock, as Flink's processing time is
@@ -467,31 +514,69 @@ class KeyedRunner(StatefulProcessor):
         self.time_domain = None
 
     def _records(self, frames: Iterator[Any]) -> Dict[Any, tuple]:
-        """The key group's rows by key: hashable key -> (user key, [(input index, record values, event time, timer
-        origin)]), keys in first-arrival order and each key's records in arrival order (Spark's shuffle and stable sort
-        keep it)."""
-        by_key: Dict[Any, tuple] = {}
+        """The key group's records by key: hashable key -> (user key, KeyRecords), keys in first-arrival order and each
+        key's records in arrival order (Spark's shuffle and stable sort keep it)."""
+        import numpy as np
+
         single = self._key_count == 1 and not self._pickled_key
-        plain_keys = self._plain_keys
         layout = self.columns
-        for frame in frames:
+        user_keys: List[Any] = []
+        values: List[Any] = []
+        times: List[Any] = []
+        inputs: Optional[List[int]] = [] if layout.multi_input else None
+        origins: Optional[List[bool]] = [] if layout.chained else None
+        for frame in key_group_batches.frames(frames, self.timezone) if self.packed else frames:
             rows = len(frame)
             if rows == 0:
                 continue
-            inputs, keys, times, from_timer, records = layout.read(lambda name, frame=frame: self._column(frame, name), rows)
-            user_keys = keys[0] if single else [self._user_key(key) for key in zip(*keys)]
-            origins = from_timer if from_timer is not None else [False] * rows
-            if inputs is None:
-                entries: Any = ((k, (0, raw, t, ft)) for k, raw, t, ft in zip(user_keys, records[0], times, origins))
-            else:
-                entries = ((user_keys[n], (i, records[i][n], times[n], origins[n])) for n, i in enumerate(inputs))
-            for user_key, record in entries:
-                stored = user_key if plain_keys else _hashable(user_key)
-                entry = by_key.get(stored)
-                if entry is None:
-                    entry = by_key[stored] = (user_key, [])
-                entry[1].append(record)
-        return by_key
+            indices, keys, stamps, from_timer, fields = layout.read(lambda name, frame=frame: self._column(frame, name), rows)
+            user_keys += keys[0] if single else [self._user_key(key) for key in zip(*keys)]
+            values += self._values(indices, fields, rows)
+            times += stamps
+            if inputs is not None:
+                inputs += indices
+            if origins is not None:
+                origins += from_timer
+        count = len(values)
+        if count == 0:
+            return {}
+        stored = user_keys if self._plain_keys else [_hashable(k) for k in user_keys]
+        # Each record's code is the position of its key's first record: sorting by it (stably) groups the records by
+        # key, keys in first-arrival order, a key's records in arrival order.
+        first: Dict[Any, int] = {}
+        codes = np.fromiter(map(first.setdefault, stored, range(count)), dtype=np.int64, count=count)
+        batch = KeyRecords(values, times, inputs, origins)
+        if len(first) < count:
+            order = np.argsort(codes, kind="stable")
+            codes = codes[order]
+            batch = batch.pick(order.tolist())
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1]))).tolist()
+        ends = starts[1:] + [count]
+        return {key: (user_keys[code], batch.slice(start, end))
+                for (key, code), start, end in zip(first.items(), starts, ends)}
+
+    def _maker(self, index: int) -> Callable[[List[list], int], List[Any]]:
+        """How input ``index``'s records are made, as the function sees them, from their field columns."""
+        if self._tuple_values:
+            return lambda columns, rows: list(zip(*columns)) if columns else [()] * rows
+        if self._input_types[index] is not None:
+            decode = self._decoders[index].decode
+            return lambda columns, rows: [decode(list(raw)) for raw in zip(*columns)] if columns else [decode([])] * rows
+        make = row_factory(self._input_names[index])
+        return lambda columns, rows: list(map(make, zip(*columns))) if columns else [make(())] * rows
+
+    def _values(self, inputs: Optional[List[int]], fields: List[List[list]], rows: int) -> List[Any]:
+        """A frame's records as the function sees them, from each input's field columns."""
+        if inputs is None:
+            return self._makers[0](fields[0], rows)
+        values: List[Any] = [None] * rows
+        for index, columns in enumerate(fields):
+            positions = [n for n, i in enumerate(inputs) if i == index]
+            if positions:
+                mine = [list(map(column.__getitem__, positions)) for column in columns]
+                for n, value in zip(positions, self._makers[index](mine, len(positions))):
+                    values[n] = value
+        return values
 
     def _column(self, frame: Any, name: str) -> list:
         """A column of a frame Spark handed over, as a list. Spark rebuilds the frames from named tuples,
@@ -501,14 +586,6 @@ class KeyedRunner(StatefulProcessor):
         if len(frame.columns) != len(self.layout):
             raise RuntimeError(f"keyed operator '{self._name}': expected the columns {self.layout}, got {list(frame.columns)}")
         return frame.iloc[:, self.layout.index(name)].tolist()
-
-    def _value(self, index: int, raw: tuple) -> Any:
-        """A record as the function sees it, from its field values in the input's order."""
-        if self._tuple_values:
-            return raw
-        if self._input_types[index] is not None:
-            return self._decoders[index].decode(list(raw))
-        return self._factories[index](raw)
 
     def _user_key(self, key: tuple) -> Any:
         if self._pickled_key:
@@ -559,26 +636,25 @@ class KeyedRunner(StatefulProcessor):
     def _emit_all(self, values: List[Any], from_timer: bool = False) -> None:
         if values:
             encode = self._encoder.encode
-            where = f"{self._name} result"
+            where = self._result_where
+            out = self._out
             for value in values:
                 if isinstance(value, Stamped):
-                    self._out.append(encode(value.value, where) + (value.timestamp, from_timer, None, None))
+                    out.values.append(encode(value.value, where))
+                    out.times.append(value.timestamp)
                 else:
-                    self._out.append(encode(value, where) + (self.timestamp, from_timer, None, None))
+                    out.values.append(encode(value, where))
+                    out.times.append(self.timestamp)
+                out.timers.append(from_timer)
 
-    def _drain(self) -> List[tuple]:
-        """The results so far: (output values..., event time in ms or None, timer origin, side-output tag, side record)."""
-        out, self._out = self._out, []
+    def _drain(self) -> "_Results":
+        """The results so far."""
+        out, self._out = self._out, _Results()
         return out
 
-    def _frames(self) -> Iterator[Any]:
-        """The results so far as one frame, or none when there are none."""
-        rows = self._drain()
-        if rows:
-            yield self._frame(rows)
-
-    def _frame(self, rows: List[tuple]) -> Any:
-        """The results as the columns Spark expects: the function's values as objects, event times as microseconds.
+    def _frame(self, results: "_Results") -> Any:
+        """The results as the columns Spark expects (None when there are none): the function's values as objects,
+        event times as microseconds.
 
         Event times travel as ``datetime64[us]``: a global window's end (Long.MAX_VALUE ms) is beyond
         what Python's datetime can hold. Spark's event time (SPARK_EVENT_TIME) is the row's, raised to the
@@ -587,9 +663,10 @@ class KeyedRunner(StatefulProcessor):
         import numpy as np
         import pandas as pd
 
-        names = self._out_names + [ROWTIME, FROM_TIMER, TAG_COLUMN, SIDE_COLUMN]
-        columns = list(zip(*rows))
+        if not results.times:
+            return None
         data = {}
+        columns = list(zip(*results.values)) if self._out_names else []
         for name, column, dtype in zip(self._out_names, columns, self._out_dtypes):
             if dtype == "map":  # a map as functions see it (a list of pairs) as Spark's conversion takes it (a dict)
                 column = [dict(v) if isinstance(v, (list, tuple)) else v for v in column]
@@ -598,33 +675,98 @@ class KeyedRunner(StatefulProcessor):
             if exact is None and dtype is not None and dtype.startswith("float"):
                 exact = _floats_with_nulls(column, dtype)
             data[name] = pd.Series(exact) if exact is not None else pd.Series(column, dtype=object)
-        for name, column in zip(names[len(self._out_names):], columns[len(self._out_names):]):
-            if name == ROWTIME:
-                times = pd.array(list(column), dtype="Int64")
-                present = ~np.asarray(times.isna())
-                millis = np.minimum(times.to_numpy(dtype=np.int64, na_value=0), _LATEST_MS)
-                data[ROWTIME] = pd.Series(np.where(present, millis * 1000, _NAT).view("datetime64[us]"))
-                floor = self._spark_watermark
-                spark_ms = np.minimum(np.where(present & (millis > floor), millis, floor), _LATEST_MS)
-                spark_time = pd.Series((spark_ms * 1000).view("datetime64[us]"))
-            else:
-                data[name] = pd.Series(column, dtype=object)
-        data[SPARK_EVENT_TIME] = spark_time
+        rows = len(results.times)
+        missing = results.times.count(None)
+        if missing == rows:
+            present = np.zeros(rows, dtype=bool)
+            millis = np.zeros(rows, dtype=np.int64)
+        elif missing == 0:
+            present = np.ones(rows, dtype=bool)
+            millis = np.array(results.times, dtype=np.int64)
+        else:
+            times = pd.array(results.times, dtype="Int64")
+            present = ~np.asarray(times.isna())
+            millis = times.to_numpy(dtype=np.int64, na_value=0)
+        millis = np.minimum(millis, _LATEST_MS)
+        data[ROWTIME] = pd.Series(np.where(present, millis * 1000, _NAT).view("datetime64[us]"))
+        data[FROM_TIMER] = pd.Series(np.array(results.timers, dtype=bool))
+        tags = np.full(rows, None, dtype=object)
+        sides = np.full(rows, None, dtype=object)
+        for position, (tag, side) in results.sides.items():
+            tags[position], sides[position] = tag, side
+        data[TAG_COLUMN] = pd.Series(tags)
+        data[SIDE_COLUMN] = pd.Series(sides)
+        floor = self._spark_watermark
+        spark_ms = np.minimum(np.where(present & (millis > floor), millis, floor), _LATEST_MS)
+        data[SPARK_EVENT_TIME] = pd.Series((spark_ms * 1000).view("datetime64[us]"))
         return pd.DataFrame(data)
 
-    def _broadcast_rows(self, records: List[tuple]) -> List[tuple]:
+    def _broadcast_rows(self, keyed: List["KeyRecords"]) -> "_Results":
         self._grouping_key = self._slot_key()
         self.current_key = None
         self.state = self._broadcast = self._read_blob(self.processing_time)
         emitted: List[Any] = []
-        for index, raw, ts, _ in records:
-            self.timestamp = ts
-            emitted.extend(self._adapter.broadcast(self._value(index, raw)))
+        for each in keyed:
+            for value, self.timestamp in zip(each.values, each.times):
+                emitted.extend(self._adapter.broadcast(value))
         if self._subtask == 0:  # every partition applies the element; one emits its results
             self._emit_all(emitted)
         if self.state.dirty:
             self._blob.update((pickle.dumps(self.state.data, protocol=5),))
         return self._drain()
+
+
+@contextlib.contextmanager
+def _cycle_collection_paused() -> Iterator[None]:
+    """Python's cycle collector paused while the operator works through a key group's batch.
+
+    The batch's records, results and states are many small containers alive at once; the collector, started by
+    their allocation, walks them again and again (a third of the operator's time in ``benchmarks/stateful.py``).
+    Memory is still freed as references drop; cycles wait for the next collection after the batch.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class KeyRecords:
+    """A key's records of a micro-batch, as columns: the values as the function sees them, their event times (ms or
+    None), and where the operator has them, their input indices and whether an upstream timer emitted them."""
+
+    __slots__ = ("values", "times", "inputs", "origins")
+
+    def __init__(self, values: List[Any], times: List[Optional[int]], inputs: Optional[List[int]],
+                 origins: Optional[List[bool]]) -> None:
+        self.values, self.times, self.inputs, self.origins = values, times, inputs, origins
+
+    def pick(self, positions: List[int]) -> "KeyRecords":
+        def take(column: Optional[list]) -> Optional[list]:
+            return None if column is None else list(map(column.__getitem__, positions))
+
+        return KeyRecords(take(self.values), take(self.times), take(self.inputs), take(self.origins))  # type: ignore[arg-type]
+
+    def slice(self, start: int, end: int) -> "KeyRecords":
+        def cut(column: Optional[list]) -> Optional[list]:
+            return None if column is None else column[start:end]
+
+        return KeyRecords(cut(self.values), cut(self.times), cut(self.inputs), cut(self.origins))  # type: ignore[arg-type]
+
+
+class _Results:
+    """An operator's results so far, as columns: the output values (all None on a side output's row), event times
+    (ms or None), whether a timer emitted them, and the side outputs' (tag, encoded record) by row."""
+
+    __slots__ = ("values", "times", "timers", "sides")
+
+    def __init__(self) -> None:
+        self.values: List[tuple] = []
+        self.times: List[Optional[int]] = []
+        self.timers: List[bool] = []
+        self.sides: Dict[int, tuple] = {}
 
 
 class KeyGroup:
@@ -792,7 +934,10 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     union = union.select(*([SLOT] if with_slot else []), key_group(key_count, runner.key_groups, with_slot).alias(bucket), *columns)
     runner.layout = union.columns
     runner.columns = layout
-    grouped = union.groupBy(*(([SLOT] if with_slot else []) + [bucket]))
+    runner.packed = True
+    runner.timezone = union.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
+    group_columns = ([SLOT] if with_slot else []) + [bucket]
+    grouped = key_group_batches.pack(union, group_columns).groupBy(*group_columns)
     if runner.event_time_mode:
         return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "EventTime",
                                                   eventTimeColumnName=SPARK_EVENT_TIME)

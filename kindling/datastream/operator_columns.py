@@ -137,7 +137,8 @@ class OperatorColumns:
         raise AssertionError(field.name)
 
     def read(self, column: Callable[[str], list], rows: int) -> tuple:
-        """A frame's (input indices or None, keys per key column, event times, timer origins or None, records per input)."""
+        """A frame's (input indices or None, keys per key column, event times, timer origins or None, and per input its
+        field columns; a row of another input has None in them)."""
         masks: Dict[str, Optional[list]] = {}
         for m in self.masks:
             mask = column(m)
@@ -146,10 +147,7 @@ class OperatorColumns:
         times = column(TS)
         if NO_TIME in times:
             times = [None] * rows if times.count(NO_TIME) == rows else [None if t == NO_TIME else t for t in times]
-        records = []
-        for fields in self.values:
-            values = [f.read(column(f.name), masks) for f in fields]
-            records.append(list(zip(*values)) if values else [()] * rows)
-        return (column(INPUT) if self.multi_input else None, keys, times, column(FROM_TIMER) if self.chained else None, records)
+        fields = [[f.read(column(f.name), masks) for f in record] for record in self.values]
+        return (column(INPUT) if self.multi_input else None, keys, times, column(FROM_TIMER) if self.chained else None, fields)
 
 

@@ -103,8 +103,15 @@ class KeyedProcessFunction(RichFunction):
         return None
 
 
-def invoker(method: Callable[..., Any], arguments: int) -> Callable[..., List[Any]]:
-    """Call a user method the PyFlink way (results returned/yielded) or the Java way (a trailing Collector)."""
+_GENERATOR = type(x for x in ())
+_NO_CONTEXT = object()
+
+
+def invoker(method: Callable[..., Any], arguments: int, context: Any = _NO_CONTEXT) -> Callable[..., List[Any]]:
+    """Call a user method the PyFlink way (results returned/yielded) or the Java way (a trailing Collector).
+
+    With ``context``, the method's last argument is fixed and the call takes the others (a record, a timestamp).
+    """
     try:
         params = [
             p for p in inspect.signature(method).parameters.values()
@@ -122,12 +129,25 @@ def invoker(method: Callable[..., Any], arguments: int) -> Callable[..., List[An
     else:
         def call(*args: Any) -> List[Any]:
             result = method(*args)
-            if result is None:
-                return []
-            if isinstance(result, (str, bytes, tuple)) or not hasattr(result, "__iter__"):
-                return [result]
-            return list(result)
-    return call
+            return list(result) if result.__class__ is _GENERATOR else _as_list(result)
+    if context is _NO_CONTEXT:
+        return call
+    if with_collector:
+        return lambda value: call(value, context)
+
+    def with_context(value: Any) -> List[Any]:
+        result = method(value, context)
+        return list(result) if result.__class__ is _GENERATOR else _as_list(result)
+    return with_context
+
+
+def _as_list(result: Any) -> List[Any]:
+    """A user method's result as a list of records: none, one, or what it iterates."""
+    if result is None:
+        return []
+    if isinstance(result, (str, bytes, tuple)) or not hasattr(result, "__iter__"):
+        return [result]
+    return list(result)
 
 
 class KeyedProcessAdapter:
@@ -145,6 +165,9 @@ class KeyedProcessAdapter:
 
     def element(self, index: int, value: Any) -> List[Any]:
         return self._element(value, self._ctx)
+
+    def element_function(self, index: int) -> Callable[[Any], List[Any]]:
+        return invoker(self._function.process_element, 2, self._ctx)
 
     def timer(self, timestamp: int) -> List[Any]:
         return self._timer(timestamp, self._ctx)

@@ -221,9 +221,9 @@ class ValueState(_State):
     """One value per key."""
 
     def value(self) -> Any:
-        entry = self._raw()
-        if entry is None:
-            return None
+        entry = self._store().data.get(self._name)
+        if entry is None or self._ttl is None:
+            return entry
         if not self._alive(entry):
             self._set(None)
             return None
@@ -232,6 +232,11 @@ class ValueState(_State):
         return self._unwrap(entry)
 
     def update(self, value: Any) -> None:
+        if value is not None and self._ttl is None:
+            store = self._store()
+            store.data[self._name] = value
+            store.touch()
+            return
         self._set(None if value is None else self._wrap(value))
 
 
