@@ -12,7 +12,9 @@ Spark's grouping key is a hash bucket of the record's key, so one state read and
 round trips to Spark's state server) serve every key of the bucket with work in the micro-batch,
 and records reach Python and results leave it as columns (``transformWithStateInPandas``). A
 bucket's value holds its keys' states; the key-group count is fixed for the life of a job's state,
-as Flink's max parallelism is. ``benchmarks/README.md`` has the measurements behind this.
+as Flink's max parallelism is. The records cross the shuffle packed, one Arrow stream per key group
+and map task (``kindling.datastream.key_group_batches``), so Spark's worker hands a group's records
+over whole instead of regrouping them row by row. ``benchmarks/README.md`` has the measurements behind this.
 
 Input records are never dropped as late by Spark (the operator's input carries event time as a
 plain number, so the function decides, as in Flink), and Spark's watermark reaches the function
