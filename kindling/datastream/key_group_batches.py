@@ -24,9 +24,11 @@ from kindling.row_layout import INTERNAL_PREFIX
 
 PACKED = INTERNAL_PREFIX + "packed"  # one key group's rows of a map partition, as an Arrow IPC stream
 # Rows (or bytes) a map task gathers before it splits them by key group: the larger, the fewer packed rows
-# Spark regroups; bounded so that a large first micro-batch does not sit in a Python worker whole.
-_FLUSH_ROWS = 1 << 18
-_FLUSH_BYTES = 64 << 20
+# Spark regroups. Bounded so that a large micro-batch (a backlog) does not sit in a Python worker whole, and so
+# that a cell (at most one flush) stays far below what one of the keyed stage's Arrow batches may hold (kindling
+# ends those at 256 MiB: kindling.runtime.session).
+_FLUSH_ROWS = 1 << 17
+_FLUSH_BYTES = 16 << 20
 
 
 def pack(df: DataFrame, group_columns: Sequence[str]) -> DataFrame:

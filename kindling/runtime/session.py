@@ -86,6 +86,10 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
             "spark.ui.showConsoleProgress": "false",
             "spark.sql.session.timeZone": "UTC",
             "spark.sql.execution.arrow.pyspark.enabled": "true",
+            # Arrow batches to Python workers end at 256 MiB as well as at 10,000 rows: a keyed operator's packed
+            # key groups (kindling.datastream.key_group_batches) are cells of up to 16 MiB, and 10,000 of them would
+            # pass the 2 GiB one Arrow binary column holds.
+            "spark.sql.execution.arrow.maxBytesPerBatch": str(256 << 20),
             "spark.sql.streaming.stateStore.providerClass": _state_store_provider(conf),
             "spark.python.worker.reuse": "true",
             "spark.sql.streaming.metricsEnabled": "true",
