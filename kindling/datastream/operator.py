@@ -40,6 +40,7 @@ import contextlib
 import datetime
 import functools
 import gc
+import itertools
 import pickle
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
@@ -275,13 +276,10 @@ class Adapter:
     def open(self, runner: "KeyedRunner", runtime_context: RuntimeContext) -> None:
         raise NotImplementedError
 
+    # An adapter may also have ``element_function(index)``: a quicker call of ``element`` with the index bound,
+    # which the runner then calls with each record of that input (KeyedProcessAdapter's calls the function directly).
     def element(self, index: int, value: Any) -> List[Any]:
         raise NotImplementedError
-
-    def element_function(self, index: int) -> Callable[[Any], List[Any]]:
-        """What the runner calls with each record of input ``index`` (after open): ``element`` with the index bound,
-        unless an adapter has a quicker call of its own."""
-        return functools.partial(self.element, index)
 
     def key_done(self) -> List[Any]:
         """After a key's records of a micro-batch (and its due timers): results emitted once per key and batch, as
@@ -437,18 +435,11 @@ class KeyedRunner(StatefulProcessor):
         value = None
         self.time_domain = None
         try:
-            if keyed.inputs is None:
-                element = self._element_functions[0]
-                for value, self.timestamp in zip(keyed.values, keyed.times):
-                    results = element(value)
-                    if results:
-                        emit(results)
-            else:
-                functions = self._element_functions
-                for value, self.timestamp, index in zip(keyed.values, keyed.times, keyed.inputs):
-                    results = functions[index](value)
-                    if results:
-                        emit(results)
+            functions = self._element_functions
+            for value, self.timestamp, index in zip(keyed.values, keyed.times, keyed.inputs or itertools.repeat(0)):
+                results = functions[index](value)
+                if results:
+                    emit(results)
         except UserFunctionError:
             raise
         except Exception as exc:
@@ -499,7 +490,7 @@ class KeyedRunner(StatefulProcessor):
             self._key_done = getattr(type(self._adapter), "key_done", Adapter.key_done) is not Adapter.key_done
             self._key_ttl = getattr(self._adapter, "key_ttl_ms", None)
             self._adapter.open(self, runtime_context)
-            direct = getattr(self._adapter, "element_function", None)  # not every adapter derives from Adapter
+            direct = getattr(self._adapter, "element_function", None)
             self._element_functions = [direct(i) if direct is not None else functools.partial(self._adapter.element, i)
                                        for i in range(len(self._input_names))]
             self._runtime_context = runtime_context
