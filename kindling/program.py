@@ -11,9 +11,10 @@ import importlib.util
 import logging
 import runpy
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Sequence
+from typing import Iterator, Sequence
 
 
 def execute_program(file: str, args: Sequence[str] = ()) -> None:
@@ -49,13 +50,33 @@ def run_program(file: str, args: Sequence[str] = ()) -> int:
         print(f"kindling: no program file {file!r}", file=sys.stderr)
         return 2
     try:
-        execute_program(file, args)
+        with _framework_log_on_stderr():
+            execute_program(file, args)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except JobFailedError as exc:
         print(f"kindling: {exc}", file=sys.stderr, flush=True)
         return 1
     return 0
+
+
+@contextmanager
+def _framework_log_on_stderr() -> Iterator[None]:
+    """kindling's own log lines (a job restarting, a connector's warning) go to stderr while a program runs, never
+    through the program's logging set-up: PyFlink's examples call ``logging.basicConfig(stream=sys.stdout)``, and
+    Flink writes its framework log to its log files, so a PyFlink program's stdout holds only what the program and
+    its print sinks write. Levels still follow the program's root logger."""
+    framework = logging.getLogger("kindling")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    propagate = framework.propagate
+    framework.addHandler(handler)
+    framework.propagate = False
+    try:
+        yield
+    finally:
+        framework.removeHandler(handler)
+        framework.propagate = propagate
 
 
 def load_program(file: str | Path, module_name: str) -> ModuleType:

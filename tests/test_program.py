@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import textwrap
 from pathlib import Path
 
@@ -33,3 +34,31 @@ def test_a_program_returning_without_wait_keeps_its_job_until_it_ends(spark, tmp
     published = [f for f in out.rglob("*") if f.is_file() and not any(p.startswith((".", "_")) for p in f.relative_to(out).parts)]
     numbers = sorted(int(line) for f in published for line in f.read_text().split())
     assert numbers == list(range(1, 301))
+
+
+def test_kindlings_log_lines_stay_out_of_a_program_logging_to_stdout(tmp_path: Path, capsys):
+    # PyFlink's examples log to stdout; a restart warning from the runtime must not land among their records.
+    program = tmp_path / "logs_to_stdout.py"
+    program.write_text(textwrap.dedent("""
+        import logging
+        import sys
+
+        logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(message)s")
+        logging.getLogger("kindling.job").warning("job j: sink failed (boom); restarting from its checkpoint in 0:00:01")
+        logging.info("the program's own line")
+    """))
+    root = logging.getLogger()
+    saved, level = root.handlers[:], root.level
+    for handler in saved:  # as in a fresh interpreter, where the program's basicConfig takes effect
+        root.removeHandler(handler)
+    try:
+        assert run_program(str(program)) == 0
+    finally:
+        for handler in root.handlers[:]:
+            root.removeHandler(handler)
+        for handler in saved:
+            root.addHandler(handler)
+        root.setLevel(level)
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == ["the program's own line"]
+    assert "restarting from its checkpoint" in captured.err
