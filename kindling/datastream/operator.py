@@ -85,6 +85,7 @@ from kindling.datastream.timers import (
     registers_processing_time_timers,
     registers_timers,
 )
+from kindling.runtime import hash_partitioning
 from kindling.runtime.progress import END_OF_TIME_THRESHOLD
 
 SLOT = INTERNAL_PREFIX + "slot"
@@ -938,10 +939,16 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
 
 
 def key_group(key_count: int, key_groups: int, with_slot: bool) -> Column:
-    """A record's key group: a hash bucket of its key columns (NO_KEY_GROUP for a broadcast record, which has no key).
+    """A record's key group as Spark groups it: the grouping value of a hash bucket of its key columns
+    (NO_KEY_GROUP for a broadcast record, which has no key).
 
-    Never null: Spark's columnar path would hand a null grouping value back as a float NaN."""
-    group = F.pmod(F.xxhash64(*[F.col(key_column(i)) for i in range(key_count)]), F.lit(key_groups)).cast(IntegerType())
+    The bucket's value is one Spark's hash partitioning spreads evenly over the shuffle partitions
+    (``kindling.runtime.hash_partitioning``): the bucket numbers themselves put 74 of 128 key groups in one of
+    two partitions, and that partition's task set the operator's pace. Never null: Spark's columnar path would
+    hand a null grouping value back as a float NaN."""
+    bucket = F.pmod(F.xxhash64(*[F.col(key_column(i)) for i in range(key_count)]), F.lit(key_groups)).cast(IntegerType())
+    values = hash_partitioning.balanced_values(key_groups, (KEYED_SLOT,) if with_slot else ())
+    group = F.element_at(F.array(*[F.lit(v) for v in values]), bucket + 1)
     if with_slot:
         return F.when(F.col(SLOT) == F.lit(KEYED_SLOT), group).otherwise(F.lit(NO_KEY_GROUP))
     return group

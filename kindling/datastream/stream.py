@@ -19,6 +19,7 @@ from kindling.connectors.base import INTERNAL_PREFIX, Sink
 from kindling.datastream import records
 from kindling.datastream.functions import AggregateFunction, as_callable, ship_by_value
 from kindling.datastream.windows import WindowAssigner
+from kindling.runtime.hash_partitioning import spark_partition
 
 if TYPE_CHECKING:
     from kindling.env import StreamEnvironment
@@ -300,7 +301,7 @@ class DataStream:
         parallelism = int(spark.conf.get("spark.sql.shuffle.partitions"))
         slots = None
         if broadcast is not None:
-            slots = _broadcast_slots(spark, parallelism)
+            slots = _broadcast_slots(parallelism)
         frames = []
         types = [t for _, _, t in inputs] + ([broadcast_type] if broadcast is not None else [])
         total = len(types)
@@ -558,23 +559,20 @@ def _tagged_schema(out_user: StructType, rowtime: Any, carried: Sequence[Any] = 
                                                StructField(SIDE_COLUMN, BinaryType(), True)])
 
 
-def _broadcast_slots(spark: Any, partitions: int) -> dict:
+def _broadcast_slots(partitions: int) -> dict:
     """For each shuffle partition, a slot number whose broadcast group Spark's hash partitioning sends there.
 
     The keyed operator is hash-partitioned on (slot, key group); broadcast records have no key group
-    (NO_KEY_GROUP), so their partition depends on the slot alone, and Spark's ``hash`` is that partitioning's hash.
+    (NO_KEY_GROUP), so their partition depends on the slot alone.
     """
-    from kindling.datastream.operator import NO_KEY_GROUP
+    from kindling.datastream.operator import KEYED_SLOT, NO_KEY_GROUP
 
-    probe = spark.range(0, 64 * partitions).select(
-        F.col("id").cast("int").alias("slot"),
-        F.pmod(F.hash(F.col("id").cast("int"), F.lit(NO_KEY_GROUP).cast("int")), F.lit(partitions)).alias("p"),
-    )
     slots: dict = {}
-    for row in probe.collect():
-        slots.setdefault(row.p, row.slot)
-    if len(slots) != partitions:
-        raise RuntimeError(f"could not place broadcast state in all {partitions} shuffle partitions")
+    slot = 0
+    while len(slots) < partitions:
+        if slot != KEYED_SLOT:
+            slots.setdefault(spark_partition([slot, NO_KEY_GROUP], partitions), slot)
+        slot += 1
     return slots
 
 

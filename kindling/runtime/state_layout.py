@@ -6,6 +6,10 @@ read under the new grouping: resuming from one must stop with a message that nam
 operator and says what to do, not with Spark's schema error a minute into the run. A changed
 key-group count would silently give keys another key's state, so it is refused the same way.
 
+Key groups were first kept under their numbers, which Spark's hash partitioning spreads unevenly
+(74 of 128 in one of two partitions); they are now kept under grouping values it spreads evenly
+(``kindling.runtime.hash_partitioning``), so a checkpoint of the first layout is refused too.
+
 Each sink checkpoint with keyed state gets a small marker file naming the layout and the count.
 """
 
@@ -16,7 +20,8 @@ from pathlib import Path
 from typing import Optional
 
 MARKER = "_kindling_keyed_state.json"
-LAYOUT = "key-groups"
+LAYOUT = "balanced-key-groups"
+NUMBERED_LAYOUT = "key-groups"  # key groups under their numbers (kindling before balanced key groups)
 
 
 class StateLayoutError(ValueError):
@@ -43,6 +48,17 @@ def check_and_record(checkpoint: Path, job: str, uid: str, operators: list[str],
             "layout of kindling before key groups, which this kindling cannot read. To start with empty state, give "
             "the job another name (or delete that directory); to keep the state, finish the job with the kindling "
             "version that wrote it.")
+    if recorded is not None and recorded.get("layout") == NUMBERED_LAYOUT:
+        raise StateLayoutError(
+            f"job '{job}': the checkpoint of sink '{uid}' in {checkpoint} holds the keyed state of {names} under "
+            "key-group numbers, the layout of kindling before key groups were spread evenly over Spark's shuffle "
+            "partitions, which this kindling cannot read. To start with empty state, give the job another name (or "
+            "delete that directory); to keep the state, finish the job with the kindling version that wrote it.")
+    if recorded is not None and recorded.get("layout") != LAYOUT:
+        raise StateLayoutError(
+            f"job '{job}': the checkpoint of sink '{uid}' in {checkpoint} holds the keyed state of {names} in a layout "
+            f"this kindling does not know ({recorded.get('layout')!r}; it reads {LAYOUT!r}): it was written by a newer "
+            "kindling. Run the job with that version, or give the job another name to start with empty state.")
     if recorded is not None and recorded.get("maxParallelism") != max_parallelism:
         raise StateLayoutError(
             f"job '{job}': the keyed state of {names} (sink '{uid}') was written with pipeline.max-parallelism="

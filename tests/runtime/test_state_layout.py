@@ -15,7 +15,7 @@ def _committed(checkpoint):
 
 def test_a_new_checkpoint_is_marked_with_the_layout_and_key_group_count(tmp_path):
     check_and_record(tmp_path / "sink", "job", "sink", ["Totals"], 128)
-    assert json.loads((tmp_path / "sink" / MARKER).read_text()) == {"layout": "key-groups", "maxParallelism": 128}
+    assert json.loads((tmp_path / "sink" / MARKER).read_text()) == {"layout": "balanced-key-groups", "maxParallelism": 128}
     check_and_record(tmp_path / "sink", "job", "sink", ["Totals"], 128)  # resuming its own checkpoint is fine
 
 
@@ -38,3 +38,20 @@ def test_a_changed_key_group_count_is_refused(tmp_path):
     check_and_record(tmp_path / "sink", "job", "sink", ["Totals"], 128)
     with pytest.raises(StateLayoutError, match="pipeline.max-parallelism=128 and this run has 256.*= 128"):
         check_and_record(tmp_path / "sink", "job", "sink", ["Totals"], 256)
+
+
+def test_key_groups_kept_under_their_numbers_are_refused_naming_the_layout(tmp_path):
+    _committed(tmp_path / "sink")
+    (tmp_path / "sink" / MARKER).write_text(json.dumps({"layout": "key-groups", "maxParallelism": 128}))
+    with pytest.raises(StateLayoutError) as refused:
+        check_and_record(tmp_path / "sink", "clicks", "sink", ["CountPerPage"], 128)
+    message = str(refused.value)
+    assert "job 'clicks'" in message and "'CountPerPage'" in message and "under key-group numbers" in message
+    assert "another name" in message and "kindling version that wrote it" in message
+
+
+def test_an_unknown_layout_is_refused_as_written_by_a_newer_kindling(tmp_path):
+    _committed(tmp_path / "sink")
+    (tmp_path / "sink" / MARKER).write_text(json.dumps({"layout": "key-groups-v9", "maxParallelism": 128}))
+    with pytest.raises(StateLayoutError, match="'key-groups-v9'.*newer kindling"):
+        check_and_record(tmp_path / "sink", "clicks", "sink", ["CountPerPage"], 128)
