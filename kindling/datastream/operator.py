@@ -40,6 +40,7 @@ import contextlib
 import datetime
 import functools
 import gc
+import heapq
 import itertools
 import pickle
 import time
@@ -79,6 +80,7 @@ from kindling.datastream.timers import (
     MIN_WATERMARK,
     TIMERS,
     TimeDomain,
+    first_due,
     next_due,
     next_wake_up,
     prune,
@@ -376,8 +378,7 @@ class KeyedRunner(StatefulProcessor):
         group = self._load_group()
         self._set_clock(group)
         group.woken(expired_timer_info.getExpiryTimeInMs())
-        for user_key in list(group.keys_with_timers()):
-            self._run_key(group, group.user_key(user_key), self._fire_due)
+        self._fire_group_due(group)
         self._save_group(group)
         return self._frame(self._drain())
 
@@ -397,6 +398,21 @@ class KeyedRunner(StatefulProcessor):
         """
         if self.watermark == MAX_WATERMARK and group.clock is not None and self._clocked():
             self.processing_time = min(self.processing_time, group.clock)
+
+    def _fire_group_due(self, group: "KeyGroup") -> None:
+        """Every due timer of the group's keys, in order of time across the keys (event time first on ties), as
+        Flink's timer service fires them: the windows of one key that a watermark closes fire in order of their
+        ends whichever of them first received a record."""
+        due = [(first, n, stored) for n, stored in enumerate(group.keys_with_timers())
+               if (first := first_due(group.data(stored, self.processing_time, self._key_ttl), self.watermark,
+                                       self.processing_time)) is not None]
+        heapq.heapify(due)
+        while due:
+            _, n, stored = heapq.heappop(due)
+            self._run_key(group, group.user_key(stored), self._fire_next_due)
+            first = first_due(group.data(stored, self.processing_time, self._key_ttl), self.watermark, self.processing_time)
+            if first is not None:
+                heapq.heappush(due, (first, n, stored))
 
     def _run_key(self, group: "KeyGroup", user_key: Any, work: Callable[[], None]) -> None:
         self.current_key = user_key
@@ -615,17 +631,22 @@ class KeyedRunner(StatefulProcessor):
             self._blob.update((group.dump(),))
 
     def _fire_due(self) -> None:
-        while True:
-            due = next_due(self.state, self.watermark, self.processing_time)
-            if due is None:
-                return
-            timestamp, domain = due
-            self.time_domain = domain
-            self.timestamp = timestamp if domain == TimeDomain.EVENT_TIME else None
-            from kindling.datastream.errors import calling
+        while self._fire_next_due():
+            pass
 
-            with calling(getattr(self._adapter, "_function", None) or self._adapter, self._name, has_record=False):
-                self._emit_all(self._adapter.timer(timestamp), from_timer=True)
+    def _fire_next_due(self) -> bool:
+        """Fire the current key's earliest due timer; False when none is due."""
+        due = next_due(self.state, self.watermark, self.processing_time)
+        if due is None:
+            return False
+        timestamp, domain = due
+        self.time_domain = domain
+        self.timestamp = timestamp if domain == TimeDomain.EVENT_TIME else None
+        from kindling.datastream.errors import calling
+
+        with calling(getattr(self._adapter, "_function", None) or self._adapter, self._name, has_record=False):
+            self._emit_all(self._adapter.timer(timestamp), from_timer=True)
+        return True
 
     def _emit_all(self, values: List[Any], from_timer: bool = False) -> None:
         if values:
@@ -901,11 +922,13 @@ def operator_input(
 
 
 def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType], key_count: int, runner: KeyedRunner,
-                 out_user: StructType, with_slot: bool, bucket: str = BUCKET) -> DataFrame:
+                 out_user: StructType, with_slot: bool, bucket: str = BUCKET,
+                 hashed_keys: Optional[Sequence[int]] = None) -> DataFrame:
     """Union the inputs, group by key group and run the runner; returns the tagged output.
 
     ``bucket`` names the key-group column: unique per operator, so a sink's plan shows which keyed
-    operators it holds state of (``kindling.runtime.state_layout``).
+    operators it holds state of (``kindling.runtime.state_layout``). ``hashed_keys``: the positions of the key
+    columns a record's key group is a hash of (all of them by default).
 
     In Spark's event-time mode the output's ROWTIME is re-declared as the event-time column, so
     the keyed operators after this one get the watermark.
@@ -925,7 +948,7 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
                              from_pandas)
     columns = layout.columns(lambda i: F.col(key_column(i)), lambda i, name: F.col(value_column(i))[name], F.col(INPUT),
                              F.col(TS), F.col(FROM_TIMER), input_types)
-    union = union.select(*([SLOT] if with_slot else []), key_group(key_count, runner.key_groups, with_slot).alias(bucket), *columns)
+    union = union.select(*([SLOT] if with_slot else []), key_group(key_count, runner.key_groups, with_slot, hashed_keys).alias(bucket), *columns)
     runner.layout = union.columns
     runner.columns = layout
     runner.packed = True
@@ -938,15 +961,17 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "None" if runner.timeless else "ProcessingTime")
 
 
-def key_group(key_count: int, key_groups: int, with_slot: bool) -> Column:
-    """A record's key group as Spark groups it: the grouping value of a hash bucket of its key columns
-    (NO_KEY_GROUP for a broadcast record, which has no key).
+def key_group(key_count: int, key_groups: int, with_slot: bool, hashed_keys: Optional[Sequence[int]] = None) -> Column:
+    """A record's key group as Spark groups it: the grouping value of a hash bucket of its key columns (those at
+    ``hashed_keys``, by default all; none: every record in one key group), NO_KEY_GROUP for a broadcast record,
+    which has no key.
 
     The bucket's value is one Spark's hash partitioning spreads evenly over the shuffle partitions
     (``kindling.runtime.hash_partitioning``): the bucket numbers themselves put 74 of 128 key groups in one of
     two partitions, and that partition's task set the operator's pace. Never null: Spark's columnar path would
     hand a null grouping value back as a float NaN."""
-    bucket = F.pmod(F.xxhash64(*[F.col(key_column(i)) for i in range(key_count)]), F.lit(key_groups)).cast(IntegerType())
+    hashed = [F.col(key_column(i)) for i in (range(key_count) if hashed_keys is None else hashed_keys)]
+    bucket = F.pmod(F.xxhash64(*(hashed or [F.lit(0)])), F.lit(key_groups)).cast(IntegerType())
     values = hash_partitioning.balanced_values(key_groups, (KEYED_SLOT,) if with_slot else ())
     group = F.element_at(F.array(*[F.lit(v) for v in values]), bucket + 1)
     if with_slot:

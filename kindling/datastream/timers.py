@@ -73,6 +73,19 @@ def _timers(state: KeyState) -> dict:
     return timers
 
 
+def first_due(data: Optional[Dict[str, Any]], watermark: int, processing_time: int) -> Optional[tuple[int, int]]:
+    """A key's earliest due timer (its state dict ``data``) as (timestamp, 0 for event time or 1 for processing time),
+    ordered as :func:`next_due` fires them; None when none is due."""
+    timers = data.get(TIMERS) if data else None
+    if not timers:
+        return None
+    event = min((t for t in timers["event"] if t <= watermark), default=None)
+    proc = min((t for t in timers["proc"] if t <= processing_time), default=None)
+    if event is not None and (proc is None or event <= proc):
+        return event, 0
+    return None if proc is None else (proc, 1)
+
+
 def next_due(state: KeyState, watermark: int, processing_time: int) -> Optional[tuple[int, TimeDomain]]:
     """Remove and return the earliest due timer (event time first on ties), or None."""
     timers = state.data.get(TIMERS)

@@ -74,6 +74,7 @@ ARGUMENT_PREFIX = INTERNAL_PREFIX + "agg_a"
 RESULT_PREFIX = INTERNAL_PREFIX + "agg_r"
 ARRIVAL = INTERNAL_PREFIX + "agg_arrival"
 WINDOW_END_MS = INTERNAL_PREFIX + "agg_window_end_ms"
+_WINDOW_COLUMNS = frozenset({"window_start", "window_end", "window_time"})
 _WINDOW_WORDS = ("TUMBLE", "HOP", "SESSION", "CUMULATE", "WINDOW_START", "WINDOW_END")
 _GROUPING_ANALYTICS = ("GROUPING", "ROLLUP", "CUBE")  # GROUPING SETS (...), ROLLUP (...), CUBE (...)
 _CLAUSES = ("WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")
@@ -694,7 +695,8 @@ def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation:
     function = GroupAggregateFunction(aggregation.calls, types, len(keys), None if windowed else ttl_ms, window_end_at,
                                       global_key=not aggregation.key_names, argument_types=arguments, event_time=event_time_window)
     return keyed_frame(env, keyed, keys, values, function, output, "GroupAggregate",
-                       event_time=event_time_window, rowtime=rowtime)
+                       event_time=event_time_window, rowtime=rowtime,
+                       key_group_keys=[k for k in keys if k.lower() not in _WINDOW_COLUMNS] if windowed else None)
 
 
 def batch_aggregate_frame(projected: DataFrame, aggregation: GroupAggregation) -> DataFrame:

@@ -29,13 +29,17 @@ def _quote(name: str) -> str:
 
 
 def keyed_frame(env: "StreamEnvironment", df: DataFrame, keys: Sequence[str], values: Sequence[str], adapter: "Adapter",
-                output: StructType, name: str, event_time: bool = False, rowtime: Optional[Column] = None) -> DataFrame:
+                output: StructType, name: str, event_time: bool = False, rowtime: Optional[Column] = None,
+                key_group_keys: Optional[Sequence[str]] = None) -> DataFrame:
     """``adapter`` run per key of ``keys`` over ``df``'s ``values`` columns; its rows as ``output``'s columns.
 
     ``event_time``: the operator runs in Spark's event-time mode (its timers fire on the watermark; ``rowtime``, a
     timestamp per row, is the records' event time). Otherwise processing-time mode (processing-time timers, key TTL).
     The operator is registered with ``env`` like a DataStream keyed operator, so a checkpoint's keyed-state layout
-    is checked before a job resumes from it.
+    is checked before a job resumes from it. ``key_group_keys``, some of ``keys``: a row's key group is a hash of
+    those alone (by default of all ``keys``). A window operator names its keys without the window, as Flink keys
+    it by them and keeps windows as state namespaces: the windows of one key then share a key group, and those a
+    watermark closes fire in order of their ends.
     """
     from kindling.datastream import operator as op
     from kindling.datastream.stream import ROWTIME
@@ -53,5 +57,7 @@ def keyed_frame(env: "StreamEnvironment", df: DataFrame, keys: Sequence[str], va
                             key_groups=env.config.get(cfg.MAX_PARALLELISM), key_types=key_types, value_types=[value_type])
     bucket = f"{op.BUCKET}{len(env.keyed_operators)}"
     env.keyed_operators.append((name, bucket))
-    tagged = op.run_operator([frame], [value_type], len(keys), runner, output, with_slot=False, bucket=bucket)
+    hashed = None if key_group_keys is None else [list(keys).index(k) for k in dict.fromkeys(key_group_keys)]
+    tagged = op.run_operator([frame], [value_type], len(keys), runner, output, with_slot=False, bucket=bucket,
+                             hashed_keys=hashed)
     return tagged.select(*[F.col(_quote(f.name)) for f in output.fields])

@@ -672,8 +672,10 @@ def rank_frame(env: "StreamEnvironment", df: DataFrame, top_n: TopN, plan: RankP
     rowtime = None
     if plan.kind == "window-rows":  # its timers fire on the watermark at the window's end
         rowtime = F.col(_quote(partition[window_end_at])).cast(TimestampType())
+    windows = {partition[n] for n, name in enumerate(top_n.partition_names)
+               if window and (name or "").lower() in ("window_start", "window_end", "window_time")}
     return keyed_frame(env, keyed, partition, values, function, plan.output, "Rank", event_time=plan.kind == "window-rows",
-                       rowtime=rowtime)
+                       rowtime=rowtime, key_group_keys=[k for k in partition if k not in windows] if windows else None)
 
 
 _ORDERABLE = (ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType, DecimalType)
