@@ -88,21 +88,14 @@ def first_due(data: Optional[Dict[str, Any]], watermark: int, processing_time: i
 
 def next_due(state: KeyState, watermark: int, processing_time: int) -> Optional[tuple[int, TimeDomain]]:
     """Remove and return the earliest due timer (event time first on ties), or None."""
-    timers = state.data.get(TIMERS)
-    if not timers:
+    due = first_due(state.data, watermark, processing_time)
+    if due is None:
         return None
-    event = [t for t in timers["event"] if t <= watermark]
-    proc = [t for t in timers["proc"] if t <= processing_time]
-    if not event and not proc:
-        return None
+    timestamp, rank = due
     state.touch()
-    if event and (not proc or min(event) <= min(proc)):
-        timestamp = min(event)
-        timers["event"].discard(timestamp)
-        return timestamp, TimeDomain.EVENT_TIME
-    timestamp = min(proc)
-    timers["proc"].discard(timestamp)
-    return timestamp, TimeDomain.PROCESSING_TIME
+    domain = TimeDomain.EVENT_TIME if rank == 0 else TimeDomain.PROCESSING_TIME
+    state.data[TIMERS]["event" if rank == 0 else "proc"].discard(timestamp)
+    return timestamp, domain
 
 
 def next_wake_up(states: Iterable[Dict[str, Any]], processing_time: int, event_time_mode: bool) -> Optional[int]:

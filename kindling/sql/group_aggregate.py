@@ -74,7 +74,6 @@ ARGUMENT_PREFIX = INTERNAL_PREFIX + "agg_a"
 RESULT_PREFIX = INTERNAL_PREFIX + "agg_r"
 ARRIVAL = INTERNAL_PREFIX + "agg_arrival"
 WINDOW_END_MS = INTERNAL_PREFIX + "agg_window_end_ms"
-_WINDOW_COLUMNS = frozenset({"window_start", "window_end", "window_time"})
 _WINDOW_WORDS = ("TUMBLE", "HOP", "SESSION", "CUMULATE", "WINDOW_START", "WINDOW_END")
 _GROUPING_ANALYTICS = ("GROUPING", "ROLLUP", "CUBE")  # GROUPING SETS (...), ROLLUP (...), CUBE (...)
 _CLAUSES = ("WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "QUALIFY")
@@ -667,7 +666,7 @@ def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation:
     is emitted once, when the wall clock passes its end (Flink's processing-time window operator). With
     ``event_time_window``, once the watermark passes it (a window aggregation calling a Python aggregate function).
     """
-    from kindling.sql.keyed import keyed_frame
+    from kindling.sql.keyed import keyed_frame, without_window
 
     fields = {f.name: f for f in projected.schema.fields}
     key_fields = [passing(fields[name]) for name in aggregation.key_names]
@@ -696,7 +695,7 @@ def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation:
                                       global_key=not aggregation.key_names, argument_types=arguments, event_time=event_time_window)
     return keyed_frame(env, keyed, keys, values, function, output, "GroupAggregate",
                        event_time=event_time_window, rowtime=rowtime,
-                       key_group_keys=[k for k in keys if k.lower() not in _WINDOW_COLUMNS] if windowed else None)
+                       key_group_keys=without_window(keys) if windowed else None)
 
 
 def batch_aggregate_frame(projected: DataFrame, aggregation: GroupAggregation) -> DataFrame:

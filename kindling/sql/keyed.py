@@ -28,6 +28,15 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+WINDOW_COLUMNS = frozenset({"window_start", "window_end", "window_time"})
+
+
+def without_window(keys: Sequence[str], names: Optional[Sequence[Optional[str]]] = None) -> list[str]:
+    """``keys`` but a window's start, end and time (by their ``names``, the keys' own by default): the keys a window
+    operator's key group is a hash of (see :func:`keyed_frame`)."""
+    return [k for k, n in zip(keys, keys if names is None else names) if (n or "").lower() not in WINDOW_COLUMNS]
+
+
 def keyed_frame(env: "StreamEnvironment", df: DataFrame, keys: Sequence[str], values: Sequence[str], adapter: "Adapter",
                 output: StructType, name: str, event_time: bool = False, rowtime: Optional[Column] = None,
                 key_group_keys: Optional[Sequence[str]] = None) -> DataFrame:

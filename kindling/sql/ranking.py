@@ -649,7 +649,7 @@ def rank_frame(env: "StreamEnvironment", df: DataFrame, top_n: TopN, plan: RankP
     ``ttl_ms`` (``table.exec.state.ttl``) expires a partition key's rows after that long without a change; a window
     Top-N's state ends with its window instead, as in Flink.
     """
-    from kindling.sql.keyed import keyed_frame
+    from kindling.sql.keyed import keyed_frame, without_window
 
     visible = [f.name for f in df.schema.fields if not f.name.startswith(INTERNAL_PREFIX)]
     partition = [f"{PARTITION_PREFIX}{k}" for k in range(len(top_n.partition))]
@@ -672,10 +672,8 @@ def rank_frame(env: "StreamEnvironment", df: DataFrame, top_n: TopN, plan: RankP
     rowtime = None
     if plan.kind == "window-rows":  # its timers fire on the watermark at the window's end
         rowtime = F.col(_quote(partition[window_end_at])).cast(TimestampType())
-    windows = {partition[n] for n, name in enumerate(top_n.partition_names)
-               if window and (name or "").lower() in ("window_start", "window_end", "window_time")}
     return keyed_frame(env, keyed, partition, values, function, plan.output, "Rank", event_time=plan.kind == "window-rows",
-                       rowtime=rowtime, key_group_keys=[k for k in partition if k not in windows] if windows else None)
+                       rowtime=rowtime, key_group_keys=without_window(partition, top_n.partition_names) if window else None)
 
 
 _ORDERABLE = (ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType, DecimalType)
