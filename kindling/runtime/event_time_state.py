@@ -41,7 +41,7 @@ def scans(frame: DataFrame) -> tuple[set[str], bool]:
     while stack:
         node = stack.pop()
         name = node.nodeName()
-        if name not in RECORD_AT_A_TIME and not (name == "Aggregate" and not _groups_by_event_time(node)):
+        if name not in RECORD_AT_A_TIME and not (name == "Aggregate" and not groups_by_event_time(node)):
             stateful = True
         if name == "StreamingRelationV2":
             scan_id = node.extraOptions().get(TABLE_SCAN)
@@ -52,7 +52,7 @@ def scans(frame: DataFrame) -> tuple[set[str], bool]:
     return found, stateful
 
 
-def _groups_by_event_time(aggregate) -> bool:
+def groups_by_event_time(aggregate) -> bool:
     """Whether an Aggregate groups by an event-time column (the rowtime itself, or a window over it): only
     then does Spark use the watermark for it (to drop late rows and evict finished groups). A group by a
     value computed from the rowtime (``FLOOR(ts TO HOUR)``) is an updating aggregation, as in Flink's planner,

@@ -20,6 +20,7 @@ from kindling.runtime import event_time_state, interrupts
 from kindling.runtime.progress import QueryMetrics, bounded_input_done
 from kindling.runtime.recovery import NO_DATA_BATCHES_CONF, plan_owed_watermark_batch
 from kindling.runtime.restart import RestartStrategy
+from kindling.runtime.watermark_batches import output_waits_on_watermark
 
 log = logging.getLogger("kindling.job")
 
@@ -99,6 +100,8 @@ class JobClient:
         self._finished: set[str] = set()
         self._restart = RestartStrategy(self.conf)
         self._failure: Optional[str] = None
+        # Per query: True when its output never waits on the watermark (decided at its first start).
+        self._quiet: dict[str, bool] = {}
         event_time_state.declare([plan.frame for plan in self.plans])
         for plan in self.plans:
             self._queries[plan.uid] = self._start(plan)
@@ -107,7 +110,12 @@ class JobClient:
 
     def _start(self, plan: QueryPlan) -> StreamingQuery:
         """Start (or restart) a query from its checkpoint, first planning the no-data batch that fires
-        what the restored watermark allows (Spark would otherwise wait for new input)."""
+        what the restored watermark allows (Spark would otherwise wait for new input). A query whose
+        output never waits on the watermark runs without no-data batches (kindling.runtime.watermark_batches)."""
+        if plan.uid not in self._quiet:
+            self._quiet[plan.uid] = plan.frame is not None and not output_waits_on_watermark(plan.frame)
+        if self._quiet[plan.uid]:
+            return with_session_conf(plan.start, plan.frame.sparkSession, {NO_DATA_BATCHES_CONF: "false"})()
         if _no_data_batches_enabled():
             plan_owed_watermark_batch(plan.checkpoint)
         return plan.start()
@@ -200,7 +208,7 @@ class JobClient:
                     continue
                 query = self._queries[plan.uid]
                 if query.isActive:
-                    if plan.bounded and bounded_input_done(query.lastProgress, plan.event_time):
+                    if plan.bounded and bounded_input_done(query.lastProgress, plan.event_time and not self._quiet[plan.uid]):
                         query.stop()
                         if plan.on_finished is not None:
                             try:
@@ -295,19 +303,25 @@ def separate_exchanges(start: Callable[[], Started], spark: Any) -> Callable[[],
     join of two aggregations over one view (Nexmark q5). Spark would reuse the shuffle below the
     second copy, and its watermark propagation does not look through a reused shuffle, so that copy
     gets no watermark: its windows never fire, its timers decide differently from the first's.
-    A query keeps the session's configuration as it was at start, so the setting is restored after.
     """
-    key = "spark.sql.exchange.reuse"
+    return with_session_conf(start, spark, {"spark.sql.exchange.reuse": "false"})
+
+
+def with_session_conf(start: Callable[[], Started], spark: Any, settings: dict[str, str]) -> Callable[[], Started]:
+    """Wrap a streaming query's start so that it starts under ``settings``. A query keeps the session's
+    configuration as it was at its start, so the session's own values are restored right after."""
 
     def started() -> Started:
-        previous = spark.conf.get(key, None)
-        spark.conf.set(key, "false")
+        previous = {key: spark.conf.get(key, None) for key in settings}
+        for key, value in settings.items():
+            spark.conf.set(key, value)
         try:
             return start()
         finally:
-            if previous is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, previous)
+            for key, value in previous.items():
+                if value is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, value)
 
     return started
