@@ -100,7 +100,7 @@ class JobClient:
         self._finished: set[str] = set()
         self._restart = RestartStrategy(self.conf)
         self._failure: Optional[str] = None
-        # Per query: True when its output never waits on the watermark (decided at its first start).
+        # Per query: True when it is bounded and its output never waits on the watermark (decided at its first start).
         self._quiet: dict[str, bool] = {}
         event_time_state.declare([plan.frame for plan in self.plans])
         for plan in self.plans:
@@ -110,10 +110,10 @@ class JobClient:
 
     def _start(self, plan: QueryPlan) -> StreamingQuery:
         """Start (or restart) a query from its checkpoint, first planning the no-data batch that fires
-        what the restored watermark allows (Spark would otherwise wait for new input). A query whose
+        what the restored watermark allows (Spark would otherwise wait for new input). A bounded query whose
         output never waits on the watermark runs without no-data batches (kindling.runtime.watermark_batches)."""
         if plan.uid not in self._quiet:
-            self._quiet[plan.uid] = plan.frame is not None and not output_waits_on_watermark(plan.frame)
+            self._quiet[plan.uid] = plan.bounded and plan.frame is not None and not output_waits_on_watermark(plan.frame)
         if self._quiet[plan.uid]:
             return with_session_conf(plan.start, plan.frame.sparkSession, {NO_DATA_BATCHES_CONF: "false"})()
         if _no_data_batches_enabled():

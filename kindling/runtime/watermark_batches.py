@@ -6,9 +6,10 @@ or an operator with timers that batch is where results come out. For an inner in
 deduplication or an updating aggregation it only deletes state: a bounded Nexmark q4 at 1M events
 spent 8.8 of its 33 s in the batch after its last input, removing the interval join's 980k rows
 from a state store that was about to be discarded. Flink's inner joins and updating operators emit
-nothing on a watermark either, so for such a query the batch is pure overhead: kindling starts it
-with no-data batches off (state is evicted by the next batch with input instead), and a bounded
-query of this kind is finished once its input has been read.
+nothing on a watermark either, so for such a query the batch is pure overhead: kindling starts a
+bounded query of this kind with no-data batches off and finishes it once its input has been read.
+An unbounded one keeps them: there they evict little at a time, and they keep the watermark a
+checkpoint, the metrics and ``kindling reconcile`` see current between batches with input.
 
 A query's analyzed plan is read node by node, and anything not known to be quiet counts as waiting
 on the watermark, so a query is only ever run without no-data batches when every stateful operator
