@@ -12,7 +12,7 @@ functions and aggregations that do not group by an event-time column.
 from __future__ import annotations
 
 import logging
-from typing import Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from pyspark.sql import DataFrame
 
@@ -35,11 +35,9 @@ RECORD_AT_A_TIME = frozenset({
 
 def scans(frame: DataFrame) -> tuple[set[str], bool]:
     """(the scan ids of ``frame``'s sources, whether its plan may keep event-time state)."""
-    stack = [frame._jdf.queryExecution().analyzed()]
     found: set[str] = set()
     stateful = False
-    while stack:
-        node = stack.pop()
+    for node in plan_nodes(frame):
         name = node.nodeName()
         if name not in RECORD_AT_A_TIME and not (name == "Aggregate" and not groups_by_event_time(node)):
             stateful = True
@@ -47,9 +45,20 @@ def scans(frame: DataFrame) -> tuple[set[str], bool]:
             scan_id = node.extraOptions().get(TABLE_SCAN)
             if scan_id:
                 found.add(str(scan_id))
+    return found, stateful
+
+
+def plan_nodes(frame: DataFrame, streaming_only: bool = False) -> Iterator[Any]:
+    """The nodes of ``frame``'s analyzed plan (JVM objects), parents before their children; with
+    ``streaming_only``, a subtree that reads no stream (the static side of a join) is left out."""
+    stack = [frame._jdf.queryExecution().analyzed()]
+    while stack:
+        node = stack.pop()
+        if streaming_only and not node.isStreaming():
+            continue
+        yield node
         children = node.children()
         stack.extend(children.apply(i) for i in range(children.size()))
-    return found, stateful
 
 
 def groups_by_event_time(aggregate) -> bool:

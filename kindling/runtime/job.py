@@ -100,8 +100,9 @@ class JobClient:
         self._finished: set[str] = set()
         self._restart = RestartStrategy(self.conf)
         self._failure: Optional[str] = None
-        # Per query: True when it is bounded and its output never waits on the watermark (decided at its first start).
-        self._quiet: dict[str, bool] = {}
+        # Per query: whether it is bounded and its output never waits on the watermark (kindling.runtime.watermark_batches).
+        self._quiet = {plan.uid: plan.bounded and plan.frame is not None and not output_waits_on_watermark(plan.frame)
+                       for plan in self.plans}
         event_time_state.declare([plan.frame for plan in self.plans])
         for plan in self.plans:
             self._queries[plan.uid] = self._start(plan)
@@ -112,8 +113,6 @@ class JobClient:
         """Start (or restart) a query from its checkpoint, first planning the no-data batch that fires
         what the restored watermark allows (Spark would otherwise wait for new input). A bounded query whose
         output never waits on the watermark runs without no-data batches (kindling.runtime.watermark_batches)."""
-        if plan.uid not in self._quiet:
-            self._quiet[plan.uid] = plan.bounded and plan.frame is not None and not output_waits_on_watermark(plan.frame)
         if self._quiet[plan.uid]:
             return with_session_conf(plan.start, plan.frame.sparkSession, {NO_DATA_BATCHES_CONF: "false"})()
         if _no_data_batches_enabled():

@@ -24,7 +24,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from kindling.runtime.event_time_state import RECORD_AT_A_TIME, groups_by_event_time
+from kindling.runtime.event_time_state import RECORD_AT_A_TIME, groups_by_event_time, plan_nodes
 
 # Stateful analyzed-plan nodes that emit only on input: a newer watermark just evicts their state.
 _QUIET = frozenset({"Deduplicate", "DeduplicateWithinWatermark", "GlobalLimit", "LocalLimit"})
@@ -41,16 +41,8 @@ def output_waits_on_watermark(frame: DataFrame) -> bool:
     >>> output_waits_on_watermark(ticks.dropDuplicates(["value"]))
     False
     """
-    stack = [frame._jdf.queryExecution().analyzed()]
-    while stack:
-        node = stack.pop()
-        if not node.isStreaming():
-            continue  # a static side keeps no state across micro-batches
-        if _may_emit_on_watermark(node):
-            return True
-        children = node.children()
-        stack.extend(children.apply(i) for i in range(children.size()))
-    return False
+    # a static side keeps no state across micro-batches
+    return any(_may_emit_on_watermark(node) for node in plan_nodes(frame, streaming_only=True))
 
 
 def _may_emit_on_watermark(node: Any) -> bool:
