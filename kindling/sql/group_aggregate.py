@@ -550,7 +550,9 @@ class GroupAggregateFunction(Adapter):
     """Per grouping key: the row count, one accumulator per aggregate call, and the result last emitted.
 
     The key's rows of a micro-batch are applied in arrival order, then its result is compared with the one last
-    emitted (Flink's mini-batch ``GroupAggFunction``). A table aggregate function (the one call of a flat_aggregate)
+    emitted (Flink's mini-batch ``GroupAggFunction``); with ``per_record``, where the changelog itself is read (the input
+    of ``TO_CHANGELOG``), the result is compared after each row, as Flink's ``GroupAggFunction`` does without mini-batch.
+    A table aggregate function (the one call of a flat_aggregate)
     gives a list of rows: the key's previous rows are retracted (``-D``) and its new ones inserted (``+I``) whenever
     the key receives rows, as Flink's ``GroupTableAggFunction`` does per bundle."""
 
@@ -558,7 +560,7 @@ class GroupAggregateFunction(Adapter):
 
     def __init__(self, calls: list[AggregateCall], output_types: list[DataType], key_count: int, ttl_ms: Optional[int],
                  window_end_at: Optional[int] = None, global_key: bool = False, argument_types: Optional[list[DataType]] = None,
-                 event_time: bool = False) -> None:
+                 event_time: bool = False, per_record: bool = False) -> None:
         self.calls = calls
         self.output_types = output_types
         self.argument_types = argument_types or [None] * len(calls)
@@ -571,6 +573,7 @@ class GroupAggregateFunction(Adapter):
         self.event_time = event_time
         self.global_key = global_key  # a global aggregation: the constant grouping key is no output column
         self.table_aggregate = any(c.user is not None and c.user.table_aggregate for c in calls)
+        self.per_record = per_record and window_end_at is None and not self.table_aggregate
 
     def open(self, runner: Any, runtime_context: Any) -> None:
         from kindling.datastream.state import ValueStateDescriptor, state_handle
@@ -597,6 +600,12 @@ class GroupAggregateFunction(Adapter):
         return []
 
     def key_done(self) -> list:
+        if self.per_record and len(self._rows) > 1:
+            changes: list = []
+            for row in sorted(self._rows, key=lambda r: r[len(self.calls) + 1]):
+                self._rows = [row]
+                changes += self.key_done()
+            return changes
         rows, self._rows = self._rows, []
         calls = self.calls
         kind_at = len(calls)
@@ -659,7 +668,7 @@ class GroupAggregateFunction(Adapter):
 
 
 def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation: GroupAggregation, ttl_ms: Optional[int],
-                    processing_time_window: bool = False, event_time_window: bool = False) -> DataFrame:
+                    processing_time_window: bool = False, event_time_window: bool = False, per_record: bool = False) -> DataFrame:
     """Run the retracting aggregation over ``projected`` (keys, arguments, row kind); keys, results and row kind out.
 
     With ``processing_time_window`` the keys include a processing-time window's ``window_end``: each window's result
@@ -692,7 +701,8 @@ def aggregate_frame(env: "StreamEnvironment", projected: DataFrame, aggregation:
         values.append(WINDOW_END_MS)
         rowtime = F.col(f"`{end}`").cast("timestamp") - F.expr("INTERVAL 1 MILLISECOND")
     function = GroupAggregateFunction(aggregation.calls, types, len(keys), None if windowed else ttl_ms, window_end_at,
-                                      global_key=not aggregation.key_names, argument_types=arguments, event_time=event_time_window)
+                                      global_key=not aggregation.key_names, argument_types=arguments, event_time=event_time_window,
+                                      per_record=per_record)
     return keyed_frame(env, keyed, keys, values, function, output, "GroupAggregate",
                        event_time=event_time_window, rowtime=rowtime,
                        key_group_keys=without_window(keys) if windowed else None)

@@ -43,6 +43,7 @@ from kindling.sql import ddl, pushdown
 from kindling.sql.aggregate_functions import UserDefinedAggregateFunction
 from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
+from kindling.sql.changelog_functions import TO_CHANGELOG, ChangelogCall, find_changelog_call, from_changelog, to_changelog
 from kindling.sql.column_types import carried_type, known_types, window_property_types, with_type
 from kindling.sql.declared_types import with_declared_types
 from kindling.sql.division import with_flink_division
@@ -183,6 +184,7 @@ class SqlSession:
         self._statement_set: Optional[list[ddl.Insert]] = None
         self._scans_read_needs = False  # a table read by the query being planned uses kindling.sql.pushdown
         self._operator_views: dict[str, tuple[bool, bool]] = {}  # a keyed operator's rows as a view: its input's flags
+        self._changes_per_record = False  # aggregations planned now emit a change per row (TO_CHANGELOG reads them)
         self._statement_set_line = 0
         self.jobs: list[Any] = []  # JobClient (streaming) or BatchJob
         self._spark_functions: dict[str, str] = {}  # user functions registered under another name than their own
@@ -601,7 +603,11 @@ class SqlSession:
             return PlannedQuery(df.toDF(*columns), "append", None, True, event_time, columns)
         if not df.isStreaming:  # reads no table (VALUES, literals): bounded and insert-only, as Flink runs it in streaming mode
             columns = _unique_names(list(df.columns))
-            return PlannedQuery(df.toDF(*columns), "append", None, True, event_time, columns)
+            df = df.toDF(*columns)
+            if ROWKIND_COLUMN in columns:  # FROM_CHANGELOG over VALUES: its rows keep their kinds
+                columns.remove(ROWKIND_COLUMN)
+                return PlannedQuery(df, "append", None, True, event_time, columns, changelog=True)
+            return PlannedQuery(df, "append", None, True, event_time, columns)
         if _UPDATING_TOP_N in registered and ROWKIND_COLUMN not in df.columns:
             raise SqlError("a query over an updating Top-N (in a view or subquery) would lose its retractions: not supported",
                            line=line, construct="Top-N", hint=TOP_N_FORM + "; or SELECT * FROM a view holding the Top-N")
@@ -636,6 +642,11 @@ class SqlSession:
             matches, inner_flags = self._frame(subquery, line, construct, registered, stack)
             view = self._operator_view(lambda: matches, line, construct, "matches")
             df, outer_flags = self._frame(f"{before} {view} {after}", line, construct, registered, stack, outermost)
+            return df, (outer_flags[0] and inner_flags[0], outer_flags[1] or inner_flags[1])
+        changelog_call = find_changelog_call(text, line)
+        if changelog_call is not None:  # TO_CHANGELOG/FROM_CHANGELOG: its rows as a view the query reads
+            view, inner_flags = self._changelog_function_view(changelog_call, construct, registered, stack)
+            df, outer_flags = self._frame(changelog_call.with_view(view), line, construct, registered, stack, outermost)
             return df, (outer_flags[0] and inner_flags[0], outer_flags[1] or inner_flags[1])
         if self.batch:  # bounded tables as Spark batch frames: Spark runs the query as it stands, every result final
             python_aggregation = self._python_aggregation(text, line)
@@ -751,6 +762,25 @@ class SqlSession:
                 # Spark's update mode drops the new value that fails HAVING and keeps the old row; Flink retracts it.
                 return self._aggregation_frame(aggregation, None, construct, registered, stack)
         return df, (bounded, event_time)
+
+    def _changelog_function_view(self, call: ChangelogCall, construct: str, registered: dict[str, tuple[bool, bool]],
+                                 stack: tuple[str, ...]) -> tuple[str, tuple[bool, bool]]:
+        """A view of a TO_CHANGELOG's or FROM_CHANGELOG's rows over its input table, and the input's flags."""
+        if self.batch:  # Flink plans neither in batch mode ("not enough rules to produce a node")
+            raise SqlError(f"{call.function} is supported in streaming mode only", line=call.line,
+                           construct=f"{call.function} in batch mode", hint="SET 'execution.runtime-mode' = 'streaming'")
+        text = f"SELECT * FROM {call.table}"
+        if call.function == TO_CHANGELOG:
+            # Flink's aggregations (without mini-batch) emit a change per row: the changelog read here is theirs
+            outer, self._changes_per_record = self._changes_per_record, True
+            try:
+                rows, flags = self._frame(text, call.line, construct, registered, stack)
+                changes = self._changelog(rows, text, call.line, construct, registered, stack)
+            finally:
+                self._changes_per_record = outer
+            return self._operator_view(lambda: to_changelog(changes, call), call.line, construct, "to_changelog"), flags
+        rows, flags = self._frame(text, call.line, construct, registered, stack)
+        return self._operator_view(lambda: from_changelog(rows, call), call.line, construct, "from_changelog", flags), flags
 
     def _union_all_frame(self, operands: list[str], line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                          stack: tuple[str, ...]) -> Optional[tuple[DataFrame, tuple[bool, bool]]]:
@@ -1233,7 +1263,7 @@ class SqlSession:
         its keys and results."""
         try:
             aggregated = aggregate_frame(self.env, projected, aggregation, self._state_ttl_ms(), processing_time_window,
-                                         event_time_window)
+                                         event_time_window, per_record=self._changes_per_record)
         except SqlError as error:
             raise SqlError(error.reason, line=aggregation.line, construct=error.construct, hint=error.hint) from None
         except Exception as exc:

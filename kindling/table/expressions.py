@@ -148,6 +148,11 @@ class Expression:
     def cast(self, data_type: DataType | str) -> "Expression":
         return self._derive(f"CAST({self.sql} AS {data_type})")
 
+    def as_argument(self, name: str) -> "Expression":
+        """This value as the named argument ``name`` of a function call (``name => value``): ``to_changelog``'s
+        ``op`` and ``op_mapping``."""
+        return self._derive(f"{name} => {self.sql}")
+
     def try_cast(self, data_type: DataType | str) -> "Expression":
         return self._derive(f"TRY_CAST({self.sql} AS {data_type})")
 
@@ -450,6 +455,19 @@ def row(head: Any, *tail: Any) -> Expression:
 def array(head: Any, *tail: Any) -> Expression:
     text = f"ARRAY[{', '.join(_sql(v) for v in (head, *tail))}]"
     return _combine(text, head, *tail)
+
+
+def map_(key: Any, value: Any, *tail: Any) -> Expression:
+    """A MAP of key-value pairs: ``map_('INSERT', 'I', 'DELETE', 'D')`` is ``MAP['INSERT', 'I', 'DELETE', 'D']``."""
+    if len(tail) % 2:
+        raise ValueError(f"map_ takes key-value pairs: {2 + len(tail)} arguments is an odd number")
+    text = f"MAP[{', '.join(_sql(v) for v in (key, value, *tail))}]"
+    return _combine(text, key, value, *tail)
+
+
+def descriptor(*column_names: str) -> Expression:
+    """Column names as a DESCRIPTOR argument: ``descriptor('op_code')`` is ``DESCRIPTOR(`op_code`)``."""
+    return Expression(f"DESCRIPTOR({', '.join(_quote(n) for n in column_names)})")
 
 
 def _install_udf_calls() -> None:

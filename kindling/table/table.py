@@ -212,6 +212,29 @@ class Table:
     def minus_all(self, right: "Table") -> "Table":
         return self._derive(f"SELECT * FROM {self._name} EXCEPT ALL SELECT * FROM {right._name}")
 
+    def to_changelog(self, *arguments: Expression) -> "Table":
+        """This table's changelog as an append-only table: each change an insert, with an ``op`` column first naming it
+        (Flink's ``TO_CHANGELOG``; the arguments are ``descriptor(...).as_argument("op")`` and
+        ``map_(...).as_argument("op_mapping")``).
+
+        >>> totals.to_changelog(descriptor("op_code").as_argument("op"),
+        ...                     map_("INSERT", "I", "UPDATE_AFTER", "U").as_argument("op_mapping"))
+        """
+        return self._changelog_function("TO_CHANGELOG", arguments)
+
+    def from_changelog(self, *arguments: Expression) -> "Table":
+        """This append-only table read as a changelog: each row's kind from its ``op`` column, which is dropped
+        (Flink's ``FROM_CHANGELOG``; arguments as for :meth:`to_changelog`).
+
+        >>> cdc.from_changelog(descriptor("__op").as_argument("op"), map_("c, r", "INSERT", "ub", "UPDATE_BEFORE",
+        ...                    "u", "UPDATE_AFTER", "d", "DELETE").as_argument("op_mapping"))
+        """
+        return self._changelog_function("FROM_CHANGELOG", arguments)
+
+    def _changelog_function(self, function: str, arguments: tuple[Expression, ...]) -> "Table":
+        texts, functions = _fields(arguments)
+        return self._derive(f"SELECT * FROM {function}(input => TABLE {self._name}{', ' + texts if texts else ''})", functions)
+
     def join(self, right: "Table", join_predicate: Any = None) -> "Table":
         if join_predicate is None:
             return self._derive(f"SELECT * FROM {self._name}, {right._name}")

@@ -534,6 +534,28 @@ _CDC_QUERIES = [
     _batch("cdc-select", CDC, "SELECT * FROM order_changes"),
 ]
 
+# Flink 2.3's changelog functions (docs/content/docs/sql/reference/queries/changelog.md) over the views of tables.ddl().
+CHANGELOG = "sql/reference/queries/changelog.md"
+_CHANGELOG_QUERIES = [
+    Entry("to-changelog-append-only", CHANGELOG, "SELECT * FROM TO_CHANGELOG(input => TABLE customers)"),
+    Entry("to-changelog-cdc", CHANGELOG, "SELECT * FROM TO_CHANGELOG(input => TABLE order_changes)"),
+    Entry("to-changelog-aggregation", CHANGELOG, "SELECT * FROM TO_CHANGELOG(input => TABLE customer_totals)"),
+    Entry("to-changelog-positional", CHANGELOG, "SELECT customer, kind, n FROM TO_CHANGELOG(TABLE customer_totals, DESCRIPTOR(kind))"),
+    Entry("to-changelog-codes", CHANGELOG, "SELECT * FROM TO_CHANGELOG(input => TABLE customer_totals, op => DESCRIPTOR(op_code), "
+          "op_mapping => MAP['INSERT', 'I', 'UPDATE_AFTER', 'U'])"),
+    Entry("to-changelog-deletion-flag", CHANGELOG, "SELECT * FROM TO_CHANGELOG(input => TABLE order_changes, op => "
+          "DESCRIPTOR(deleted), op_mapping => MAP['INSERT, UPDATE_AFTER', 'false', 'DELETE', 'true'])"),
+    Entry("to-changelog-filtered", CHANGELOG, "SELECT c.customer, c.op, c.total FROM TO_CHANGELOG(input => TABLE customer_totals) "
+          "AS c WHERE c.op <> 'UPDATE_BEFORE'"),
+    Entry("to-changelog-counted", CHANGELOG, "SELECT op, COUNT(*) AS changes FROM TO_CHANGELOG(input => TABLE order_changes) "
+          "GROUP BY op"),
+    Entry("from-changelog-default", CHANGELOG, "SELECT * FROM FROM_CHANGELOG(input => TABLE order_change_rows)"),
+    Entry("from-changelog-codes", CHANGELOG, "SELECT * FROM FROM_CHANGELOG(input => TABLE order_change_codes, op => "
+          "DESCRIPTOR(__op), op_mapping => MAP['c', 'INSERT', 'ub', 'UPDATE_BEFORE', 'u', 'UPDATE_AFTER', 'd', 'DELETE'])"),
+    Entry("from-changelog-aggregated", CHANGELOG, "SELECT customer, COUNT(*) AS n, SUM(amount) AS total FROM "
+          "FROM_CHANGELOG(input => TABLE order_change_rows) GROUP BY customer"),
+]
+
 UDAF = "dev/python/table/udfs/python_udfs.md"
 PANDAS_UDAF = "dev/python/table/udfs/vectorized_python_udfs.md"
 _TUMBLE = "TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
@@ -596,5 +618,5 @@ _PYTHON_AGGREGATE_QUERIES = [
            "mean_udaf(amount) AS m FROM orders GROUP BY customer, TUMBLE(ts, INTERVAL '10' SECOND)"),
 ]
 
-CORPUS: list[Entry] = EXPRESSIONS + QUERIES + BATCH_QUERIES + _CDC_QUERIES + _PYTHON_AGGREGATE_QUERIES
+CORPUS: list[Entry] = EXPRESSIONS + QUERIES + BATCH_QUERIES + _CDC_QUERIES + _CHANGELOG_QUERIES + _PYTHON_AGGREGATE_QUERIES
 assert len({e.id for e in CORPUS}) == len(CORPUS), "corpus ids must be unique"

@@ -41,6 +41,8 @@ def main() -> int:
     for statement in tables.ddl():
         t_env.execute_sql(statement)
         b_env.execute_sql(statement)
+    for statement in tables.streaming_views():
+        t_env.execute_sql(statement)
     python_functions.register(t_env.create_temporary_system_function)
     python_functions.register(b_env.create_temporary_system_function)
     reference = json.loads(REFERENCE.read_text()) if REFERENCE.exists() and only else {}

@@ -224,5 +224,16 @@ WITH ('connector' = 'filesystem', 'path' = '{DATA / name}', 'format' = '{fmt}')"
     ]
 
 
+def streaming_views() -> list[str]:
+    """Views over the tables of :func:`ddl` for the streaming entries only: an updating aggregation, and the order changes
+    as append-only rows with an op column (the changelog functions, which Flink plans in streaming mode only)."""
+    return [
+        "CREATE VIEW customer_totals AS SELECT customer, COUNT(*) AS n, SUM(amount) AS total FROM orders GROUP BY customer",
+        "CREATE VIEW order_change_rows AS SELECT * FROM TO_CHANGELOG(input => TABLE order_changes)",
+        "CREATE VIEW order_change_codes AS SELECT * FROM TO_CHANGELOG(input => TABLE order_changes, op => DESCRIPTOR(__op), "
+        "op_mapping => MAP['INSERT', 'c', 'UPDATE_BEFORE', 'ub', 'UPDATE_AFTER', 'u', 'DELETE', 'd'])",
+    ]
+
+
 if __name__ == "__main__":
     write_data()

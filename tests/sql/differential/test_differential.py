@@ -107,7 +107,7 @@ def outcomes(spark, tmp_path_factory) -> dict[str, tuple[str, Any]]:
         env = StreamEnvironment({"execution.checkpointing.interval": "100 ms", "parallelism.default": 1, "execution.runtime-mode": mode,
                                  "state.checkpoints.dir": str(tmp_path_factory.mktemp("differential"))}, spark=spark)
         env.execute_sql("SET 'table.local-time-zone' = 'UTC'")
-        for statement in tables.ddl():
+        for statement in tables.ddl() + (tables.streaming_views() if mode == "streaming" else []):
             env.execute_sql(statement)
         python_functions.register(env.create_temporary_function)
         envs[mode] = env
