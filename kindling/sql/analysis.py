@@ -17,6 +17,26 @@ def tagged(marker: int, text: str) -> str:
     return f"CASE WHEN {marker} = {marker} THEN ({text}) END"
 
 
+def pending_call(marker: str, argument: str) -> str:
+    """A translated call whose Flink answer depends on ``argument``'s type: Spark analyses it (a string), and a rewrite
+    finds it (:func:`pending_calls`) and writes it out once the type is known."""
+    return f"typeof(named_struct('{marker}', ({argument})))"
+
+
+def pending_calls(tokens: list[Any], marker: str) -> list[tuple[int, int, str]]:
+    """(first token, last token, argument text) of each outermost :func:`pending_call` of ``marker`` in ``tokens``."""
+    from kindling.sql.tokens import STRING, function_calls, matching_paren, render, significant, split_top_level
+
+    calls = []
+    for name, open_index, close, _ in function_calls(tokens, ("TYPEOF",)):
+        inner = significant(tokens[open_index + 1:close])
+        if len(inner) > 4 and inner[0].is_word("NAMED_STRUCT") and inner[2].kind == STRING and inner[2].string_value == marker:
+            struct_open = tokens.index(inner[1], open_index)
+            parts = split_top_level(tokens[struct_open + 1:matching_paren(tokens, struct_open)])
+            calls.append((name, close, render(parts[1]).strip()))
+    return calls
+
+
 def marker_of(expression: Any, base: int) -> Optional[int]:
     """The number ``n`` of a tagged expression whose marker is ``base + n`` (None when it carries none)."""
     text = expression.sql()

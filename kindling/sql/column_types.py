@@ -279,6 +279,14 @@ def known_types(df: "DataFrame") -> list[Optional[str]]:
     return [types.of(output.apply(i)) for i in range(output.size())]
 
 
+def expression_types(plan: Any, expressions: list[Any]) -> list[Optional[str]]:
+    """The Flink types kindling derives for ``expressions`` of the analyzed ``plan`` (None where it derives none), by
+    the rules :func:`known_types` follows for columns."""
+    types = _PlanTypes()
+    types.walk(plan)
+    return [types._derived(expression, None) for expression in expressions]
+
+
 # Spark's names of the types whose Flink name is the same whatever the declaration (no length, precision or zone).
 _SPARK_NAMES = {"byte": "TINYINT", "short": "SMALLINT", "integer": "INT", "long": "BIGINT", "float": "FLOAT", "double": "DOUBLE",
                 "boolean": "BOOLEAN", "date": "DATE"}

@@ -6,7 +6,7 @@ writer formats some values differently from Flink's (timestamps, decimals, neste
 translation does not know types, but for a plain column of the one catalog table the outermost SELECT reads, the DDL
 says it: such a call in the SELECT list is rewritten before the query is translated -- ``TYPEOF`` into a string literal
 of the declared type as Flink prints it (a rowtime column's plain type, as Flink's TYPEOF gives), ``JSON_STRING`` and
-``JSON_OBJECT`` of columns whose JSON both engines write alike (strings, numbers, booleans) into Spark's ``to_json``.
+``JSON_OBJECT`` of scalar columns into Flink's JSON text of their declared type (:mod:`kindling.sql.json_text`).
 Anything else (an expression, a computed, metadata or primary-key column, a nested type, a call elsewhere) stays as
 it is and is refused by name.
 
@@ -24,12 +24,10 @@ from typing import Any, Mapping, Optional
 from kindling.sql.catalog import CatalogTable
 from kindling.sql.ddl import ColumnDef
 from kindling.sql.group_aggregate import outer_select, plain_name
+from kindling.sql.json_text import json_member, json_text, kind_of_flink_type
 from kindling.sql.tokens import STRING, Token, function_calls, significant, split_top_level
 from kindling.sql.types import printed
 
-# Declared types whose JSON Spark's writer gives as Flink's does.
-# (Both write a FLOAT or DOUBLE as Java's toString does: 4.0, 0.25, 1.0E20.)
-_JSON_ALIKE = ("STRING", "CHAR", "VARCHAR", "TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "FLOAT", "DOUBLE")
 _FUNCTIONS = ("TYPEOF", "JSON_STRING", "JSON_OBJECT")
 
 
@@ -97,21 +95,20 @@ def _typeof(arguments: list[list[Token]], columns: _Columns) -> Optional[str]:
     return f"'{declared}'" if declared is not None else None
 
 
-def _json_alike(reference: list[Token], columns: _Columns) -> Optional[str]:
-    """The reference as written when it names a column whose JSON Spark writes as Flink does."""
+def _json_value(reference: list[Token], columns: _Columns) -> Optional[tuple[str, str]]:
+    """The reference as written and its JSON kind (:mod:`kindling.sql.json_text`), when it names a column of a type
+    whose JSON text kindling writes as Flink does."""
     column = columns.find(reference)
     declared = _declared(column) if column is not None else None
-    if declared is None or declared.replace(" NOT NULL", "").split("(")[0] not in _JSON_ALIKE:
+    kind = kind_of_flink_type(declared) if declared is not None else None
+    if kind is None:
         return None
-    return "".join(t.text for t in reference)
+    return "".join(t.text for t in reference), kind
 
 
 def _json_string(arguments: list[list[Token]], columns: _Columns) -> Optional[str]:
-    value = _json_alike(arguments[0], columns) if len(arguments) == 1 else None
-    if value is None:
-        return None
-    # Spark leaves a NULL field out of the object: no match, NULL, as Flink's JSON_STRING(NULL)
-    return f"REGEXP_EXTRACT(to_json(named_struct('v', {value})), '^[{{]\"v\":(.*)[}}]$', 1)"
+    value = _json_value(arguments[0], columns) if len(arguments) == 1 else None
+    return json_text(*value) if value is not None else None
 
 
 def _json_object(arguments: list[list[Token]], columns: _Columns) -> Optional[str]:
@@ -124,16 +121,16 @@ def _json_object(arguments: list[list[Token]], columns: _Columns) -> Optional[st
     if len(last) >= 3 and last[-2].is_word("ON") and last[-1].is_word("NULL") and last[-3].is_word("NULL", "ABSENT"):
         absent = last[-3].is_word("ABSENT")
         arguments = arguments[:-1] + [last[:-3]]
-    pairs: dict[str, str] = {}
+    pairs: dict[str, tuple[str, str]] = {}
     for argument in arguments:
         if argument and argument[0].is_word("KEY"):
             argument = argument[1:]
         if len(argument) < 3 or argument[0].kind != STRING or not argument[1].is_word("VALUE"):
             return None
         key = argument[0].text[1:-1].replace("''", "'")
-        value = _json_alike(argument[2:], columns)
+        value = _json_value(argument[2:], columns)
         if value is None or key in pairs or not key or any(c in key for c in "'\"\\"):
             return None
         pairs[key] = value
-    fields = ", ".join(f"'{key}', {pairs[key]}" for key in sorted(pairs))
-    return f"to_json(named_struct({fields}), map('ignoreNullFields', '{str(absent).lower()}'))"
+    members = ", ".join(json_member(key, *pairs[key], absent) for key in sorted(pairs))
+    return f"concat('{{', concat_ws(',', {members}), '}}')"

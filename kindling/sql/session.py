@@ -61,6 +61,7 @@ from kindling.sql.group_aggregate import (
 )
 from kindling.sql.group_window import group_window_as_tvf
 from kindling.sql.grouping_sets import GroupingSets, find_grouping_sets
+from kindling.sql.json_text import left_untyped, with_flink_json_strings
 from kindling.sql.lookup_join import register_lookup_join
 from kindling.sql.match_recognize import (
     MatchRecognize,
@@ -96,6 +97,7 @@ from kindling.sql.temporal_join import check_versioned, temporal_join_frame, ver
 from kindling.sql.temporal_sort import find_temporal_sort, sort_frame
 from kindling.sql.tokens import Token, function_calls, render, significant, split_alias, split_top_level, tokenize, with_depth
 from kindling.sql.translate import WindowTvf, translate_expression, translate_query, watermark_delay
+from kindling.sql.typeof import left_pending, with_flink_typeof
 from kindling.sql.types import flink_type_name
 
 if TYPE_CHECKING:
@@ -879,8 +881,13 @@ class SqlSession:
             spark_text = translation.text
             # Rewrites that need the operands' types, each from Spark's analysis of the previous one's text
             # (a text Spark cannot analyse is left as it is, and fails below with Spark's own message).
-            for rewrite in (with_flink_aggregate_types, with_flink_division, with_flink_rounding):
+            for rewrite in (with_flink_aggregate_types, with_flink_division, with_flink_rounding, with_flink_json_strings,
+                            with_flink_typeof):
                 spark_text = rewrite(self.spark, spark_text) or spark_text
+            for pending, function in ((left_untyped, "JSON_STRING"), (left_pending, "TYPEOF")):
+                if pending(spark_text):
+                    raise SqlError(f"{function} inside the argument of JSON_STRING or TYPEOF is not supported", line=line,
+                                   construct=function, hint=f"{function}(x) of a column or an expression over columns")
             df = self.spark.sql(spark_text)
         except SqlError:
             raise

@@ -45,6 +45,7 @@ from typing import Callable, Mapping, Optional
 
 from kindling.sql.errors import SqlError
 from kindling.sql.functions import OUTER_PREFIX
+from kindling.sql.json_text import json_string_marker
 from kindling.sql.lookup_join import LookupJoin, LookupRetry, lookup_hints, parse_lookup_join
 from kindling.sql.tokens import (
     COMMENT,
@@ -64,6 +65,7 @@ from kindling.sql.tokens import (
     tokenize,
     with_depth,
 )
+from kindling.sql.typeof import typeof_call
 from kindling.sql.types import parse_type, spark_sql_type
 
 _LOOKUP_IDS = itertools.count(1)
@@ -299,16 +301,20 @@ class _Rewriter:
         simple = self._collection_or_string_function(word, args)
         if simple is not None:
             return simple, close_index + 1
+        if word == "TYPEOF" and len(args) == 1 and significant(args[0]):
+            return typeof_call(self.rewrite(args[0])), close_index + 1  # typed by typeof.with_flink_typeof
         if word == "TYPEOF":
             raise SqlError("TYPEOF of an expression, or of a column other than a declared physical column of the one table "
                            "the SELECT reads, is not supported: Spark names types its own way ('int', Flink: 'INT')",
                            line=token.line, construct="TYPEOF",
                            hint="TYPEOF(column) in the SELECT list over one table, or DESCRIBE a view of the query")
+        if word == "JSON_STRING" and len(args) == 1 and significant(args[0]):
+            return json_string_marker(self.rewrite(args[0])), close_index + 1  # typed by json_text.with_flink_json_strings
         if word in ("JSON_STRING", "JSON_OBJECT"):
-            raise SqlError(f"{word} of an expression, or of a column of another type than a string, number or boolean "
-                           "declared by the one table the SELECT reads, is not supported (Spark writes timestamps, "
-                           "decimals and nested values in JSON its own way)", line=token.line, construct=word,
-                           hint=f"{word} over columns of the table in FROM (STRING, integer, FLOAT, DOUBLE, BOOLEAN)")
+            raise SqlError(f"{word} of an expression, or of a column of another type than a string, number, boolean, DECIMAL "
+                           "or timestamp declared by the one table the SELECT reads, is not supported (Spark writes nested "
+                           "values in JSON its own way)", line=token.line, construct=word,
+                           hint=f"{word} over columns of the table in FROM (STRING, numbers, BOOLEAN, DECIMAL, TIMESTAMP)")
         if word == "RAND_INTEGER" and args:
             bound = self.rewrite(args[-1])
             return f"CAST(floor(rand() * ({bound})) AS INT)", close_index + 1

@@ -109,7 +109,9 @@ _EXPRESSIONS = [
     ("cast-date-string", "CAST(CAST(ts AS DATE) AS STRING)"), ("cast-string-ts", "CAST('2024-05-06 07:08:09.1' AS TIMESTAMP(3))"),
     ("cast-bigint-string", "CAST(CAST(amount AS BIGINT) * 1000000000 AS STRING)"), ("typeof", "TYPEOF(amount)"),
     ("typeof-string", "TYPEOF(item)"), ("typeof-double", "TYPEOF(price)"), ("typeof-expression", "TYPEOF(amount * 2)"),
-    ("typeof-rowtime", "TYPEOF(ts)"),
+    ("typeof-rowtime", "TYPEOF(ts)"), ("typeof-sum", "TYPEOF(amount + order_id)"), ("typeof-double-times", "TYPEOF(price * 2)"),
+    ("typeof-cast", "TYPEOF(CAST(amount AS BIGINT))"), ("typeof-literal", "TYPEOF(1)"), ("typeof-mixed", "TYPEOF(amount * price)"),
+    ("typeof-cast-not-null", "TYPEOF(CAST(7 AS DOUBLE))"),
     # collections and value construction
     ("coll-array-index", "ARRAY[item, customer][1]"),
     ("coll-cardinality", "CARDINALITY(ARRAY[1, 2, order_id])"), ("coll-map", "MAP['k', item]['k']"),
@@ -122,7 +124,9 @@ _EXPRESSIONS = [
     ("json-object-absent", "JSON_OBJECT('who' VALUE customer, 'n' VALUE amount ABSENT ON NULL)"),
     ("json-string-double", "JSON_STRING(price)"), ("json-object-double", "JSON_OBJECT('p' VALUE price)"),
     ("json-string-timestamp", "JSON_STRING(ts)"), ("json-string-decimal", "JSON_STRING(CAST(price AS DECIMAL(6, 3)))"),
-    ("json-string-bool", "JSON_STRING(amount > 5)"),
+    ("json-string-bool", "JSON_STRING(amount > 5)"), ("json-string-double-exponent", "JSON_STRING(price * 1.0E20)"),
+    ("json-string-double-small", "JSON_STRING(price / 10000)"), ("json-string-float", "JSON_STRING(CAST(price AS FLOAT))"),
+    ("json-string-double-large", "JSON_STRING(price * 100000000)"), ("json-string-double-tiny", "JSON_STRING(price * 1.0E-9)"),
 ]
 
 EXPRESSIONS = [_expr(id, expression) for id, expression in _EXPRESSIONS]

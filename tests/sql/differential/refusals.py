@@ -12,12 +12,6 @@ IS JSON, JSON_OBJECT's VALUE, OVERLAPS). They are to become refusals naming the 
 """
 
 REFUSED: dict[str, str] = {
-    # TYPEOF of an expression: the type Flink derives, which Spark's analysis does not give.
-    'typeof-expression': 'TYPEOF',
-    # JSON of a timestamp (Flink: ISO text without trailing zeros) or of an expression (its type unknown to the rewrite).
-    'json-string-timestamp': 'JSON_STRING',
-    'json-string-decimal': 'JSON_STRING',
-    'json-string-bool': 'JSON_STRING',
 }
 
 # Entries where kindling still gives a different answer than Flink: each one is a defect to fix (or to turn into
