@@ -37,6 +37,25 @@ def pending_calls(tokens: list[Any], marker: str) -> list[tuple[int, int, str]]:
     return calls
 
 
+def analysed_pending(spark: Any, text: str, marker: str, base: int) -> tuple[list[Any], list[tuple[int, int, str]], Any, dict[int, Any]]:
+    """``text``'s pending calls of ``marker`` (:func:`pending_calls`, over its tokens), Spark's analysed plan of the text
+    with each call's argument tagged ``base + n``, and each tagged expression by ``n`` (``CASE WHEN m = m THEN arg END``:
+    its type is the argument's). Spark's error, if the text does not analyse, is the query's own and is raised."""
+    from kindling.sql.tokens import splice, tokenize
+
+    tokens = tokenize(text)
+    calls = pending_calls(tokens, marker)
+    marked = splice(tokens, [(name, close + 1, f"CAST({tagged(base + n, argument)} AS STRING)")
+                             for n, (name, close, argument) in enumerate(calls)])
+    plan = analysed_plan(spark, marked or text)
+    found: dict[int, Any] = {}
+    for expression in expressions(plan):
+        n = marker_of(expression, base)
+        if n is not None:
+            found.setdefault(n, expression)
+    return tokens, calls, plan, found
+
+
 def marker_of(expression: Any, base: int) -> Optional[int]:
     """The number ``n`` of a tagged expression whose marker is ``base + n`` (None when it carries none)."""
     text = expression.sql()

@@ -71,6 +71,8 @@ def find_changelog_call(text: str, line: int) -> Optional[ChangelogCall]:
     >>> call.function, call.table, call.op, call.with_view("v")
     ('TO_CHANGELOG', 't', 'kind', 'SELECT * FROM v AS c')
     """
+    if "_CHANGELOG" not in text.upper():  # planned for every query: most have none
+        return None
     tokens = tokenize(text, line)
     for i, token in enumerate(tokens):
         if not token.is_word(TO_CHANGELOG, FROM_CHANGELOG):

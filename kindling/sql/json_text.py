@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from kindling.sql.analysis import analysed_plan, expressions, marker_of, pending_call, pending_calls, tagged
+from kindling.sql.analysis import analysed_pending, pending_call
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import splice, tokenize
+from kindling.sql.tokens import splice
 
 # The kinds a value's JSON text is written for, by the Flink type names that have them.
 KINDS_BY_FLINK_TYPE = {"STRING": "string", "CHAR": "string", "VARCHAR": "string", "TINYINT": "integer", "SMALLINT": "integer",
@@ -102,16 +102,8 @@ def with_flink_json_strings(spark: Any, text: str) -> Optional[str]:
     none. A type whose Flink JSON kindling does not know from Spark's type is refused, naming JSON_STRING."""
     if _MARKER not in text:
         return None
-    tokens = tokenize(text)
-    calls = pending_calls(tokens, _MARKER)
-    marked = splice(tokens, [(name, close + 1, f"CAST({tagged(_MARKER_BASE + n, argument)} AS STRING)")
-                             for n, (name, close, argument) in enumerate(calls)])
-    plan = analysed_plan(spark, marked or text)  # Spark's error, if any, is the query's own
-    types: dict[int, str] = {}
-    for expression in expressions(plan):
-        n = marker_of(expression, _MARKER_BASE)
-        if n is not None:
-            types.setdefault(n, expression.dataType().simpleString())
+    tokens, calls, _, found = analysed_pending(spark, text, _MARKER, _MARKER_BASE)
+    types = {n: expression.dataType().simpleString() for n, expression in found.items()}
     replacements = []
     for n, (name, close, argument) in enumerate(calls):
         spark_type = types.get(n)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from kindling.sql.analysis import analysed_plan, expressions, marker_of, pending_call, pending_calls, tagged
+from kindling.sql.analysis import analysed_pending, pending_call
 from kindling.sql.column_types import expression_types, without_markers
 from kindling.sql.errors import SqlError
-from kindling.sql.tokens import splice, tokenize
+from kindling.sql.tokens import splice
 
 _MARKER = "__kindling_typeof"
 _MARKER_BASE = 529_118_604_000
@@ -30,20 +30,12 @@ def with_flink_typeof(spark: Any, text: str) -> Optional[str]:
     """``text`` with each pending ``TYPEOF`` replaced by the Flink type of its argument; None when there is none."""
     if _MARKER not in text:
         return None
-    tokens = tokenize(text)
-    calls = pending_calls(tokens, _MARKER)
-    marked = splice(tokens, [(name, close + 1, f"CAST({tagged(_MARKER_BASE + n, argument)} AS STRING)")
-                             for n, (name, close, argument) in enumerate(calls)])
-    plan = analysed_plan(spark, marked or text)  # Spark's error, if any, is the query's own
-    tagged_values: dict[int, Any] = {}
-    for expression in expressions(plan):
-        n = marker_of(expression, _MARKER_BASE)
-        if n is not None and n not in tagged_values:
-            tagged_values[n] = expression.children().apply(1)  # CASE WHEN marker = marker THEN value END: the value
-    found = dict(zip(tagged_values, expression_types(plan, list(tagged_values.values()))))
+    tokens, calls, plan, found = analysed_pending(spark, text, _MARKER, _MARKER_BASE)
+    values = {n: expression.children().apply(1) for n, expression in found.items()}  # CASE WHEN m = m THEN value END
+    found_types = dict(zip(values, expression_types(plan, list(values.values()))))
     replacements = []
     for n, (name, close, _) in enumerate(calls):
-        flink_type = found.get(n)
+        flink_type = found_types.get(n)
         if flink_type is None:
             raise SqlError("TYPEOF of this expression is not supported: kindling does not derive its Flink type (it derives "
                            "declared columns, casts to numbers, integer and floating-point + - *, integer and boolean "
