@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from kindling.common.row import RowKind
 from kindling.row_layout import ROWKIND_COLUMN
 from kindling.sql.errors import SqlError
 from kindling.sql.tokens import (
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
 
 TO_CHANGELOG = "TO_CHANGELOG"
 FROM_CHANGELOG = "FROM_CHANGELOG"
-# Flink's change operations (RowKind names) and kindling's row kinds.
-KINDS = {"INSERT": "+I", "UPDATE_BEFORE": "-U", "UPDATE_AFTER": "+U", "DELETE": "-D"}
+# Flink's change operations (RowKind names) and kindling's row kinds ('+I', '-U', '+U', '-D').
+KINDS = {kind.name: kind.short_string() for kind in RowKind}
 _ARGUMENTS = ("input", "op", "op_mapping")
 _FORM = "SELECT * FROM {}(input => TABLE t [, op => DESCRIPTOR(op_column)] [, op_mapping => MAP['INSERT', 'I', ...]])"
 
