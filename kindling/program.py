@@ -26,13 +26,13 @@ def execute_program(file: str, args: Sequence[str] = ()) -> None:
     cancel) ends them. Raises what the program raised, or ``JobFailedError`` if a job failed.
     """
     import kindling.pyflink_compat  # noqa: F401  (installs the pyflink aliases)
-    from kindling.runtime.job import STARTED, TERMINAL_STATES
+    from kindling.runtime.job import TERMINAL_STATES, running_jobs
 
     sys.argv = [file, *args]
     sys.path.insert(0, str(Path(file).resolve().parent))
-    earlier = len(STARTED)
+    earlier = running_jobs()
     runpy.run_path(file, run_name="__main__")
-    for job in STARTED[earlier:]:
+    for job in [job for job in running_jobs() if not any(job is other for other in earlier)]:
         if job.get_job_status() in TERMINAL_STATES:
             continue
         print(f"kindling: {Path(file).name} returned; its job '{job.job_name}' ({job.get_job_id()}) runs on until it ends "

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 from pyspark.sql import SparkSession
 
 from kindling.runtime import interrupts
-from kindling.runtime.job import STARTED, TERMINAL_STATES, JobException, JobFailedError, describe_failure
+from kindling.runtime.job import TERMINAL_STATES, JobException, JobFailedError, describe_failure, ended, started
 
 _CANCEL_WAIT_S = 30.0
 
@@ -43,8 +43,8 @@ class BatchJob:
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._main, args=(run,), name=f"kindling-batch-{job_name}", daemon=True)
+        started(self)
         self._thread.start()
-        STARTED.append(self)
 
     def _main(self, run: Callable[["BatchJob"], Any]) -> None:
         context = self._spark.sparkContext
@@ -62,6 +62,7 @@ class BatchJob:
         with self._lock:
             self._status = "CANCELED" if self._status == "CANCELLING" else status
             self.end_time = datetime.now(timezone.utc)
+        ended(self)
         self._done.set()
 
     def on_cancel(self, hook: Callable[[], None]) -> None:

@@ -12,11 +12,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
+from pyspark import SparkContext
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 
 from kindling.config import Configuration
-from kindling.runtime import event_time_state, interrupts
+from kindling.runtime import event_time_state, interrupts, worker_monitors
 from kindling.runtime.progress import QueryMetrics, bounded_input_done
 from kindling.runtime.recovery import NO_DATA_BATCHES_CONF, plan_owed_watermark_batch
 from kindling.runtime.restart import RestartStrategy
@@ -31,9 +32,30 @@ class JobFailedError(RuntimeError):
     """A job ended FAILED; the message is the root cause, without the JVM stack trace."""
 
 
-# Every job this process started (streaming and batch), oldest first. A program that submits a job and
-# returns without waiting leaves it running on a Flink cluster; kindling's program runner waits for these.
-STARTED: list[Any] = []
+# Every job this process started (streaming and batch) that has not ended, oldest first. A program that submits a
+# job and returns without waiting leaves it running on a Flink cluster; kindling's program runner waits for these.
+# A job leaves when it ends: an ended job's queries hold their Spark plans and a cloned session each, which a
+# long-lived process (a test session, the job manager's driver, an interactive SQL client) would keep forever.
+_RUNNING: list[Any] = []
+_RUNNING_LOCK = threading.Lock()
+
+
+def started(job: Any) -> None:
+    """Record ``job`` as running in this process (see ``running_jobs``)."""
+    with _RUNNING_LOCK:
+        _RUNNING.append(job)
+
+
+def ended(job: Any) -> None:
+    """Forget ``job``: it ended."""
+    with _RUNNING_LOCK:
+        _RUNNING[:] = [other for other in _RUNNING if other is not job]
+
+
+def running_jobs() -> list[Any]:
+    """The jobs this process started that have not ended, oldest first."""
+    with _RUNNING_LOCK:
+        return list(_RUNNING)
 
 
 @dataclass
@@ -107,7 +129,7 @@ class JobClient:
         for plan in self.plans:
             self._queries[plan.uid] = self._start(plan)
         self._status = "RUNNING"
-        STARTED.append(self)
+        started(self)
 
     def _start(self, plan: QueryPlan) -> StreamingQuery:
         """Start (or restart) a query from its checkpoint, first planning the no-data batch that fires
@@ -266,6 +288,9 @@ class JobClient:
     def _end(self, status: str) -> None:
         self._status = status
         self.end_time = datetime.now(timezone.utc)
+        ended(self)
+        if (context := SparkContext._active_spark_context) is not None:
+            worker_monitors.after_job(context._jvm)
         if status in ("FINISHED", "CANCELED"):
             steps, self.on_end = self.on_end, []
             for step in steps:

@@ -186,9 +186,10 @@ class SqlSession:
         self._statement_set: Optional[list[ddl.Insert]] = None
         self._scans_read_needs = False  # a table read by the query being planned uses kindling.sql.pushdown
         self._operator_views: dict[str, tuple[bool, bool]] = {}  # a keyed operator's rows as a view: its input's flags
+        self._changelog_views: dict[str, bool] = {}  # per table or view as last registered: whether its rows are a changelog
         self._changes_per_record = False  # aggregations planned now emit a change per row (TO_CHANGELOG reads them)
         self._statement_set_line = 0
-        self.jobs: list[Any] = []  # JobClient (streaming) or BatchJob
+        self.jobs: list[Any] = []  # the jobs this session started that had not ended when the last one started
         self._spark_functions: dict[str, str] = {}  # user functions registered under another name than their own
         self._builtins: Optional[set[str]] = None
         # A reconciliation's batch re-run of a streaming job (kindling.reconciliation): the micro-batches a table's
@@ -387,6 +388,11 @@ class SqlSession:
                 f"bounded: {str(planned.bounded).lower()}\n\n{plan}")
 
     # --- running ------------------------------------------------------------------------------
+    def _track(self, job: Union[JobClient, BatchJob]) -> None:
+        """Keep ``job`` among the session's jobs (the SQL client waits for them), forgetting those that ended."""
+        running = running_jobs()
+        self.jobs = [other for other in self.jobs if any(other is r for r in running)] + [job]
+
     def _job_name(self, default: str) -> str:
         return self.env.config.get(cfg.PIPELINE_NAME) or default
 
@@ -441,7 +447,7 @@ class SqlSession:
                 raise from_spark(exc, statement_line=line, construct="INSERT") from None
         finally:
             self.env._sinks = pending
-        self.jobs.append(client)
+        self._track(client)
         result = self._insert_result(inserts, client)
         if self.session_options.get("table.dml-sync", "false").lower() == "true":
             result.wait()
@@ -469,7 +475,7 @@ class SqlSession:
         except Exception as exc:
             shutil.rmtree(checkpoint, ignore_errors=True)
             raise from_spark(exc, statement_line=1, construct="SELECT") from None
-        self.jobs.append(client)
+        self._track(client)
         types = [planned.df.schema[c].dataType if c in planned.df.columns else None for c in planned.columns]
         return TableResult(planned.columns, job_client=client, collector=collector, upsert_key=planned.upsert_key,
                            cleanup=lambda: retire(checkpoint), column_types=types, flink_types=lambda: _result_types(planned))
@@ -478,7 +484,7 @@ class SqlSession:
         """A SELECT in batch mode: one Spark batch job whose rows are the final result, in the query's order."""
         df = planned.df
         job = BatchJob(self._job_name(f"select-{next(_VIEW_IDS)}"), lambda _job: df.collect(), self.spark)
-        self.jobs.append(job)
+        self._track(job)
         types = [df.schema[c].dataType for c in planned.columns]
         return TableResult(planned.columns, job_client=job, collector=BatchCollector(job), column_types=types,
                            flink_types=lambda: _result_types(planned), row_kinds=not self.batch)
@@ -534,7 +540,7 @@ class SqlSession:
             job = BatchJob(job_name, run, self.spark)
         except Exception as exc:
             raise from_spark(exc, statement_line=line, construct="INSERT") from None
-        self.jobs.append(job)
+        self._track(job)
         result = self._insert_result(inserts, job)
         if self.session_options.get("table.dml-sync", "false").lower() == "true":
             result.wait()
@@ -921,9 +927,12 @@ class SqlSession:
         insertion (a join, set operation, window or OVER aggregation over them): its -U/-D rows would be counted as new
         rows. Projections, filters, GROUP BY and Top-N over one updating input are planned on its changelog before
         this point; anything that reaches Spark with a changelog input is another shape."""
+        changelogs = [n for n in names if self._changelog_views.get(n)]
+        if not changelogs:
+            return
         plan = df._jdf.queryExecution().analyzed().toString()
         read = _views_read(plan)
-        updating = [n for n in names if _spark_name(n) in read and ROWKIND_COLUMN in self.spark.table(_spark_name(n)).columns]
+        updating = [n for n in changelogs if _spark_name(n) in read]
         if not updating:
             return
         shapes = (("Join ", "JOIN"), ("Window [", "OVER aggregation"), ("Union ", "UNION"), ("Intersect ", "INTERSECT"),
