@@ -512,7 +512,7 @@ class StreamEnvironment:
         for uid, df in sinks.items():
             state_layout.check_and_record(root / uid, name, uid, self._keyed_in(df), self.config.get(cfg.MAX_PARALLELISM))
         for bound in alone:
-            plans.append(self._plan(bound, name, root / bound.get_uid(), interval))
+            plans.append(self._plan(bound, name, root / bound.get_uid(), interval, sinks[bound.get_uid()]))
         for group in shared:
             plans.append(_shared_plan(group, f"{_safe_name(name)}.{group.uid}", root / group.uid, interval))
         self._sinks = []
@@ -590,9 +590,11 @@ class StreamEnvironment:
         plan = savepoints._plan_text(df)
         return [name for name, bucket in self.keyed_operators if re.search(rf"\b{re.escape(bucket)}\b", plan)]
 
-    def _plan(self, bound: DataStreamSink, job_name: str, checkpoint: Path, interval: str) -> QueryPlan:
+    def _plan(self, bound: DataStreamSink, job_name: str, checkpoint: Path, interval: str, out: Optional[DataFrame] = None) -> QueryPlan:
+        """The query that writes ``bound``'s stream into its sink; ``out``: the stream's sink columns, if already selected."""
         stream, sink = bound.stream, bound.sink
-        out = _sink_columns(stream._df)
+        if out is None:
+            out = _sink_columns(stream._df)
         query_name = f"{_safe_name(job_name)}.{bound.get_uid()}"
 
         from kindling.connectors import get_connector

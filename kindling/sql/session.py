@@ -37,7 +37,7 @@ from kindling.options import OptionError, nearest
 from kindling.row_layout import LATE_WATERMARK_COLUMN
 from kindling.runtime import rerun
 from kindling.runtime.batch_job import BatchJob
-from kindling.runtime.job import JobClient, QueryPlan, separate_exchanges
+from kindling.runtime.job import JobClient, QueryPlan, running_jobs, separate_exchanges
 from kindling.runtime.scratch import retire
 from kindling.sql import ddl, pushdown
 from kindling.sql.aggregate_functions import UserDefinedAggregateFunction
@@ -1371,6 +1371,7 @@ class SqlSession:
                 df = df.toDF(*obj.column_names)
         df.createOrReplaceTempView(_spark_name(name))
         registered[name] = flags
+        self._changelog_views[name] = ROWKIND_COLUMN in df.columns
 
     def _table_frame(self, table: CatalogTable, line: int) -> tuple[DataFrame, tuple[bool, bool]]:
         _ = self.spark  # Column expressions below need a running session
