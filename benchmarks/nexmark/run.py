@@ -271,7 +271,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               + ("".join(f"; {n}" for n in notes)), file=sys.stderr, flush=True)
     shutil.rmtree(checkpoints, ignore_errors=True)
 
-    print(f"\nNexmark, {args.events:,} events (rate {args.tps:,}/s of event time), events per second (wall time, job start to end)\n")
+    print(f"\nNexmark, {args.events:,} events (rate {args.tps:,}/s of event time), events per second (wall time, from building the job to its end)\n")
     header = f"{'query':<6}{'kindling':>12}{'pyspark':>12}{'pyflink':>12}{'k/pyspark':>11}{'k/pyflink':>11}"
     print(header)
     print("-" * len(header))

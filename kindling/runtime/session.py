@@ -93,6 +93,10 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
             "spark.sql.streaming.stateStore.providerClass": _state_store_provider(conf),
             "spark.python.worker.reuse": "true",
             "spark.sql.streaming.metricsEnabled": "true",
+            # PySpark's DataFrame debugging records the Python call site of every Column and DataFrame call in the JVM
+            # (six or more Py4J round trips each): a SQL INSERT's planning made ~900 calls, most of them that. The
+            # sites it records are kindling's own code, not the user's, so it buys a user nothing.
+            "spark.python.sql.dataFrameDebugging.enabled": "false",
             # An idle query reports progress (with its current watermark) every second rather than every 10 s:
             # a bounded job whose last batch needs no follow-up batch is seen to be done within a second.
             "spark.sql.streaming.noDataProgressEventInterval": "1000ms",
