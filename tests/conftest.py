@@ -63,7 +63,9 @@ def spark():
     """The one SparkSession of the run, with kindling's connectors registered.
 
     Its JVM runs every test's queries for the whole run: with Spark's default 1 GB heap, a clean run of 1,049 tests ran
-    out of heap in its last minutes ("Java heap space", then every later test failed), so it gets 2 GB."""
+    out of heap in its last minutes ("Java heap space", then every later test failed), so it gets 2 GB. Most of that
+    heap was ended queries' sessions, since released (kindling.runtime.job's running jobs, worker_monitors); the 2 GB
+    stay as margin for the parser cache and the queries a run keeps alive."""
     from kindling.config import Configuration
     from kindling.runtime.session import get_or_create_session
 
