@@ -263,8 +263,7 @@ class _Rewriter:
         if word == "TO_TIMESTAMP_LTZ":
             return self._to_timestamp_ltz(token, args), close_index + 1
         if word == "SPLIT_INDEX" and len(args) == 3:
-            s, d, n = (self.rewrite(a) for a in args)
-            return f"nullif(split_part({s}, {d}, ({n}) + 1), '')", close_index + 1
+            return self._split_index(args), close_index + 1
         if word == "REGEXP_EXTRACT" and len(args) in (2, 3):
             # Flink: NULL when nothing matches, and group 0 (the whole match) by default; Spark gives '' and group 1.
             s, pattern = self.rewrite(args[0]), self.rewrite(args[1])
@@ -522,6 +521,22 @@ class _Rewriter:
                            construct="SIMILAR TO", hint="x SIMILAR TO 'o_[0-9]+', or REGEXP(x, '^o.[0-9]+$')")
         regex = similar_to_regex(tokens[pattern].string_value)
         return "RLIKE '" + spark_string_literal(regex).replace("'", "\\'") + "'", pattern + 1
+
+    def _split_index(self, args: list[list[Token]]) -> str:
+        """``SPLIT_INDEX(s, sep, n)``: the n-th (from 0) of the pieces of ``s`` between whole occurrences of ``sep``,
+        empty pieces kept; NULL when ``n`` is out of range or negative and when ``s`` is empty; an empty ``sep``
+        splits at each whitespace character (Flink's ``splitByWholeSeparatorPreserveAllTokens``). Spark's ``split``
+        takes a regex, so ``sep`` is escaped; the split is one expression for every index of one string, which
+        Spark's subexpression elimination computes once per row (``split_part`` would split once per call)."""
+        s, n = self.rewrite(args[0]), self.rewrite(args[2])
+        if len(args[1]) == 1 and args[1][0].kind == STRING:
+            value = args[1][0].string_value
+            regex = "".join("\\" + ch if ch.isascii() and not ch.isalnum() else ch for ch in value) or "\\s"
+            pattern = "'" + spark_string_literal(regex).replace("'", "\\'") + "'"
+        else:
+            sep = self.rewrite(args[1])
+            pattern = f"CASE WHEN ({sep}) = '' THEN '\\\\s' ELSE regexp_replace({sep}, '([^a-zA-Z0-9])', '\\\\\\\\$1') END"
+        return f"get(split(nullif({s}, ''), {pattern}, -1), {n})"
 
     def _collection_or_string_function(self, word: str, args: list[list[Token]]) -> Optional[str]:
         """Flink functions Spark has under another name or with other NULL rules; None for any other call."""

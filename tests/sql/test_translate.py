@@ -49,7 +49,9 @@ def test_functions_spark_spells_differently():
     assert translate_expression("PROCTIME()", 1) == "current_timestamp()"
     assert translate_expression("TO_TIMESTAMP_LTZ(ms, 3)", 1) == "timestamp_millis(ms)"
     assert translate_expression("TO_TIMESTAMP_LTZ(s, 0)", 1) == "timestamp_seconds(s)"
-    assert translate_expression("SPLIT_INDEX(s, ',', 1)", 1) == "nullif(split_part(s, ',', (1) + 1), '')"
+    # one split per string (Spark computes it once for several indexes), the separator as a quoted regex
+    assert translate_expression("SPLIT_INDEX(s, ',', 1)", 1) == "get(split(nullif(s, ''), '\\\\,', -1), 1)"
+    assert translate_expression("SPLIT_INDEX(s, 'a.', 1)", 1) == "get(split(nullif(s, ''), 'a\\\\.', -1), 1)"
     # Flink's CAST to STRING: TRUE/FALSE for booleans, 3 fraction digits for timestamps, chosen on Spark's typeof(x)
     # and cut to VARCHAR(n)'s length (PyFlink 2.3: CAST('abcdef' AS VARCHAR(3)) is 'abc')
     cast = translate_expression("CAST(x AS VARCHAR(10))", 1)
