@@ -734,7 +734,8 @@ def _contents_reader(sink: Sink, out: DataFrame) -> Callable[[int], Any]:
 
 def _sink_columns(df: DataFrame) -> DataFrame:
     """What a sink receives: the record's fields, plus the row kind of an updating stream."""
-    return df.select(*[c for c in df.columns if not c.startswith(INTERNAL_PREFIX) or c == ROWKIND_COLUMN])
+    kept = [c for c in df.columns if not c.startswith(INTERNAL_PREFIX) or c == ROWKIND_COLUMN]
+    return df if len(kept) == len(df.columns) else df.select(*kept)
 
 
 def _safe_name(name: str) -> str:

@@ -568,23 +568,30 @@ class SqlSession:
                            f"({', '.join(planned.columns)}) but the table takes {len(chosen)} ({', '.join(chosen)})",
                            line=insert.line, construct="INSERT", hint="as many query columns as table columns, in table order")
         source = dict(zip(chosen, planned.columns))
+        schema = planned.df.schema
         projected: list[Column] = []
+        as_is = [c.name for c in targets] == list(schema.names)  # the query's columns are the table's, in its order
         for column in targets:
             assert column.type is not None
             if column.name in source:
-                value = F.col(_quote(source[column.name])).cast(column.type.spark)
-                projected.append(_with_precision(value, column.type.flink).alias(column.name))
+                value = F.col(_quote(source[column.name]))
+                if schema[source[column.name]].dataType != column.type.spark:
+                    value, as_is = value.cast(column.type.spark), False
+                precise = _with_precision(value, column.type.flink)
+                as_is = as_is and precise is value and source[column.name] == column.name
+                projected.append(precise.alias(column.name))
             else:
                 projected.append(F.lit(None).cast(column.type.spark).alias(column.name))
+                as_is = False
         if planned.updating:
             projected.append(F.col(ROWKIND_COLUMN))
             if not get_connector(table.connector).consumes_updates(table.connector_options()):
                 raise SqlError(f"table sink '{table.name}' (connector '{table.connector}') doesn't support consuming update changes, "
                                "which this query produces (an unbounded GROUP BY, DISTINCT or Top-N)", line=insert.line, construct="INSERT",
                                hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
-        df = planned.df.select(*projected)
+        df = planned.df if as_is else planned.df.select(*projected)
         window_end = next((target for target, column in source.items()
-                           if (planned.df.schema[column].metadata or {}).get(WINDOW_END_METADATA)), None)
+                           if (schema[column].metadata or {}).get(WINDOW_END_METADATA)), None)
         return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names,
                             planned.changelog, window_end), table
 
@@ -875,7 +882,8 @@ class SqlSession:
         self._refuse_python_aggregates(text, line)
         translation = translate_query(text, line, lambda: f"__kindling_tvf_{next(_VIEW_IDS)}", batch=self.batch,
                                       functions=self._spark_functions)
-        # A view's own name inside its text is a column or qualifier (Nexmark's `SELECT person.id ...`).
+        # The tables and views in FROM and JOIN positions (a view's own name inside its text is a column or qualifier:
+        # Nexmark's `SELECT person.id ...`).
         used = [n for n in translation.names if n in self.catalog.objects and n not in stack]
         for name in used:
             self._register(name, registered, line, stack)
@@ -883,29 +891,40 @@ class SqlSession:
             self._register_tvf(tvf, construct)
         for join in translation.lookups:
             register_lookup_join(self.spark, self.catalog, join)
-        try:
-            spark_text = translation.text
-            # Rewrites that need the operands' types, each from Spark's analysis of the previous one's text
-            # (a text Spark cannot analyse is left as it is, and fails below with Spark's own message).
-            for rewrite in (with_flink_aggregate_types, with_flink_division, with_flink_rounding, with_flink_json_strings,
-                            with_flink_typeof):
-                spark_text = rewrite(self.spark, spark_text) or spark_text
-            for pending, function in ((left_untyped, "JSON_STRING"), (left_pending, "TYPEOF")):
-                if pending(spark_text):
-                    raise SqlError(f"{function} inside the argument of JSON_STRING or TYPEOF is not supported", line=line,
-                                   construct=function, hint=f"{function}(x) of a column or an expression over columns")
-            df = self.spark.sql(spark_text)
-        except SqlError:
-            raise
-        except Exception as exc:
-            missing = re.search(r"The table or view `([^`]+)` cannot be found", str(exc))
-            if missing and missing.group(1) not in self.catalog:
-                error = _spark_error(exc, line, construct)
-                self.catalog.get(missing.group(1).split("`.`")[-1], line=error.line, construct=construct)
-            raise _spark_error(exc, line, construct) from None
+        while True:
+            try:
+                df = self._spark_sql(translation.text, line)
+                break
+            except SqlError:
+                raise
+            except Exception as exc:
+                missing = re.search(r"The table or view `([^`]+)` cannot be found", str(exc))
+                name = missing.group(1) if missing else None
+                if name in self.catalog.objects and name not in stack and name not in used:
+                    # a table the translation did not see in a FROM or JOIN position: registered, and the query planned again
+                    used.append(name)
+                    self._register(name, registered, line, stack)
+                    continue
+                if missing and name not in self.catalog:
+                    error = _spark_error(exc, line, construct)
+                    self.catalog.get(missing.group(1).split("`.`")[-1], line=error.line, construct=construct)
+                raise _spark_error(exc, line, construct) from None
         self._refuse_lost_changes(df, [n for n in used if n in registered], line)
         flags = [registered[n] for n in used if n in registered]
         return df, (all(f[0] for f in flags) if flags else True, any(f[1] for f in flags))
+
+    def _spark_sql(self, spark_text: str, line: int) -> DataFrame:
+        """A translated query planned by Spark, after the rewrites that need its operands' types."""
+        # Each rewrite reads Spark's analysis of the previous one's text (a text Spark cannot analyse is left as it
+        # is, and fails below with Spark's own message).
+        for rewrite in (with_flink_aggregate_types, with_flink_division, with_flink_rounding, with_flink_json_strings,
+                        with_flink_typeof):
+            spark_text = rewrite(self.spark, spark_text) or spark_text
+        for pending, function in ((left_untyped, "JSON_STRING"), (left_pending, "TYPEOF")):
+            if pending(spark_text):
+                raise SqlError(f"{function} inside the argument of JSON_STRING or TYPEOF is not supported", line=line,
+                               construct=function, hint=f"{function}(x) of a column or an expression over columns")
+        return self.spark.sql(spark_text)
 
     def _refuse_python_aggregates(self, text: str, line: int) -> None:
         """A Python aggregate function's call Spark would be given: refused, naming the function (only kindling's
@@ -1017,11 +1036,10 @@ class SqlSession:
         view = self.catalog.objects.get(name) if name is not None else None
         if (isinstance(view, CatalogTable) or (isinstance(view, CatalogView) and view.frame is not None)) and name not in stack:
             self._register(name, registered, query.source_line, stack)
-            table = self.spark.table(_spark_name(name))
-            if ROWKIND_COLUMN not in table.columns:
+            if not self._changelog_views[name]:
                 return None  # an append-only table or API view: Spark reads it in the query as written
             # a table of a changelog format, or a changelog stream's view: its rows, each with its kind, are the updating input
-            return _Source(table, registered[name], f"SELECT * FROM {_quote(name)}", query.source_line, [], stack)
+            return _Source(self.spark.table(_spark_name(name)), registered[name], f"SELECT * FROM {_quote(name)}", query.source_line, [], stack)
         if not isinstance(view, CatalogView) or view.frame is not None or name in stack:
             return None
         self._register(name, registered, query.source_line, stack)  # planned once per statement, as for any view

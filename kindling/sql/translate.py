@@ -142,7 +142,7 @@ class _Rewriter:
                     self.lookup_hints.extend((table, token.line, retry) for table, retry in hints[1])
                     i += 1
                     continue
-            if token.kind in (WORD, QUOTED):
+            if token.kind in (WORD, QUOTED) and _may_name_a_table(tokens, i):
                 self.names.add(token.identifier)
             if token.kind == WORD:
                 replaced = self._at_word(tokens, i)
@@ -836,6 +836,21 @@ _NOT_A_VALUE = ("ARRAY", "MAP", "AND", "OR", "NOT", "SELECT", "WHERE", "WHEN", "
 _ENDS_AN_OPERAND = ("AND", "OR", "AS", "FROM", "WHERE", "GROUP", "ORDER", "HAVING", "LIMIT", "WHEN", "THEN", "ELSE", "END",
                     "UNION", "EXCEPT", "INTERSECT", "IS", "NOT", "IN", "LIKE", "BETWEEN", "SIMILAR", "RLIKE", "WINDOW", "ON",
                     "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "ESCAPE")
+
+
+def _may_name_a_table(tokens: list[Token], i: int) -> bool:
+    """Whether the name at ``i`` may be a table or view the query reads: one after FROM, JOIN, TABLE or a comma
+    (over-approximate: a comma also separates columns), not a column, qualifier or field (``SELECT auction``,
+    ``bid.auction``)."""
+    j = i - 1
+    while j >= 0 and tokens[j].trivia:
+        j -= 1
+    if j < 0 or not (tokens[j].is_word("FROM", "JOIN", "TABLE") or tokens[j].is_symbol(",")):
+        return False
+    k = i + 1
+    while k < len(tokens) and tokens[k].trivia:
+        k += 1
+    return k == len(tokens) or not tokens[k].is_symbol(".")
 
 
 def _operand_end(tokens: list[Token], start: int) -> int:

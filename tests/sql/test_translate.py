@@ -317,3 +317,14 @@ def test_session_tvf_aggregations_become_the_session_group_window():
     assert "FROM (SELECT SESSION_START(ts, INTERVAL '3' SECOND) AS window_start" in rewrite_session_tvfs(nested, 1)
     assert "GROUP BY SESSION(ts, INTERVAL '3' SECOND), ts IS NOT NULL" in rewrite_session_tvfs(nested, 1)
     assert rewrite_session_tvfs("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND))", 1) is None
+
+
+def test_the_names_a_query_may_read_are_those_in_table_positions():
+    # Nexmark's bid view: `auction` is a field of the bid row and a view of its own; only nexmark is read
+    names = translate_query("SELECT bid.auction, bid.price, `dateTime` FROM nexmark WHERE event_type = 2", 1,
+                            lambda: "v").names
+    assert "nexmark" in names and not {"bid", "auction", "price"} & names  # (a name after a comma counts: `dateTime`)
+    names = translate_query("SELECT auction, o.price FROM bid AS o JOIN person p ON o.bidder = p.id, `category` "
+                            "WHERE o.price IN (SELECT price FROM prices)", 1, lambda: "v").names
+    assert {"bid", "person", "category", "prices"} <= names
+    assert not {"auction", "o", "price", "bidder", "id"} & names
