@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 
 from kindling.config import Configuration
-from kindling.runtime import event_time_state, interrupts, worker_monitors
+from kindling.runtime import event_time_state, interrupts, progress_events, worker_monitors
 from kindling.runtime.progress import QueryMetrics, bounded_input_done
 from kindling.runtime.recovery import NO_DATA_BATCHES_CONF, plan_owed_watermark_batch
 from kindling.runtime.restart import RestartStrategy
@@ -136,10 +136,13 @@ class JobClient:
         what the restored watermark allows (Spark would otherwise wait for new input). A bounded query whose
         output never waits on the watermark runs without no-data batches (kindling.runtime.watermark_batches)."""
         if self._quiet[plan.uid]:
-            return with_session_conf(plan.start, plan.frame.sparkSession, {NO_DATA_BATCHES_CONF: "false"})()
-        if _no_data_batches_enabled():
-            plan_owed_watermark_batch(plan.checkpoint)
-        return plan.start()
+            query = with_session_conf(plan.start, plan.frame.sparkSession, {NO_DATA_BATCHES_CONF: "false"})()
+        else:
+            if _no_data_batches_enabled():
+                plan_owed_watermark_batch(plan.checkpoint)
+            query = plan.start()
+        progress_events.listen(query)
+        return query
 
     # --- Flink's JobClient surface ---------------------------------------------------------------
     def get_job_id(self) -> str:
@@ -167,6 +170,7 @@ class JobClient:
         with interrupts.deferred():  # Ctrl-C lands between two calls into the JVM
             while True:
                 interrupts.raise_if_requested()
+                mark = progress_events.current()
                 status = self.poll()
                 if on_progress is not None:
                     on_progress(self)
@@ -174,8 +178,8 @@ class JobClient:
                     break
                 if deadline is not None and time.monotonic() >= deadline:
                     return status
-                # a bounded query's end shows in its progress: look often, so a finished job ends at once
-                self._await_any(0.05 if any(plan.bounded for plan in self.plans) else 0.25)
+                # a query's progress report or end wakes this at once; the timer is the fallback
+                self._await_any(0.05 if any(plan.bounded for plan in self.plans) else 0.25, mark)
         if self._status == "FAILED":
             raise JobFailedError(f"job '{self.job_name}' failed: {self._failure}")
         return self._status
@@ -269,13 +273,10 @@ class JobClient:
         self._queries[plan.uid] = self._start(plan)
         self._status = "RUNNING"
 
-    def _await_any(self, seconds: float) -> None:
-        active = [q for uid, q in self._queries.items() if uid not in self._finished and q.isActive]
-        if active:
-            try:
-                active[0].awaitTermination(seconds)
-            except Exception:  # a failed query; poll() records it
-                pass
+    def _await_any(self, seconds: float, mark: int) -> None:
+        """Wait until a query reports progress or ends after ``mark`` (``progress_events.current()``), at most ``seconds``."""
+        if any(uid not in self._finished and q.isActive for uid, q in self._queries.items()):
+            progress_events.wait_after(mark, seconds)
 
     def _stop_all(self) -> None:
         for query in self._queries.values():
