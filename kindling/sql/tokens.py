@@ -7,6 +7,7 @@ knows its line (errors name the user's line, not a position in rewritten text).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
@@ -64,7 +65,15 @@ class Token:
 
 
 def tokenize(text: str, first_line: int = 1) -> list[Token]:
-    """Split SQL text into tokens; an unterminated string, identifier or comment is an error with its line."""
+    """Split SQL text into tokens; an unterminated string, identifier or comment is an error with its line.
+
+    Planning one statement looks for each construct in the same text (a dozen ``find_*`` calls), so the
+    tokens of recent texts are kept; each caller gets a list of its own (tokens are immutable)."""
+    return list(_tokenize(text, first_line))
+
+
+@functools.lru_cache(maxsize=256)
+def _tokenize(text: str, first_line: int) -> tuple[Token, ...]:
     tokens: list[Token] = []
     i, n, line = 0, len(text), first_line
     while i < n:
@@ -110,7 +119,7 @@ def tokenize(text: str, first_line: int = 1) -> list[Token]:
         piece = text[start:i]
         tokens.append(Token(kind, piece, start, start_line))
         line += piece.count("\n")
-    return tokens
+    return tuple(tokens)
 
 
 def _quoted_end(text: str, i: int, quote: str) -> int:
