@@ -839,13 +839,14 @@ _ENDS_AN_OPERAND = ("AND", "OR", "AS", "FROM", "WHERE", "GROUP", "ORDER", "HAVIN
 
 
 def _may_name_a_table(tokens: list[Token], i: int) -> bool:
-    """Whether the name at ``i`` may be a table or view the query reads: one after FROM, JOIN, TABLE or a comma
-    (over-approximate: a comma also separates columns), not a column, qualifier or field (``SELECT auction``,
-    ``bid.auction``)."""
+    """Whether the name at ``i`` may be a table or view the query reads: one after FROM, JOIN, TABLE, a comma or an
+    opening parenthesis (over-approximate: commas and parentheses also separate and enclose columns, but a view Spark
+    still holds from an earlier statement must not be read in its place), not a column, qualifier or field
+    (``SELECT auction``, ``bid.auction``)."""
     j = i - 1
     while j >= 0 and tokens[j].trivia:
         j -= 1
-    if j < 0 or not (tokens[j].is_word("FROM", "JOIN", "TABLE") or tokens[j].is_symbol(",")):
+    if j < 0 or not (tokens[j].is_word("FROM", "JOIN", "TABLE") or tokens[j].is_symbol(",", "(")):
         return False
     k = i + 1
     while k < len(tokens) and tokens[k].trivia:
