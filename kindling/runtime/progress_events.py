@@ -25,8 +25,8 @@ log = logging.getLogger(__name__)
 
 _changed = threading.Condition()
 _events = 0
-_registered: list[tuple[Any, Any]] = []  # (JVM StreamingQueryManager, listener) pairs, removed at exit
-_listening: set[tuple[int, int]] = set()  # (SparkContext, identity hash code of the JVM StreamingQueryManager) listened to
+# (SparkContext, identity hash code of a JVM StreamingQueryManager) -> (that manager, its listener), removed at exit
+_listeners: dict[tuple[int, int], tuple[Any, Any]] = {}
 
 
 class _Listener:
@@ -77,25 +77,23 @@ def listen(query: Any) -> None:
     try:
         manager = query._jsq.sparkSession().streams()
         key = (id(context), context._jvm.System.identityHashCode(manager))
-        if key in _listening:
+        if key in _listeners:
             return
         ensure_callback_server_started(context._gateway)
         wrapper = context._jvm.org.apache.spark.sql.streaming.PythonStreamingQueryListenerWrapper(_Listener())
         manager.addListener(wrapper)
-        _listening.add(key)
-        if not _registered:
+        if not _listeners:
             atexit.register(_stop_listening)
-        _registered.append((manager, wrapper))
+        _listeners[key] = (manager, wrapper)
     except Exception as exc:  # the timer alone still sees every query end
         log.debug("no streaming listener for job wake-ups: %s", exc)
 
 
 def _stop_listening() -> None:
     """At exit, before PySpark stops Spark: queries that end then must not call back into a Python that is going."""
-    while _registered:
-        manager, wrapper = _registered.pop()
+    for manager, wrapper in _listeners.values():
         try:
             manager.removeListener(wrapper)
         except Exception:  # the JVM is already gone
             pass
-    _listening.clear()
+    _listeners.clear()

@@ -350,7 +350,7 @@ class _Rewriter:
             raise SqlError(f"{word}: '{clauses}' is not supported (only the defaults: NULL ON EMPTY, NULL ON ERROR"
                            + (", WITHOUT WRAPPER" if word == "JSON_QUERY" else "") + ")", line=token.line, construct=word, hint=form)
         json = self.rewrite(args[0])
-        literal = "'" + spark_string_literal(path).replace("'", "\\'") + "'"
+        literal = _quoted_literal(path)
         kind = f"schema_of_variant(try_variant_get(try_parse_json({json}), {literal}))"
         if word == "JSON_QUERY":
             return f"(CASE WHEN {kind} RLIKE '^(OBJECT|ARRAY)' THEN get_json_object({json}, {literal}) END)"
@@ -520,7 +520,7 @@ class _Rewriter:
             raise SqlError("SIMILAR TO is supported with a string literal pattern and no ESCAPE clause", line=tokens[i].line,
                            construct="SIMILAR TO", hint="x SIMILAR TO 'o_[0-9]+', or REGEXP(x, '^o.[0-9]+$')")
         regex = similar_to_regex(tokens[pattern].string_value)
-        return "RLIKE '" + spark_string_literal(regex).replace("'", "\\'") + "'", pattern + 1
+        return "RLIKE " + _quoted_literal(regex), pattern + 1
 
     def _split_index(self, args: list[list[Token]]) -> str:
         """``SPLIT_INDEX(s, sep, n)``: the n-th (from 0) of the pieces of ``s`` between whole occurrences of ``sep``,
@@ -532,7 +532,7 @@ class _Rewriter:
         if len(args[1]) == 1 and args[1][0].kind == STRING:
             value = args[1][0].string_value
             regex = "".join("\\" + ch if ch.isascii() and not ch.isalnum() else ch for ch in value) or "\\s"
-            pattern = "'" + spark_string_literal(regex).replace("'", "\\'") + "'"
+            pattern = _quoted_literal(regex)
         else:
             sep = self.rewrite(args[1])
             pattern = f"CASE WHEN ({sep}) = '' THEN '\\\\s' ELSE regexp_replace({sep}, '([^a-zA-Z0-9])', '\\\\\\\\$1') END"
@@ -802,6 +802,11 @@ def spark_string_literal(text: str) -> str:
     return text.replace("\\", "\\\\")
 
 
+def _quoted_literal(text: str) -> str:
+    """A string (a regex, a JSON path) as a quoted Spark SQL literal: backslashes doubled, quotes escaped."""
+    return "'" + spark_string_literal(text).replace("'", "\\'") + "'"
+
+
 def similar_to_regex(pattern: str) -> str:
     """A SQL ``SIMILAR TO`` pattern as a Java regex matching whole strings: ``%`` and ``_`` are ``.*`` and ``.``,
     ``| * + ? { } ( ) [ ]`` keep their regex meaning, every other character (``.``, ``^``, ``$``, ``\\``) is itself."""
@@ -843,15 +848,9 @@ def _may_name_a_table(tokens: list[Token], i: int) -> bool:
     opening parenthesis (over-approximate: commas and parentheses also separate and enclose columns, but a view Spark
     still holds from an earlier statement must not be read in its place), not a column, qualifier or field
     (``SELECT auction``, ``bid.auction``)."""
-    j = i - 1
-    while j >= 0 and tokens[j].trivia:
-        j -= 1
-    if j < 0 or not (tokens[j].is_word("FROM", "JOIN", "TABLE") or tokens[j].is_symbol(",", "(")):
-        return False
-    k = i + 1
-    while k < len(tokens) and tokens[k].trivia:
-        k += 1
-    return k == len(tokens) or not tokens[k].is_symbol(".")
+    before, after = previous_significant(tokens, i), next_significant(tokens, i)
+    return (before is not None and (tokens[before].is_word("FROM", "JOIN", "TABLE") or tokens[before].is_symbol(",", "("))
+            and (after is None or not tokens[after].is_symbol(".")))
 
 
 def _operand_end(tokens: list[Token], start: int) -> int:

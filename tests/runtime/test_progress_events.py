@@ -9,9 +9,9 @@ def test_a_querys_progress_wakes_a_waiter_and_its_session_is_listened_to_once(sp
     query = spark.readStream.format("rate").option("rowsPerSecond", "5").load().writeStream.format("noop").start()
     try:
         progress_events.listen(query)
-        listened = len(progress_events._registered)
+        listened = len(progress_events._listeners)
         progress_events.listen(query)  # the same session: no second listener
-        assert len(progress_events._registered) == listened
+        assert len(progress_events._listeners) == listened
         mark = progress_events.current()
         progress_events.wait_after(mark, 60)  # returns at the query's first progress report, not after a minute
         assert progress_events.current() != mark
