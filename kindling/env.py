@@ -60,8 +60,13 @@ DEFAULT_JOB_NAME = "kindling-job"
 # non-deterministic one below it nor pushes it further down, so user filters stay above the
 # end-of-input filter: the marker row always reaches the watermark operator, and user
 # expressions never see it.
-def _optimizer_barrier() -> Column:
-    return F.spark_partition_id() >= 0
+_OPTIMIZER_BARRIER = "spark_partition_id() >= 0"
+_EOS = f"`{EOS_COLUMN}`"
+# The filters that take the end-of-input marker out of a source's rows, each one Spark expression
+# (one call into the JVM where the same condition built from Column objects takes a dozen).
+_WITHOUT_MARKER = f"({_EOS} IS NULL OR NOT {_EOS}) AND {_OPTIMIZER_BARRIER}"
+_BEFORE_END_OF_TIME = (f"`{ROWTIME}` < timestamp_millis({int(END_OF_TIME_THRESHOLD.timestamp() * 1000)}) "
+                       f"AND {_OPTIMIZER_BARRIER}")
 
 
 class StreamEnvironment:
@@ -299,11 +304,28 @@ class StreamEnvironment:
         if type_info is None:
             type_info = getattr(source, "type_info", None)  # a source whose records are PyFlink-typed (NumberSequenceSource)
         strategy = watermark_strategy or WatermarkStrategy.no_watermarks()
-        self._job_sources.append(source)
         if self.is_batch() and source.bounded and not strategy.has_watermarks:
             # Batch mode: the end of a bounded input is a watermark at the end of time, so keyed operations
             # (rolling aggregations, timers) emit their final results then; records carry no time of their own.
             strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(F.lit(0).cast(LongType()))
+        df = self.source_frame(source, strategy, lambda loaded: self._event_time_column(loaded, strategy, type_info))
+        df = df.drop(EOS_COLUMN)
+        stream = DataStream(self, df, name=source_name, event_time=strategy.has_watermarks, bounded=source.bounded, type_info=type_info)
+        # assign_timestamps_and_watermarks on this stream plans the source again with the strategy: the
+        # watermark must be set where the end-of-input marker still flows (see _apply_event_time).
+        stream._replan = lambda new_strategy: self.from_source(source, new_strategy, source_name, type_info)
+        return stream
+
+    def source_frame(self, source: Source, strategy: WatermarkStrategy,
+                     event_time: Callable[[DataFrame], Column]) -> DataFrame:
+        """A source's rows as Spark reads them, with the end-of-input marker column still in place but its row gone.
+
+        With a watermark strategy, ``event_time`` gives the rows' event time (a TIMESTAMP expression over the loaded
+        frame); the marker's row passes the watermark as the end of time and stops right after it. The SQL planner
+        calls this directly: it projects the table's columns next, which drops the marker column with no step of its
+        own (each step of a frame is one more Spark analysis).
+        """
+        self._job_sources.append(source)
         df = (
             self.spark.readStream.format(spark_format(source.connector))
             .schema(source.read_schema())
@@ -312,16 +334,8 @@ class StreamEnvironment:
             .load()
         )
         if strategy.has_watermarks:
-            df = self._apply_event_time(df, source, strategy, type_info)
-        else:
-            df = df.where((F.col(EOS_COLUMN).isNull() | ~F.col(EOS_COLUMN)) & _optimizer_barrier()).withColumn(
-                ROWTIME, F.lit(None).cast(TimestampType()))
-        df = df.drop(EOS_COLUMN)
-        stream = DataStream(self, df, name=source_name, event_time=strategy.has_watermarks, bounded=source.bounded, type_info=type_info)
-        # assign_timestamps_and_watermarks on this stream plans the source again with the strategy: the
-        # watermark must be set where the end-of-input marker still flows (see _apply_event_time).
-        stream._replan = lambda new_strategy: self.from_source(source, new_strategy, source_name, type_info)
-        return stream
+            return self._apply_event_time(df, source, strategy, event_time(df))
+        return df.where(F.expr(_WITHOUT_MARKER)).withColumn(ROWTIME, F.lit(None).cast(TimestampType()))
 
     def add_source(self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None) -> DataStream:
         """A stream from a legacy SourceFunction (PyFlink's ``add_source``): ``FlinkKinesisConsumer``.
@@ -406,20 +420,18 @@ class StreamEnvironment:
 
         return self.from_collection(list(range(start, end + 1)), Types.LONG())
 
-    def _apply_event_time(self, df: DataFrame, source: Source, strategy: WatermarkStrategy, type_info: Any = None) -> DataFrame:
-        eos = F.col(EOS_COLUMN).isNotNull() & F.col(EOS_COLUMN)
-        timestamp = self._event_time_column(df, strategy, type_info)
-        missing = F.raise_error(F.lit(f"a record of source '{source.connector}' has no event time (the timestamp assigner returned null)"))
-        df = df.withColumn(
-            ROWTIME,
-            F.when(eos, F.lit(END_OF_TIME).cast(TimestampType())).when(timestamp.isNull(), missing.cast(TimestampType())).otherwise(timestamp),
-        )
+    def _apply_event_time(self, df: DataFrame, source: Source, strategy: WatermarkStrategy, timestamp: Column) -> DataFrame:
+        message = f"a record of source '{source.connector}' has no event time (the timestamp assigner returned null)"
+        missing = F.raise_error(F.lit(message)).cast(TimestampType())
+        end_of_time = f"timestamp_millis({int(END_OF_TIME.timestamp() * 1000)})"
+        df = df.withColumn(ROWTIME, F.when(F.expr(f"{_EOS} IS NOT NULL AND {_EOS}"), F.expr(end_of_time))
+                           .when(timestamp.isNull(), missing).otherwise(timestamp))
         delay = strategy.out_of_orderness
         assert delay is not None
         df = df.withWatermark(ROWTIME, spark_interval(delay))
         # The end-of-input marker must pass the watermark operator and stop right after it. The
         # condition names the event-time column so that Spark does not push it below the watermark.
-        return df.where((F.col(ROWTIME) < F.lit(END_OF_TIME_THRESHOLD).cast(TimestampType())) & _optimizer_barrier())
+        return df.where(F.expr(_BEFORE_END_OF_TIME))
 
     def _event_time_column(self, df: DataFrame, strategy: WatermarkStrategy, type_info: Any = None) -> Column:
         assigner = strategy.timestamp_assigner
@@ -428,6 +440,8 @@ class StreamEnvironment:
                 "the watermark strategy has no timestamp assigner: use "
                 "WatermarkStrategy.for_bounded_out_of_orderness(...).with_timestamp_assigner('<timestamp field>')"
             )
+        if isinstance(assigner, str) and assigner in df.columns:  # a field: its type is in the schema
+            return _as_timestamp(F.col("`" + assigner.replace("`", "``") + "`"), df.schema[assigner].dataType)
         if isinstance(assigner, (str, Column)):
             expression = F.col(assigner) if isinstance(assigner, str) else assigner
             try:

@@ -9,6 +9,7 @@ and options OVERWRITING (the new table's options win).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Union
 
@@ -27,6 +28,20 @@ from kindling.sql.ddl import ColumnDef, CreateTable, CreateView, WatermarkDef
 from kindling.sql.errors import SqlError
 from kindling.sql.object_identifier import ObjectIdentifier
 from kindling.sql.rowtime_source import StoredRowtime, stored_rowtime
+
+_TIME_ATTRIBUTE_TYPE = re.compile(r"TIMESTAMP(_LTZ)?\([0-3]\)( NOT NULL)?")
+
+
+def check_rowtime_type(flink_type: str, line: int) -> None:
+    """Refuse a watermark on a column of another type than TIMESTAMP(p) or TIMESTAMP_LTZ(p) with p from 0 to 3, with
+    Flink's message (recorded from PyFlink 2.3): a BIGINT of epoch milliseconds or a TIMESTAMP(6) is no time field."""
+    from kindling.sql.column_types import without_markers
+
+    if not _TIME_ATTRIBUTE_TYPE.fullmatch(without_markers(flink_type)):
+        raise SqlError("Invalid data type of time field for watermark definition. The field must be of type TIMESTAMP(p) or "
+                       "TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, but the time field type is "
+                       f"{without_markers(flink_type)}", line=line, construct="WATERMARK",
+                       hint="a TIMESTAMP(3) column, or a computed one: ts AS TO_TIMESTAMP_LTZ(epoch_millis, 3)")
 
 
 @dataclass
@@ -272,6 +287,10 @@ class Catalog:
             raise SqlError(f"WATERMARK FOR '{table.watermark.column}': no such column in '{table.name}'"
                            + (f"; did you mean '{hint}'?" if hint else ""), line=table.watermark.line, construct="WATERMARK",
                            hint="WATERMARK FOR <a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column> AS col - INTERVAL '5' SECOND")
+        if table.watermark is not None:
+            rowtime_type = table.flink_types(streaming=False)[table.watermark.column]
+            if rowtime_type is not None:  # None: a computed column typed once its query is planned
+                check_rowtime_type(rowtime_type, table.watermark.line)
 
     def _merge_like(self, table: CatalogTable, statement: CreateTable) -> CatalogTable:
         like = statement.like

@@ -42,7 +42,7 @@ from kindling.runtime.scratch import retire
 from kindling.sql import ddl, pushdown
 from kindling.sql.aggregate_functions import UserDefinedAggregateFunction
 from kindling.sql.aggregates import with_flink_aggregate_types
-from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, describe_rows
+from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, check_rowtime_type, describe_rows
 from kindling.sql.changelog_functions import TO_CHANGELOG, ChangelogCall, find_changelog_call, from_changelog, to_changelog
 from kindling.sql.column_types import carried_type, known_types, window_property_types, with_type
 from kindling.sql.declared_types import with_declared_types
@@ -1404,18 +1404,18 @@ class SqlSession:
                     for c in table.columns if c.kind == "computed"}
         if self.batch:
             return self._bounded_table_frame(table, source, computed, line)
-        strategy = None
+        strategy = WatermarkStrategy.no_watermarks()
         rowtime = table.watermark.column if table.watermark is not None else None
+        types = table.flink_types(streaming=True)
         if table.watermark is not None:
             delay = watermark_delay(table.watermark.expression, table.watermark.column, table.watermark.line)
-            assigner = F.expr(computed[rowtime]) if rowtime in computed else F.col(_quote(rowtime))
-            strategy = WatermarkStrategy.for_bounded_out_of_orderness(delay).with_timestamp_assigner(assigner)
+            strategy = WatermarkStrategy.for_bounded_out_of_orderness(delay)
         try:
-            stream = self.env.from_source(source, strategy, f"Source: {table.name}")
+            df = self.env.source_frame(source, strategy, lambda loaded: self._rowtime(table, loaded, computed, types))
+        except SqlError:
+            raise
         except Exception as exc:
             raise _spark_error(exc, table.watermark.line if table.watermark else table.line, f"table '{table.name}'") from None
-        df = stream._df
-        types = table.flink_types(streaming=True)
         projection: list[Column] = []
         for column in table.columns:
             if column.name == rowtime:
@@ -1434,6 +1434,23 @@ class SqlSession:
         except Exception as exc:
             raise _spark_error(exc, table.line, f"table '{table.name}'") from None
         return df, (source.bounded, table.watermark is not None)
+
+    @staticmethod
+    def _rowtime(table: CatalogTable, loaded: DataFrame, computed: dict[str, str], types: dict[str, Optional[str]]) -> Column:
+        """The event time of a table's rows: its watermark's column, whose type the catalog checked when it is declared
+        or derived from the text; a computed column of another form is checked here, on its planned type."""
+        assert table.watermark is not None
+        rowtime = table.watermark.column
+        if rowtime not in computed:
+            return F.col(_quote(rowtime))
+        expression = F.expr(computed[rowtime])
+        if types[rowtime] is None:
+            field = loaded.select(expression).schema.fields[0]
+            if isinstance(field.dataType, TimestampNTZType):
+                return expression.cast(TimestampType())
+            if not isinstance(field.dataType, TimestampType):
+                check_rowtime_type(flink_type_name(field.dataType) + ("" if field.nullable else " NOT NULL"), table.watermark.line)
+        return expression
 
     def _bounded_table_frame(self, table: CatalogTable, source: Source, computed: dict[str, str],
                              line: int) -> tuple[DataFrame, tuple[bool, bool]]:

@@ -257,3 +257,28 @@ def test_catalog_errors():
         catalog.create_table(parse_statement("CREATE TABLE t (a INT, PRIMARY KEY (b) NOT ENFORCED) WITH ('connector' = 'print')"))
     with pytest.raises(SqlError, match=r"WATERMARK FOR 'tss': no such column in 't'; did you mean 'ts'"):
         catalog.create_table(parse_statement("CREATE TABLE t (ts TIMESTAMP(3), WATERMARK FOR tss AS tss) WITH ('connector' = 'print')"))
+
+
+# Flink's refusals, recorded from PyFlink 2.3 (CREATE TABLE in a streaming TableEnvironment): a watermark needs a
+# TIMESTAMP(p) or TIMESTAMP_LTZ(p) time field with p from 0 to 3, whatever the connector.
+_NOT_A_TIME_FIELD = ("Invalid data type of time field for watermark definition. The field must be of type TIMESTAMP(p) or "
+                     "TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, but the time field type is ")
+
+
+@pytest.mark.parametrize("columns, printed", [
+    ("ts BIGINT, WATERMARK FOR ts AS ts - 5", "BIGINT"),
+    ("s STRING, WATERMARK FOR s AS s", "STRING"),
+    ("ts TIMESTAMP(6), WATERMARK FOR ts AS ts", "TIMESTAMP(6)"),
+    ("ts TIMESTAMP, WATERMARK FOR ts AS ts", "TIMESTAMP(6)"),
+    ("ts BIGINT NOT NULL, WATERMARK FOR ts AS ts", "BIGINT NOT NULL"),
+    ("s STRING, ts AS CAST(s AS TIMESTAMP(6)), WATERMARK FOR ts AS ts", "TIMESTAMP(6)"),
+])
+def test_a_watermark_needs_a_time_field_of_millisecond_precision(columns, printed):
+    catalog = Catalog()
+    with pytest.raises(SqlError, match=re.escape(_NOT_A_TIME_FIELD + printed) + r"(\.|$)"):
+        catalog.create_table(parse_statement(f"CREATE TABLE t ({columns}) WITH ('connector' = 'datagen')"))
+    for accepted in ("ts TIMESTAMP(3), WATERMARK FOR ts AS ts", "ts TIMESTAMP_LTZ(0), WATERMARK FOR ts AS ts",
+                     "ts TIMESTAMP(3) WITH LOCAL TIME ZONE, WATERMARK FOR ts AS ts",
+                     "n BIGINT, ts AS TO_TIMESTAMP_LTZ(n, 3), WATERMARK FOR ts AS ts"):
+        catalog.create_table(parse_statement(f"CREATE TABLE ok ({accepted}) WITH ('connector' = 'datagen')"))
+        catalog.drop("TABLE", "ok", False, 1)
