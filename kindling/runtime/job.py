@@ -122,10 +122,11 @@ class JobClient:
         self._finished: set[str] = set()
         self._restart = RestartStrategy(self.conf)
         self._failure: Optional[str] = None
+        plans = event_time_state.read_plans([plan.frame for plan in self.plans])  # each query's plan, read once
         # Per query: whether it is bounded and its output never waits on the watermark (kindling.runtime.watermark_batches).
-        self._quiet = {plan.uid: plan.bounded and plan.frame is not None and not output_waits_on_watermark(plan.frame)
-                       for plan in self.plans}
-        event_time_state.declare([plan.frame for plan in self.plans])
+        self._quiet = {plan.uid: plan.bounded and nodes is not None and not output_waits_on_watermark(nodes)
+                       for plan, nodes in zip(self.plans, plans)}
+        event_time_state.declare(plans)
         for plan in self.plans:
             self._queries[plan.uid] = self._start(plan)
         self._status = "RUNNING"

@@ -20,46 +20,33 @@ that does not group by an event-time column, ``transformWithState`` without a ti
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Sequence
 
-from pyspark.sql import DataFrame
-
-from kindling.runtime.event_time_state import RECORD_AT_A_TIME, groups_by_event_time, plan_nodes
+from kindling.runtime.plan_nodes import RECORD_AT_A_TIME, TIMED, PlanNode
 
 # Stateful analyzed-plan nodes that emit only on input: a newer watermark just evicts their state.
 _QUIET = frozenset({"Deduplicate", "DeduplicateWithinWatermark", "GlobalLimit", "LocalLimit"})
-_TRANSFORM_WITH_STATE = frozenset({"TransformWithState", "TransformWithStateInPandas", "TransformWithStateInPySpark"})
-_MAP_GROUPS_WITH_STATE = frozenset({"FlatMapGroupsWithState", "FlatMapGroupsInPandasWithState"})
 
 
-def output_waits_on_watermark(frame: DataFrame) -> bool:
-    """Whether some operator of ``frame``'s streaming query may emit because the watermark advanced.
+def output_waits_on_watermark(nodes: Sequence[PlanNode]) -> bool:
+    """Whether some operator of a streaming query (the nodes of its plan) may emit because the watermark advanced.
 
     >>> from pyspark.sql import SparkSession
+    >>> from kindling.runtime.plan_nodes import read_plan
     >>> spark = SparkSession.builder.getOrCreate()
     >>> ticks = spark.readStream.format("rate").load().withWatermark("timestamp", "1 second")
-    >>> output_waits_on_watermark(ticks.dropDuplicates(["value"]))
+    >>> output_waits_on_watermark(read_plan(ticks.dropDuplicates(["value"])))
     False
     """
     # a static side keeps no state across micro-batches
-    return any(_may_emit_on_watermark(node) for node in plan_nodes(frame, streaming_only=True))
+    return any(_may_emit_on_watermark(node) for node in nodes if node.streaming)
 
 
-def _may_emit_on_watermark(node: Any) -> bool:
-    name = node.nodeName()
-    if name in RECORD_AT_A_TIME or name in _QUIET:
+def _may_emit_on_watermark(node: PlanNode) -> bool:
+    if node.name in RECORD_AT_A_TIME or node.name in _QUIET:
         return False
-    try:
-        if name == "Aggregate":
-            return groups_by_event_time(node)
-        if name == "Join":
-            children = node.children()
-            both_streams = all(children.apply(i).isStreaming() for i in range(children.size()))
-            return both_streams and node.joinType().sql() != "INNER"
-        if name in _TRANSFORM_WITH_STATE:
-            return str(node.timeMode()) != "NoTime"
-        if name in _MAP_GROUPS_WITH_STATE:
-            return str(node.timeout()) != "NoTimeout"
-    except Exception:  # a Spark whose plan nodes look different: assume the watermark matters
-        return True
+    if node.name == "Aggregate":
+        return node.groups_by_event_time
+    if node.name in TIMED:
+        return node.timed is not False  # unknown: assume the watermark matters
     return True

@@ -4,6 +4,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
+from kindling.runtime.plan_nodes import read_plan
 from kindling.runtime.watermark_batches import output_waits_on_watermark
 
 
@@ -39,7 +40,7 @@ def test_operators_that_only_evict_on_a_watermark_need_no_batch_without_input(ti
             _Echo(), "l_key long, l_ts timestamp", "Append", "None"),
     }
     for name, frame in quiet.items():
-        assert not output_waits_on_watermark(frame), name
+        assert not output_waits_on_watermark(read_plan(frame)), name
 
 
 def test_operators_that_emit_on_a_watermark_keep_spark_s_batches_without_input(ticks):
@@ -57,4 +58,4 @@ def test_operators_that_emit_on_a_watermark_keep_spark_s_batches_without_input(t
         .groupBy(F.window("l_ts", "1 minute")).count(),
     }
     for name, frame in waiting.items():
-        assert output_waits_on_watermark(frame), name
+        assert output_waits_on_watermark(read_plan(frame)), name

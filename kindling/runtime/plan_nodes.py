@@ -1,0 +1,96 @@
+"""The nodes of a streaming query's analyzed plan, read from the JVM once per query.
+
+A job's start asks two questions of each query's plan: which source scans it reads and whether it may keep
+event-time state (:mod:`kindling.runtime.event_time_state`), and whether its output waits on the watermark
+(:mod:`kindling.runtime.watermark_batches`). Each node read through Py4J costs several calls into the JVM, so the
+plan is read once into :class:`PlanNode` facts and both questions are answered from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from pyspark.sql import DataFrame
+
+from kindling.connectors.base import TABLE_SCAN
+
+_DELAY_KEY = "spark.watermarkDelayMs"  # Spark's metadata on an event-time column (EventTimeWatermark.delayKey)
+
+# Analyzed-plan nodes that transform records one at a time and keep no state across micro-batches.
+RECORD_AT_A_TIME = frozenset({
+    "Project", "Filter", "EventTimeWatermark", "SubqueryAlias", "View", "Union", "Generate", "Expand",
+    "Repartition", "RepartitionByExpression", "RebalancePartitions", "ResolvedHint", "CollectMetrics",
+    "MapInPandas", "MapInArrow", "PythonMapInArrow", "MapPartitions", "MapElements", "TypedFilter",
+    "DeserializeToObject", "SerializeFromObject", "AppendColumns", "Sample", "WithCTE", "CTERelationRef",
+    "StreamingRelation", "StreamingRelationV2", "StreamingExecutionRelation", "LocalRelation", "OneRowRelation",
+})
+_TRANSFORM_WITH_STATE = frozenset({"TransformWithState", "TransformWithStateInPandas", "TransformWithStateInPySpark"})
+_MAP_GROUPS_WITH_STATE = frozenset({"FlatMapGroupsWithState", "FlatMapGroupsInPandasWithState"})
+# The stateful nodes whose ``timed`` fact is read: whether the watermark or a timer can make them emit.
+TIMED = frozenset({"Join"}) | _TRANSFORM_WITH_STATE | _MAP_GROUPS_WITH_STATE
+
+
+@dataclass(frozen=True)
+class PlanNode:
+    """What the job's start needs to know of one analyzed-plan node.
+
+    ``streaming``: whether the node's subtree reads a stream (every node below a static one is static).
+    ``scan_id``: a stream scan's ``TABLE_SCAN`` option. ``groups_by_event_time``: an Aggregate grouped by an
+    event-time column. ``timed``: for a join, whether it is an outer join of two streams; for
+    ``transformWithState``, whether it has a time mode; for ``[flat]mapGroupsWithState``, whether it has a timeout;
+    None where the node is not one of those or its fields could not be read.
+    """
+
+    name: str
+    streaming: bool
+    scan_id: Optional[str] = None
+    groups_by_event_time: bool = False
+    timed: Optional[bool] = None
+
+
+def read_plan(frame: DataFrame) -> list[PlanNode]:
+    """The nodes of ``frame``'s analyzed plan, parents before their children."""
+    nodes: list[PlanNode] = []
+    stack = [frame._jdf.queryExecution().analyzed()]
+    while stack:
+        node = stack.pop()
+        children = node.children()
+        kids = [children.apply(i) for i in range(children.size())]
+        nodes.append(_facts(node, node.nodeName(), node.isStreaming(), kids))
+        stack.extend(kids)
+    return nodes
+
+
+def _facts(node: Any, name: str, streaming: bool, children: list[Any]) -> PlanNode:
+    if name == "StreamingRelationV2":
+        scan_id = node.extraOptions().get(TABLE_SCAN)
+        return PlanNode(name, streaming, scan_id=str(scan_id) if scan_id else None)
+    if name == "Aggregate":
+        return PlanNode(name, streaming, groups_by_event_time=_groups_by_event_time(node))
+    try:
+        if name == "Join":
+            both_streams = all(child.isStreaming() for child in children)
+            return PlanNode(name, streaming, timed=both_streams and node.joinType().sql() != "INNER")
+        if name in _TRANSFORM_WITH_STATE:
+            return PlanNode(name, streaming, timed=str(node.timeMode()) != "NoTime")
+        if name in _MAP_GROUPS_WITH_STATE:
+            return PlanNode(name, streaming, timed=str(node.timeout()) != "NoTimeout")
+    except Exception:  # a Spark whose plan nodes look different: the node's timing stays unknown
+        pass
+    return PlanNode(name, streaming)
+
+
+def _groups_by_event_time(aggregate: Any) -> bool:
+    """Whether an Aggregate groups by an event-time column (the rowtime itself, or a window over it): only
+    then does Spark use the watermark for it (to drop late rows and evict finished groups). A group by a
+    value computed from the rowtime (``FLOOR(ts TO HOUR)``) is an updating aggregation, as in Flink's planner,
+    and holding a partition back would only delay its updates."""
+    groups = aggregate.groupingExpressions()
+    for i in range(groups.size()):
+        expression = groups.apply(i)
+        while expression.nodeName() == "Alias":
+            expression = expression.child()
+        if expression.nodeName() == "AttributeReference" and expression.metadata().contains(_DELAY_KEY):
+            return True
+    return False
