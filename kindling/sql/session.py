@@ -569,31 +569,37 @@ class SqlSession:
                            line=insert.line, construct="INSERT", hint="as many query columns as table columns, in table order")
         source = dict(zip(chosen, planned.columns))
         schema = planned.df.schema
+        if planned.updating and not get_connector(table.connector).consumes_updates(table.connector_options()):
+            raise SqlError(f"table sink '{table.name}' (connector '{table.connector}') doesn't support consuming update changes, "
+                           "which this query produces (an unbounded GROUP BY, DISTINCT or Top-N)", line=insert.line, construct="INSERT",
+                           hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
+        # The query's frame as it is when its columns are the table's (names, order, types, no precision to cut);
+        # otherwise a projection onto the table's columns.
+        as_is = [c.name for c in targets] == list(schema.names) and all(
+            source.get(c.name) == c.name and schema[c.name].dataType == c.type.spark and _timestamp_precision(c.type.flink) is None
+            for c in targets if c.type is not None)
+        df = planned.df if as_is else planned.df.select(*self._sink_projection(targets, source, schema, planned.updating))
+        window_end = next((target for target, column in source.items()
+                           if (schema[column].metadata or {}).get(WINDOW_END_METADATA)), None)
+        return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names,
+                            planned.changelog, window_end), table
+
+    @staticmethod
+    def _sink_projection(targets: list[Any], source: dict[str, str], schema: StructType, updating: bool) -> list[Column]:
+        """The query's columns cast to the sink table's types, in its order (NULL for a column the INSERT leaves out)."""
         projected: list[Column] = []
-        as_is = [c.name for c in targets] == list(schema.names)  # the query's columns are the table's, in its order
         for column in targets:
             assert column.type is not None
             if column.name in source:
                 value = F.col(_quote(source[column.name]))
                 if schema[source[column.name]].dataType != column.type.spark:
-                    value, as_is = value.cast(column.type.spark), False
-                precise = _with_precision(value, column.type.flink)
-                as_is = as_is and precise is value and source[column.name] == column.name
-                projected.append(precise.alias(column.name))
+                    value = value.cast(column.type.spark)
+                projected.append(_with_precision(value, column.type.flink).alias(column.name))
             else:
                 projected.append(F.lit(None).cast(column.type.spark).alias(column.name))
-                as_is = False
-        if planned.updating:
+        if updating:
             projected.append(F.col(ROWKIND_COLUMN))
-            if not get_connector(table.connector).consumes_updates(table.connector_options()):
-                raise SqlError(f"table sink '{table.name}' (connector '{table.connector}') doesn't support consuming update changes, "
-                               "which this query produces (an unbounded GROUP BY, DISTINCT or Top-N)", line=insert.line, construct="INSERT",
-                               hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
-        df = planned.df if as_is else planned.df.select(*projected)
-        window_end = next((target for target, column in source.items()
-                           if (schema[column].metadata or {}).get(WINDOW_END_METADATA)), None)
-        return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names,
-                            planned.changelog, window_end), table
+        return projected
 
     def _plan(self, text: str, line: int, construct: str, retractions: bool = False) -> PlannedQuery:
         """Translate, register what the query reads, let Spark plan it, and decide its changelog.
@@ -1657,12 +1663,17 @@ def _result_types(planned: PlannedQuery) -> list[Optional[str]]:
     return [known.get(c) for c in planned.columns]
 
 
+def _timestamp_precision(flink_type: str) -> Optional[int]:
+    """p of a TIMESTAMP(p) or TIMESTAMP_LTZ(p) finer digits of which Spark would keep (p < 6); None for other types."""
+    match = re.match(r"TIMESTAMP(?:_LTZ)?\((\d)\)", flink_type)
+    return int(match.group(1)) if match is not None and int(match.group(1)) < 6 else None
+
+
 def _with_precision(value: Column, flink_type: str) -> Column:
     """TIMESTAMP(p) with p < 6 holds no finer digits, as in Flink (Spark keeps microseconds)."""
-    match = re.match(r"TIMESTAMP(?:_LTZ)?\((\d)\)", flink_type)
-    if match is None or int(match.group(1)) >= 6:
+    precision = _timestamp_precision(flink_type)
+    if precision is None:
         return value
-    precision = int(match.group(1))
     if precision == 0:
         return F.date_trunc("second", value)
     unit = 10 ** (6 - precision)
