@@ -250,9 +250,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         figures: dict[str, Any] = {}
         notes = []
         # kindling and PySpark share one JVM: whichever ran a query's shape first would pay for compiling its code,
-        # so they take turns, round after round, and each one's fastest round counts. PyFlink starts a JVM per job.
-        turns = [("kindling", lambda query=query: run_kindling(env, query, args.timeout)),
-                 ("pyspark", lambda query=query: run_pyspark(env.spark, query, workload, checkpoints))] * args.rounds
+        # and each run leaves the JVM a little warmer for the next. So they take turns in a balanced order (kindling
+        # first in odd rounds, PySpark first in even ones: k p p k ...) and each one's fastest round counts; always
+        # going second would favour one side. PyFlink starts a JVM per job.
+        pair = [("kindling", lambda query=query: run_kindling(env, query, args.timeout)),
+                ("pyspark", lambda query=query: run_pyspark(env.spark, query, workload, checkpoints))]
+        turns = [turn for n in range(args.rounds) for turn in (pair if n % 2 == 0 else pair[::-1])]
         turns.append(("pyflink", lambda query=query: run_pyflink(str(pyflink), query, events_json, args.timeout) if events_json else None))
         for system, run in turns:
             if system in figures and figures[system] is None:
