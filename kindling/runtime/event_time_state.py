@@ -11,15 +11,10 @@ functions and aggregations that do not group by an event-time column.
 
 from __future__ import annotations
 
-import logging
 from typing import Optional, Sequence
 
-from pyspark.sql import DataFrame
-
 from kindling.connectors import watermark_use
-from kindling.runtime.plan_nodes import RECORD_AT_A_TIME, PlanNode, read_plan
-
-log = logging.getLogger("kindling.job")
+from kindling.runtime.plan_nodes import RECORD_AT_A_TIME, PlanNode
 
 
 def scans(nodes: Sequence[PlanNode]) -> tuple[set[str], bool]:
@@ -50,15 +45,3 @@ def declare(plans: Sequence[Optional[Sequence[PlanNode]]]) -> None:
         (stateful if keeps_state else stateless).update(ids)
     watermark_use.declare(stateless - stateful, stateful)
 
-
-def read_plans(frames: Sequence[Optional[DataFrame]]) -> list[Optional[list[PlanNode]]]:
-    """Each frame's plan nodes; None for a query without a frame or whose plan could not be read (py4j, or a plan
-    shape not seen before), which keeps every hold and Spark's batches without input."""
-    plans: list[Optional[list[PlanNode]]] = []
-    for frame in frames:
-        try:
-            plans.append(read_plan(frame) if frame is not None else None)
-        except Exception as exc:
-            log.debug("could not read a query plan for event-time state: %s", exc)
-            plans.append(None)
-    return plans

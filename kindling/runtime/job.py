@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 
 from kindling.config import Configuration
-from kindling.runtime import event_time_state, interrupts, progress_events, worker_monitors
+from kindling.runtime import event_time_state, interrupts, plan_nodes, progress_events, worker_monitors
 from kindling.runtime.progress import QueryMetrics, bounded_input_done
 from kindling.runtime.recovery import NO_DATA_BATCHES_CONF, plan_owed_watermark_batch
 from kindling.runtime.restart import RestartStrategy
@@ -122,7 +122,7 @@ class JobClient:
         self._finished: set[str] = set()
         self._restart = RestartStrategy(self.conf)
         self._failure: Optional[str] = None
-        plans = event_time_state.read_plans([plan.frame for plan in self.plans])  # each query's plan, read once
+        plans = plan_nodes.read_plans([plan.frame for plan in self.plans])  # each query's plan, read once
         # Per query: whether it is bounded and its output never waits on the watermark (kindling.runtime.watermark_batches).
         self._quiet = {plan.uid: plan.bounded and nodes is not None and not output_waits_on_watermark(nodes)
                        for plan, nodes in zip(self.plans, plans)}

@@ -8,12 +8,15 @@ plan is read once into :class:`PlanNode` facts and both questions are answered f
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from pyspark.sql import DataFrame
 
 from kindling.connectors.base import TABLE_SCAN
+
+log = logging.getLogger("kindling.job")
 
 _DELAY_KEY = "spark.watermarkDelayMs"  # Spark's metadata on an event-time column (EventTimeWatermark.delayKey)
 
@@ -52,17 +55,31 @@ class PlanNode:
 def read_plan(frame: DataFrame) -> list[PlanNode]:
     """The nodes of ``frame``'s analyzed plan, parents before their children."""
     nodes: list[PlanNode] = []
-    stack = [frame._jdf.queryExecution().analyzed()]
+    root = frame._jdf.queryExecution().analyzed()
+    stack = [(root, bool(root.isStreaming()))]
     while stack:
-        node = stack.pop()
+        node, streaming = stack.pop()
         children = node.children()
-        kids = [children.apply(i) for i in range(children.size())]
-        nodes.append(_facts(node, node.nodeName(), node.isStreaming(), kids))
+        kids = [(kid, bool(kid.isStreaming())) for kid in (children.apply(i) for i in range(children.size()))]
+        nodes.append(_facts(node, node.nodeName(), streaming, [kid_streaming for _, kid_streaming in kids]))
         stack.extend(kids)
     return nodes
 
 
-def _facts(node: Any, name: str, streaming: bool, children: list[Any]) -> PlanNode:
+def read_plans(frames: Sequence[Optional[DataFrame]]) -> list[Optional[list[PlanNode]]]:
+    """Each frame's plan nodes; None for a query without a frame or whose plan could not be read (py4j, or a plan
+    shape not seen before), which keeps every hold and Spark's batches without input."""
+    plans: list[Optional[list[PlanNode]]] = []
+    for frame in frames:
+        try:
+            plans.append(read_plan(frame) if frame is not None else None)
+        except Exception as exc:
+            log.debug("could not read a query plan: %s", exc)
+            plans.append(None)
+    return plans
+
+
+def _facts(node: Any, name: str, streaming: bool, children_streaming: list[bool]) -> PlanNode:
     if name == "StreamingRelationV2":
         scan_id = node.extraOptions().get(TABLE_SCAN)
         return PlanNode(name, streaming, scan_id=str(scan_id) if scan_id else None)
@@ -70,8 +87,7 @@ def _facts(node: Any, name: str, streaming: bool, children: list[Any]) -> PlanNo
         return PlanNode(name, streaming, groups_by_event_time=_groups_by_event_time(node))
     try:
         if name == "Join":
-            both_streams = all(child.isStreaming() for child in children)
-            return PlanNode(name, streaming, timed=both_streams and node.joinType().sql() != "INNER")
+            return PlanNode(name, streaming, timed=all(children_streaming) and node.joinType().sql() != "INNER")
         if name in _TRANSFORM_WITH_STATE:
             return PlanNode(name, streaming, timed=str(node.timeMode()) != "NoTime")
         if name in _MAP_GROUPS_WITH_STATE:

@@ -37,10 +37,11 @@ def check_rowtime_type(flink_type: str, line: int) -> None:
     Flink's message (recorded from PyFlink 2.3): a BIGINT of epoch milliseconds or a TIMESTAMP(6) is no time field."""
     from kindling.sql.column_types import without_markers
 
-    if not _TIME_ATTRIBUTE_TYPE.fullmatch(without_markers(flink_type)):
+    plain = without_markers(flink_type)
+    if not _TIME_ATTRIBUTE_TYPE.fullmatch(plain):
         raise SqlError("Invalid data type of time field for watermark definition. The field must be of type TIMESTAMP(p) or "
-                       "TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, but the time field type is "
-                       f"{without_markers(flink_type)}", line=line, construct="WATERMARK",
+                       f"TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, but the time field type is {plain}",
+                       line=line, construct="WATERMARK",
                        hint="a TIMESTAMP(3) column, or a computed one: ts AS TO_TIMESTAMP_LTZ(epoch_millis, 3)")
 
 

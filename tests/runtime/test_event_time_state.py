@@ -6,7 +6,7 @@ from pyspark.sql import functions as F
 from kindling.connectors import watermark_use
 from kindling.connectors.base import TABLE_SCAN
 from kindling.runtime import event_time_state
-from kindling.runtime.plan_nodes import read_plan
+from kindling.runtime.plan_nodes import read_plan, read_plans
 
 
 @pytest.fixture
@@ -43,12 +43,12 @@ def test_a_scan_is_released_only_when_every_query_of_the_job_reading_it_is_state
     monkeypatch.setattr(watermark_use.tempfile, "gettempdir", lambda: str(tmp_path))
     copy_a = scan("a")
     shared = scan("s")
-    event_time_state.declare(event_time_state.read_plans([copy_a, shared, shared.groupBy(F.window("ts", "1 minute")).count()]))
+    event_time_state.declare(read_plans([copy_a, shared, shared.groupBy(F.window("ts", "1 minute")).count()]))
     assert not watermark_use.feeds_event_time_state("a")
     assert watermark_use.feeds_event_time_state("s")
     assert watermark_use.feeds_event_time_state(None)
-    event_time_state.declare(event_time_state.read_plans([copy_a, None]))  # a query of unknown shape: nothing changes
+    event_time_state.declare(read_plans([copy_a, None]))  # a query of unknown shape: nothing changes
     assert not watermark_use.feeds_event_time_state("a")
     # a later job reads the scan with state
-    event_time_state.declare(event_time_state.read_plans([copy_a.groupBy(F.window("ts", "1 minute")).count()]))
+    event_time_state.declare(read_plans([copy_a.groupBy(F.window("ts", "1 minute")).count()]))
     assert watermark_use.feeds_event_time_state("a")
