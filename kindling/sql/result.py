@@ -1,8 +1,9 @@
 """TableResult: what ``execute_sql`` returns — OK for DDL, rows for SHOW/DESCRIBE, a running job for queries.
 
-A SELECT's rows arrive as a changelog: ``collect_changelog()`` gives ``(row_kind, Row)`` in
-arrival order ('+I', '-U', '+U', '-D'); ``collect()`` applies it (upserts by ``upsert_key`` when
-the result is updating, retractions otherwise) and returns the final rows.
+A SELECT's rows arrive as a changelog. ``collect()`` hands them out as PyFlink does: each change a positional ``Row``
+carrying its kind (``row.get_row_kind()``: +I, -U, +U, -D), printed ``<Row('a', 1)>``; ``collect_changelog()`` gives
+``(row_kind, Row)`` pairs in arrival order; ``final_rows()`` (kindling's) applies the changelog (upserts by
+``upsert_key`` when the result is updating, retractions otherwise) and returns the rows it leaves.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pyspark.sql import DataFrame, Row
 from pyspark.sql.types import StringType, StructField
 
 from kindling.common.closeable_iterator import CollectedRows
+from kindling.common.row import Row as FlinkRow
+from kindling.common.row import RowKind
 from kindling.connectors.base import ROWKIND_COLUMN
 from kindling.formats.java_text import java_floating
 from kindling.runtime import interrupts
@@ -97,6 +100,40 @@ def apply_changelog(changes: Sequence[tuple[str, Row]], upsert_key: Optional[Seq
     return rows
 
 
+class ResultRow(FlinkRow):
+    """A row of a query's result as PyFlink's ``TableResult.collect()`` hands it out: positional (printed
+    ``<Row('a', 1)>``, equal to ``Row('a', 1)`` of the same kind) with its change kind. kindling also reads its columns
+    by name (``row.k``, ``row['k']``, ``as_dict()``), which Flink's positional rows refuse."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self, kind: RowKind, names: Sequence[str], values: Sequence[Any]) -> None:
+        super().__init__(*values)
+        self._row_kind = kind
+        self._names = list(names)
+
+    def __getitem__(self, item: Any) -> Any:
+        if isinstance(item, (int, slice)):
+            return self._values[item]
+        if item not in self._names:
+            raise KeyError(item)
+        return self._values[self._names.index(item)]
+
+    def __getattr__(self, item: str) -> Any:
+        if item.startswith("_"):
+            raise AttributeError(item)
+        names = object.__getattribute__(self, "_names")
+        if item not in names:
+            raise AttributeError(item)
+        return self._values[names.index(item)]
+
+    def as_dict(self, recursive: bool = False) -> dict[str, Any]:
+        return FlinkRow(**dict(zip(self._names, self._values))).as_dict(recursive)
+
+    def __reduce__(self) -> Any:
+        return ResultRow, (self._row_kind, self._names, tuple(self._values))
+
+
 class TableResult:
     """Flink's TableResult: result kind, columns, rows or the job producing them."""
 
@@ -165,7 +202,23 @@ class TableResult:
         return self._collector.changes()
 
     def collect(self, timeout: Optional[float] = None) -> CollectedRows:
-        """The final rows: the changelog applied (in batch mode, the rows themselves)."""
+        """The result's rows as PyFlink's ``collect()`` hands them out: a streaming query's changes in arrival order,
+        each with its kind (``row.get_row_kind()``), and a batch query's or a statement's rows (+I). The rows are
+        positional as Flink's are (``<Row('a', 2)>``); kindling also reads their columns by name (``row.k``).
+
+        >>> with t_env.execute_sql("SELECT k, COUNT(*) AS c FROM t GROUP BY k").collect() as results:  # doctest: +SKIP
+        ...     for row in results:
+        ...         print(row.get_row_kind(), row)
+        +I <Row('a', 1)>
+        -U <Row('a', 1)>
+        +U <Row('a', 2)>
+        """
+        return CollectedRows([ResultRow(RowKind.from_short_string(kind), self.columns, tuple(row))
+                              for kind, row in self.collect_changelog(timeout)])
+
+    def final_rows(self, timeout: Optional[float] = None) -> CollectedRows:
+        """The rows the result's changelog leaves, as an upsert sink or a materialized view would hold them
+        (kindling's; in batch mode and for statements the rows themselves)."""
         if self._collector is None:
             return CollectedRows(self._rows)
         return CollectedRows(apply_changelog(self.collect_changelog(timeout), self.upsert_key))
@@ -193,7 +246,7 @@ class TableResult:
         """A batch result as Flink prints it: the final rows without a row-kind column, once the job has ended;
         columns as wide as their types (``TableResult.print()``) or, in the SQL client, as their content."""
         shapes = self._shapes()
-        rows = [[_format(v, shape) for v, shape in zip(r, shapes)] for r in self.collect()]
+        rows = [[_format(v, shape) for v, shape in zip(r, shapes)] for r in self.final_rows()]
         if max_rows is not None:
             rows = rows[:max_rows]
         if self._row_kinds:

@@ -376,7 +376,7 @@ class Table:
         """The table's final rows as a pandas DataFrame (a bounded table)."""
         import pandas as pd
 
-        rows = self.execute().collect()
+        rows = self.execute().final_rows()
         return pd.DataFrame([r.asDict() for r in rows], columns=self.get_schema().fieldNames())
 
 

@@ -160,8 +160,13 @@ def test_set_runtime_mode_switches_a_session_to_batch(env, tmp_path: Path):
 
 
 def test_collect_works_as_pyflinks_closeable_iterator(batch_env):
+    from kindling.common import Row, RowKind
+
     with batch_env.execute_sql("SELECT COUNT(*) AS n FROM orders").collect() as rows:
         assert [tuple(r) for r in rows] == [(100,)]
+        # a batch query's final rows, positional and inserts as PyFlink hands them out (its column also by name)
+        assert repr(rows[0]) == "<Row(100)>" and rows[0] == Row(100) and rows[0].get_row_kind() == RowKind.INSERT
+        assert rows[0].n == 100 and rows[0].as_dict() == {"n": 100}
 
 
 def test_a_statement_set_writes_each_sink_in_one_batch_job(batch_env, tmp_path):

@@ -73,14 +73,14 @@ def test_changelog_functions_in_sql_and_the_table_api(env):
     assert changes.get_resolved_schema().get_column_names() == ["op", "k", "s"]
     env.execute_sql("CREATE TEMPORARY VIEW change_rows AS SELECT * FROM TO_CHANGELOG(input => TABLE totals)")
     back = env.execute_sql("SELECT k, s FROM FROM_CHANGELOG(input => TABLE change_rows)")
-    assert sorted(tuple(r) for r in back.collect(timeout=300)) == [("a", 9), ("b", 0)]
+    assert sorted(tuple(r) for r in back.final_rows(timeout=300)) == [("a", 9), ("b", 0)]
 
     totals = t_env.from_path("totals")
     coded = totals.to_changelog(descriptor("code").as_argument("op"), map_("INSERT, UPDATE_AFTER", "U").as_argument("op_mapping"))
     assert coded.get_schema().fieldNames() == ["code", "k", "s"]
-    assert sorted(tuple(r) for r in coded.execute().collect(timeout=300)) == [("U", "a", 1), ("U", "a", 4), ("U", "a", 9),
+    assert sorted(tuple(r) for r in coded.execute().final_rows(timeout=300)) == [("U", "a", 1), ("U", "a", 4), ("U", "a", 9),
                                                                               ("U", "b", 0), ("U", "b", 2)]
-    assert sorted(tuple(r) for r in totals.to_changelog().from_changelog().execute().collect(timeout=300)) == [("a", 9), ("b", 0)]
+    assert sorted(tuple(r) for r in totals.to_changelog().from_changelog().execute().final_rows(timeout=300)) == [("a", 9), ("b", 0)]
 
 
 @pytest.mark.integration

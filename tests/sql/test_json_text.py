@@ -48,5 +48,5 @@ def test_json_string_of_a_timestamp_expression_is_refused(env):
                     "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '3')")
     with pytest.raises(SqlError, match="JSON_STRING of an expression of type TIMESTAMP or TIMESTAMP_LTZ is not supported"):
         env.execute_sql("SELECT JSON_STRING(ts + INTERVAL '1' SECOND) FROM events")
-    rows = [tuple(r) for r in env.execute_sql("SELECT id, JSON_STRING(id * 2) AS j FROM events").collect(timeout=300)]
+    rows = [tuple(r) for r in env.execute_sql("SELECT id, JSON_STRING(id * 2) AS j FROM events").final_rows(timeout=300)]
     assert sorted(rows) == [(1, "2"), (2, "4"), (3, "6")]  # an INT expression

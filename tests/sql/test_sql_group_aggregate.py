@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from kindling.common import Row, RowKind
 from kindling.sql import SqlError
 
 pytestmark = pytest.mark.integration
@@ -45,7 +46,14 @@ def test_an_aggregation_over_an_unbounded_group_by_retracts_the_old_values(agg_e
         ("+I", ("z", 9, 9, 9, 1)),
         ("-U", ("z", 9, 9, 9, 1)), ("+U", ("z", 30, 30, 30, 1)),
     ]
-    assert sorted(tuple(r) for r in result.collect()) == [("x", 25, 12, 5, 2), ("y", 7, 7, 7, 1), ("z", 30, 30, 30, 1)]
+    assert sorted(tuple(r) for r in result.final_rows()) == [("x", 25, 12, 5, 2), ("y", 7, 7, 7, 1), ("z", 30, 30, 30, 1)]
+    # PyFlink's collect(): the changes themselves, each a positional Row with its kind (recorded from PyFlink 2.3:
+    # `<Row('a', 1)>` for +I and -U alike, no field names)
+    with result.collect() as collected:
+        assert [(str(r.get_row_kind()), tuple(r)) for r in collected] == _changes(result)
+        assert repr(collected[1]) == "<Row('x', 10, 10, 10, 1)>" and collected[1].get_row_kind() == RowKind.UPDATE_BEFORE
+        assert collected[0] == Row("x", 10, 10, 10, 1) and collected[1] == Row.of_kind(RowKind.UPDATE_BEFORE, "x", 10, 10, 10, 1)
+        assert collected[2].cat == "x" and collected[2]["s"] == 15
 
 
 def test_a_key_whose_rows_are_all_retracted_is_deleted_and_global_aggregates_follow(agg_env):
@@ -59,7 +67,7 @@ def test_a_key_whose_rows_are_all_retracted_is_deleted_and_global_aggregates_fol
     ]
     overall = agg_env.execute_sql(f"SELECT COUNT(*) AS keys, SUM(m) AS total, MAX(m) AS top FROM ({INNER})")
     assert overall.upsert_key is None
-    assert [tuple(r) for r in overall.collect(timeout=120)] == [(4, 20 + 5 + 7 + 30, 30)]
+    assert [tuple(r) for r in overall.final_rows(timeout=120)] == [(4, 20 + 5 + 7 + 30, 30)]
 
 
 def test_aggregating_a_view_of_a_top_n_retracts_rows_that_leave_it(agg_env):
@@ -67,9 +75,9 @@ def test_aggregating_a_view_of_a_top_n_retracts_rows_that_leave_it(agg_env):
                         "AS rn FROM r) WHERE rn <= 2")
     result = agg_env.execute_sql("SELECT COUNT(DISTINCT k) AS auctions, MIN(v) AS low, MAX(v) AS high FROM best2 HAVING COUNT(*) > 1")
     # Top-2 per category over time: x {10}, {10,5}, {20,10}, +y {7}, x unchanged, +z {9}, z {30,9}
-    assert sorted(tuple(r) for r in result.collect(timeout=120)) == [(3, 7, 30)]  # rows a 20, a 10, c 7, d 30, d 9
+    assert sorted(tuple(r) for r in result.final_rows(timeout=120)) == [(3, 7, 30)]  # rows a 20, a 10, c 7, d 30, d 9
     distinct = agg_env.execute_sql(f"SELECT DISTINCT cat FROM ({INNER}) WHERE m > 8")
-    assert sorted(tuple(r) for r in distinct.collect(timeout=120)) == [("x",), ("z",)]
+    assert sorted(tuple(r) for r in distinct.final_rows(timeout=120)) == [("x",), ("z",)]
 
 
 def test_state_ttl_forgets_idle_keys_as_flink_does(agg_env):
@@ -120,7 +128,7 @@ def test_an_unbounded_group_by_over_a_window_aggregation_totals_the_windows(env)
         "  GROUP BY k, window_start, window_end)\n"
         "GROUP BY k")
     assert result.upsert_key == ["k"]
-    assert sorted(tuple(r) for r in result.collect(timeout=120)) == [("a", 4, 2, 3), ("b", 2, 1, 2)]
+    assert sorted(tuple(r) for r in result.final_rows(timeout=120)) == [("a", 4, 2, 3), ("b", 2, 1, 2)]
 
 
 def test_rows_leaving_a_having_or_a_filter_over_a_group_by_are_retracted(agg_env):
@@ -133,9 +141,9 @@ def test_rows_leaving_a_having_or_a_filter_over_a_group_by_are_retracted(agg_env
         ("-U", ("b", 1)),
         ("+I", ("d", 1)), ("-U", ("d", 1)),
     ]
-    assert sorted(tuple(r) for r in having.collect()) == [("c", 1)]
+    assert sorted(tuple(r) for r in having.final_rows()) == [("c", 1)]
     where = agg_env.execute_sql("SELECT k, n FROM (SELECT k, COUNT(*) AS n FROM r GROUP BY k) WHERE n < 2")
-    assert sorted(tuple(r) for r in where.collect()) == [("c", 1)]
+    assert sorted(tuple(r) for r in where.final_rows()) == [("c", 1)]
 
 
 def test_a_checkpoint_of_the_per_key_sql_operators_is_refused_naming_the_operator(agg_env):

@@ -75,7 +75,7 @@ def test_spend_report_hourly_tumble_over_kafka_csv(env, kafka, topic):
         "SELECT account_id, TUMBLE_START(transaction_time, INTERVAL '1' HOUR) AS log_ts, SUM(amount) AS amount\n"
         "FROM transactions GROUP BY account_id, TUMBLE(transaction_time, INTERVAL '1' HOUR)"
     )
-    rows = report.collect(timeout=300)
+    rows = report.final_rows(timeout=300)
     assert {(r.account_id, r.log_ts): r.amount for r in rows} == dict(expected)
     # The script's own INSERT (into print) plans onto the same query; datagen -> print covers running an INSERT.
     plan = env.execute_sql("EXPLAIN " + statements[-1].text).collect()[0][0]

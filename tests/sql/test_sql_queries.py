@@ -53,7 +53,7 @@ def test_group_window_tumble_hourly(sql_env):
         start = ts_of(i).replace(minute=0)
         expected[start][0] += 1
         expected[start][1] += i
-    rows = result.collect(timeout=300)
+    rows = result.final_rows(timeout=300)
     assert {r.window_start: [r.c, r.s] for r in rows} == dict(expected)
     assert all(r.window_end - r.window_start == timedelta(hours=1) for r in rows)
     assert all(kind == "+I" for kind, _ in result.collect_changelog())
@@ -64,7 +64,7 @@ def test_window_tvf_cumulate(sql_env):
         "SELECT window_start, window_end, COUNT(*) AS c FROM TABLE(\n"
         "  CUMULATE(TABLE events, DESCRIPTOR(ts), INTERVAL '20' MINUTES, INTERVAL '1' HOUR))\n"
         "GROUP BY window_start, window_end"
-    ).collect(timeout=300)
+    ).final_rows(timeout=300)
     expected = Counter()
     for i in ids():
         t = ts_of(i)
@@ -81,7 +81,7 @@ def test_unbounded_group_by_is_an_upsert_changelog(sql_env):
     assert result.upsert_key == ["k"]
     changelog = result.collect_changelog(timeout=300)
     assert {kind for kind, _ in changelog} <= {"+I", "+U"}
-    final = {r.k: (r.c, r.top) for r in result.collect()}
+    final = {r.k: (r.c, r.top) for r in result.final_rows()}
     expected = {k: (len([i for i in ids() if i % 3 == k]), max(i for i in ids() if i % 3 == k)) for k in range(3)}
     assert final == expected
 
@@ -96,7 +96,7 @@ def test_projection_filter_case_cast_functions_union_and_views(sql_env):
         "FROM small\n"
         "UNION ALL\n"
         "SELECT id, 'big', CAST(id AS VARCHAR(5)), '', 'BIG', FLOOR(ts TO HOUR) FROM events WHERE id = 199"
-    ).collect(timeout=300)
+    ).final_rows(timeout=300)
     got = sorted((r.n, r.label, r.s, r.d, r.u, r.h) for r in rows)
     expected = [(i, "even" if i % 2 == 0 else "odd", f"{i}-x", f"01:{i:02d}", ("EVEN" if i % 2 == 0 else "ODD"), EPOCH) for i in range(1, 5)]
     expected.append((199, "big", "199", "", "BIG", EPOCH + timedelta(hours=3)))
@@ -110,7 +110,7 @@ def test_ceil_and_floor_keep_their_arguments_type_as_in_flink(sql_env):
         "       CEILING(CAST(id AS DECIMAL(6, 2)) / 4) AS cdec, FLOOR(id * 1E20) AS big, CEIL(CAST('-Infinity' AS DOUBLE)) AS inf,\n"
         "       FLOOR(ts TO HOUR) AS h, CAST(id AS DOUBLE) / 4 AS q, id / 2 AS half\n"
         "FROM events WHERE id <= 3"
-    ).collect(timeout=300)
+    ).final_rows(timeout=300)
     got = {r.id: r for r in rows}
     # A CAST the query wrote makes a floating division (it was taken for Spark's own cast of an integer).
     assert [(got[i].q, got[i].half) for i in (1, 2, 3)] == [(0.25, 0), (0.5, 1), (0.75, 1)]
@@ -125,7 +125,7 @@ def test_truncate_cuts_toward_zero_and_keeps_the_type(sql_env):
         "SELECT id, TRUNCATE(CAST(id AS DOUBLE) * 1.15E0, 2) AS d, TRUNCATE(-CAST(id AS DOUBLE) / 3, 1) AS neg,\n"
         "       TRUNCATE(CAST(id AS INT) * 1234, -2) AS i, TRUNCATE(CAST(id AS DECIMAL(8, 3)) / 7, 2) AS dec, TRUNCATE(id * 1E20) AS big\n"
         "FROM events WHERE id <= 2"
-    ).collect(timeout=300)
+    ).final_rows(timeout=300)
     got = {r.id: (r.d, r.neg, r.i, str(r.dec), r.big) for r in rows}
     assert got == {1: (1.15, -0.3, 1200, "0.14", 1e20), 2: (2.3, -0.6, 2400, "0.28", 2e20)}
     assert all(type(r.d) is float and type(r.i) is int for r in rows)
@@ -141,7 +141,7 @@ def test_python_functions_row_wise_vectorised_and_from_a_module(sql_env):
     sql_env.execute_sql("CREATE TEMPORARY FUNCTION province AS 'sql_test_udfs.province_id_to_name' LANGUAGE PYTHON")
     rows = sql_env.execute_sql(
         "SELECT id, shout(name) AS loud, name, times_ten(id) AS t, province(CAST(id % 7 AS INT)) AS p FROM events WHERE id <= 20"
-    ).collect(timeout=300)
+    ).final_rows(timeout=300)
     from sql_test_udfs import PROVINCES
 
     assert sorted((r.id, r.t, r.p) for r in rows) == [(i, i * 10, PROVINCES[i % 7]) for i in range(1, 21)]
@@ -228,7 +228,7 @@ def test_interval_join_of_two_streams(sql_env):
         "SELECT e.id, s.oid, s.ts AS shipped FROM events e JOIN shipments s\n"
         "ON e.id = s.oid AND s.ts BETWEEN e.ts AND e.ts + INTERVAL '1' MINUTE"
     )
-    rows = result.collect(timeout=300)
+    rows = result.final_rows(timeout=300)
     assert sorted((r.id, r.oid, r.shipped) for r in rows) == [
         (i, i, ts_of(i) + timedelta(seconds=30)) for i in range(51, ROWS + 1) if i <= 150
     ]
@@ -250,7 +250,7 @@ def test_a_user_function_named_like_a_spark_builtin_is_the_one_called(env):
     env.create_temporary_function("upper", upper)
     env.create_temporary_function("explode", explode)
     env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
-    rows = env.execute_sql("SELECT upper(k) AS u, explode(v) AS e, LOWER('A') AS l FROM (VALUES ('a', 1)) AS t(k, v)").collect(timeout=300)
+    rows = env.execute_sql("SELECT upper(k) AS u, explode(v) AS e, LOWER('A') AS l FROM (VALUES ('a', 1)) AS t(k, v)").final_rows(timeout=300)
     assert [tuple(r) for r in rows] == [("<a>", 100, "a")]
 
 
@@ -260,8 +260,8 @@ def test_insert_values_and_queries_without_a_table_run_bounded_in_streaming_mode
     env.execute_sql(f"CREATE TABLE seeded (n INT, s STRING) WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'seeded'}', "
                     "'format' = 'json')")
     env.execute_sql("INSERT INTO seeded VALUES (1, 'a'), (2, 'b'), (2, 'b')").wait()
-    assert sorted(tuple(r) for r in env.execute_sql("SELECT n, s FROM seeded").collect()) == [(1, "a"), (2, "b"), (2, "b")]
-    assert [tuple(r) for r in env.execute_sql("SELECT COUNT(*) AS c, 1 + 1 AS two FROM (VALUES (1), (2)) AS t(x)").collect()] == [(2, 2)]
+    assert sorted(tuple(r) for r in env.execute_sql("SELECT n, s FROM seeded").final_rows()) == [(1, "a"), (2, "b"), (2, "b")]
+    assert [tuple(r) for r in env.execute_sql("SELECT COUNT(*) AS c, 1 + 1 AS two FROM (VALUES (1), (2)) AS t(x)").final_rows()] == [(2, 2)]
     env.execute_sql(TABLE)
     env.execute_sql(f"CREATE TABLE copied (n INT, s STRING) WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'copied'}', "
                     "'format' = 'json')")
@@ -337,7 +337,7 @@ def test_in_and_exists_subqueries_over_streams_are_flinks_semi_join(env):
     assert {kind for kind, _ in changes} == {"+I"}
     assert sorted(tuple(row) for _, row in changes) == [("a", 1), ("a", 4), ("b", 2)]
     exists = env.execute_sql("SELECT l.v FROM l WHERE EXISTS (SELECT 1 FROM r AS s WHERE s.k = l.k AND s.w >= 2)")
-    assert sorted(tuple(r) for r in exists.collect()) == [(2,), (60,)]
+    assert sorted(tuple(r) for r in exists.final_rows()) == [(2,), (60,)]
     with pytest.raises(SqlError, match="NOT IN and other subqueries in batch mode"):
         env.execute_sql("SELECT v FROM l WHERE k NOT IN (SELECT k FROM r)")
     # NOT EXISTS: Flink's anti join, a retract changelog: a row is inserted while its key has no match and deleted when
@@ -369,5 +369,5 @@ def test_a_table_the_translation_did_not_see_is_registered_when_spark_misses_it(
     env.execute_sql("CREATE TABLE unseen_numbers (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '4', "
                     "'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '4')")
     env.execute_sql("CREATE VIEW unseen_view AS SELECT n * 10 AS tens FROM unseen_numbers")
-    rows = sorted(row[0] for row in env.execute_sql("SELECT tens FROM unseen_view").collect())
+    rows = sorted(row[0] for row in env.execute_sql("SELECT tens FROM unseen_view").final_rows())
     assert rows == [10, 20, 30, 40]

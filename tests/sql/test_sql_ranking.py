@@ -48,7 +48,7 @@ def test_top_n_with_rank_number_is_an_upsert_changelog_by_key_and_rank(rank_env)
         # (a, 5) ranks third: no change; the second 20 ties with the first and ranks after it (arrival order)
         ("-U", ("a", 15, 4000, 2)), ("+U", ("a", 20, 6000, 2)),
     ]
-    assert sorted(tuple(r) for r in result.collect()) == [("a", 20, 2000, 1), ("a", 20, 6000, 2), ("b", 5, 3000, 1)]
+    assert sorted(tuple(r) for r in result.final_rows()) == [("a", 20, 2000, 1), ("a", 20, 6000, 2), ("b", 5, 3000, 1)]
 
 
 def test_top_n_without_rank_number_retracts_rows_that_leave(rank_env):
@@ -59,7 +59,7 @@ def test_top_n_without_rank_number_retracts_rows_that_leave(rank_env):
         ("-D", ("a", 20)), ("+I", ("a", 15)),
         ("-D", ("a", 15)), ("+I", ("a", 5)),
     ]
-    assert sorted(tuple(r) for r in result.collect()) == [("a", 5), ("a", 10), ("b", 5)]
+    assert sorted(tuple(r) for r in result.final_rows()) == [("a", 5), ("a", 10), ("b", 5)]
 
 
 def test_deduplication_keeps_the_first_or_the_last_row_by_event_time(rank_env):
@@ -72,7 +72,7 @@ def test_deduplication_keeps_the_first_or_the_last_row_by_event_time(rank_env):
     # the outermost Top-1 over an append-only input runs as Spark's own aggregation: an upsert per key and batch
     assert _changes(last) == [("+U", ("a", 10)), ("+U", ("a", 20)), ("+U", ("b", 5)), ("+U", ("a", 15)), ("+U", ("a", 5)),
                               ("+U", ("a", 20))]
-    assert sorted(tuple(r) for r in last.collect()) == [("a", 20), ("b", 5)]
+    assert sorted(tuple(r) for r in last.final_rows()) == [("a", 20), ("b", 5)]
     # read by another query, it is the keyed operator's changelog with Flink's retractions
     rank_env.execute_sql(f"CREATE VIEW latest AS {last_query}")
     assert _changes(rank_env.execute_sql("SELECT k, v FROM latest")) == [
@@ -106,7 +106,7 @@ def test_window_top_n_emits_final_rows_once_per_window(env):
 def test_avg_and_sum_keep_flinks_integer_types(env):
     env.execute_sql(_table([("a", 10, 1000), ("a", 20, 2000), ("a", 1, 3000)], "g"))
     result = env.execute_sql("SELECT k, AVG(v) AS a, SUM(CAST(v AS INT)) AS s, AVG(CAST(v AS DOUBLE)) AS d FROM g GROUP BY k")
-    (row,) = result.collect(timeout=120)
+    (row,) = result.final_rows(timeout=120)
     assert (row.a, row.s) == (10, 31)  # 31 / 3 truncated: AVG(BIGINT) is a BIGINT
     assert abs(row.d - 31 / 3) < 1e-9
     from kindling.table import StreamTableEnvironment
@@ -120,7 +120,7 @@ def test_repeated_column_names_are_numbered_as_in_flink(env):
     env.execute_sql(_table(ROWS[:2], "x"))
     result = env.execute_sql("SELECT k, v, k, v + 1 AS v FROM x")
     assert result.columns == ["k", "v", "k0", "v0"]
-    assert sorted(tuple(r) for r in result.collect(timeout=120)) == [("a", 10, "a", 11), ("a", 20, "a", 21)]
+    assert sorted(tuple(r) for r in result.final_rows(timeout=120)) == [("a", 10, "a", 11), ("a", 20, "a", 21)]
 
 
 def test_order_by_limit_on_a_stream_is_flinks_sort_limit(rank_env):
@@ -132,7 +132,7 @@ def test_order_by_limit_on_a_stream_is_flinks_sort_limit(rank_env):
         ("-D", ("a", 10)), ("+I", ("a", 15)),
         ("-D", ("a", 15)), ("+I", ("a", 20)),
     ]
-    assert sorted(tuple(r) for r in result.collect()) == [("a", 20), ("a", 20)]
+    assert sorted(tuple(r) for r in result.final_rows()) == [("a", 20), ("a", 20)]
 
 
 def test_only_a_plain_sort_limit_is_rewritten():
@@ -166,15 +166,15 @@ def test_top_n_errors_name_the_construct_line_and_form(rank_env):
 def test_queries_over_a_top_n_view_keep_its_changelog(rank_env):
     rank_env.execute_sql("CREATE VIEW best AS SELECT * FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
                          "FROM r) WHERE rn <= 1")
-    rows = rank_env.execute_sql("SELECT * FROM best").collect(timeout=120)
+    rows = rank_env.execute_sql("SELECT * FROM best").final_rows(timeout=120)
     assert sorted(tuple(r) for r in rows) == [("a", 20, 1), ("b", 5, 1)]
     # a projection and filter apply to each change: the retracted best rows leave the result
     projected = rank_env.execute_sql("SELECT k, v * 2 AS doubled FROM best WHERE v > 5")
     assert _changes(projected) == [("+I", ("a", 20)), ("-U", ("a", 20)), ("+U", ("a", 40))]
-    assert [tuple(r) for r in projected.collect()] == [("a", 40)]
+    assert [tuple(r) for r in projected.final_rows()] == [("a", 40)]
     # a join reads the view's changelog too: a replaced best row retracts what it joined
     joined = rank_env.execute_sql("SELECT b.k, b.v AS best, r.v FROM best b JOIN r ON b.k = r.k")
-    assert sorted(tuple(x) for x in joined.collect(timeout=120)) == [
+    assert sorted(tuple(x) for x in joined.final_rows(timeout=120)) == [
         ("a", 20, 5), ("a", 20, 10), ("a", 20, 15), ("a", 20, 20), ("a", 20, 20), ("b", 5, 5)]
 
 
@@ -211,8 +211,8 @@ def test_an_outermost_top_one_keeps_the_earlier_of_tied_rows(rank_env):
     plan = rank_env.execute_sql("EXPLAIN SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
                                 "FROM r) WHERE rn = 1").collect()[0][0]
     assert "upsert key ['k']" in plan and "max_by" in plan  # Spark's aggregation, not the keyed Python operator
-    assert sorted(tuple(r) for r in result.collect(timeout=120)) == [("a", 20, 6000), ("b", 5, 3000)]
+    assert sorted(tuple(r) for r in result.final_rows(timeout=120)) == [("a", 20, 6000), ("b", 5, 3000)]
     tied = rank_env.execute_sql("SELECT k, v, ms FROM (SELECT k, v, ms, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
                                 "FROM r) WHERE rn = 1")
     # (a, 20) arrives twice; the first keeps the place, as in Flink
-    assert sorted(tuple(r) for r in tied.collect(timeout=120)) == [("a", 20, 2000), ("b", 5, 3000)]
+    assert sorted(tuple(r) for r in tied.final_rows(timeout=120)) == [("a", 20, 2000), ("b", 5, 3000)]

@@ -21,7 +21,7 @@ def t_env(env):
 
 
 def _rows(table) -> list[tuple]:
-    return sorted(tuple(r) for r in table.execute().collect(timeout=600))
+    return sorted(tuple(r) for r in table.execute().final_rows(timeout=600))
 
 
 def test_relational_operations(t_env):
@@ -227,11 +227,11 @@ def test_batch_mode_gives_final_rows_sorted_set_operations_and_outer_joins(env):
     changes = totals.execute().collect_changelog(timeout=300)
     assert sorted((kind, tuple(row)) for kind, row in changes) == [("+I", ("apple", 7)), ("+I", ("fig", 1)), ("+I", ("pear", 7))]
     ranked = orders.order_by(col("amount").desc).offset(1).fetch(2).select(col("id"))
-    assert [tuple(r) for r in ranked.execute().collect(timeout=300)] == [(3,), (1,)]
-    assert [tuple(r) for r in orders.order_by(col("id")).limit(2, 1).select(col("id")).execute().collect(timeout=300)] == [(2,), (3,)]
+    assert [tuple(r) for r in ranked.execute().final_rows(timeout=300)] == [(3,), (1,)]
+    assert [tuple(r) for r in orders.order_by(col("id")).limit(2, 1).select(col("id")).execute().final_rows(timeout=300)] == [(2,), (3,)]
     prices = t_env.from_elements([("apple", 2.5), ("kiwi", 1.0)], ["name", "price"])
     full = orders.full_outer_join(prices, col("fruit") == col("name")).select(col("id"), col("name"))
-    outer = [tuple(r) for r in full.execute().collect(timeout=300)]
+    outer = [tuple(r) for r in full.execute().final_rows(timeout=300)]
     assert sorted(outer, key=str) == sorted([(1, "apple"), (3, "apple"), (2, None), (4, None), (5, None), (None, "kiwi")], key=str)
     fruits = orders.select(col("fruit"))
     assert _rows(fruits.minus(prices.select(col("name")))) == [("fig",), ("pear",)]
@@ -308,7 +308,7 @@ def test_from_changelog_stream_applies_each_rows_kind(t_env, env):
     assert table.get_schema().fieldNames() == ["f0", "f1"]
     t_env.create_temporary_view("InputTable", table)
     scores = t_env.execute_sql("SELECT f0 AS name, SUM(f1) AS score FROM InputTable GROUP BY f0")
-    assert sorted(tuple(r) for r in scores.collect(timeout=300)) == [("Alice", 100), ("Bob", 5)]
+    assert sorted(tuple(r) for r in scores.final_rows(timeout=300)) == [("Alice", 100), ("Bob", 5)]
     assert _rows(table) == [("Alice", 100), ("Bob", 5)]
     back = t_env.from_changelog_stream(t_env.to_changelog_stream(t_env.sql_query("SELECT f0, SUM(f1) AS s FROM InputTable GROUP BY f0")))
     assert _rows(back) == [("Alice", 100), ("Bob", 5)]

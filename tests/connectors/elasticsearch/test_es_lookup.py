@@ -68,7 +68,7 @@ def test_sql_lookup_join_against_an_index(env, server, customers):
                     f"'hosts' = '{server.url}', 'index' = '{customers}', 'lookup.cache' = 'PARTIAL', "
                     "'lookup.partial-cache.max-rows' = '100')")
     rows = env.execute_sql("SELECT o.order_id, c.name FROM orders AS o LEFT JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c "
-                           "ON o.customer = c.id AND c.country <> 'CA'").collect(timeout=600)
+                           "ON o.customer = c.id AND c.country <> 'CA'").final_rows(timeout=600)
     assert sorted((r[0], r[1]) for r in rows) == [(1, "ann"), (2, "bob"), (3, None), (4, "cid")]
     env.execute_sql(f"CREATE TABLE full_cached (id BIGINT, name STRING) WITH ('connector' = '{connector_for(server)}', "
                     f"'hosts' = '{server.url}', 'index' = '{customers}', 'lookup.cache' = 'FULL')")

@@ -60,7 +60,7 @@ def collect(env: Any, query: str, timeout: float = 900, attempts: int = 3) -> li
     """The rows of a bounded SELECT, run again if Spark failed to start a Python worker in time."""
     for attempt in range(attempts):
         try:
-            return env.execute_sql(query).collect(timeout=timeout)
+            return env.execute_sql(query).final_rows(timeout=timeout)
         except Exception as exc:
             if ENVIRONMENT_FAILURE not in str(exc) or attempt == attempts - 1:
                 raise

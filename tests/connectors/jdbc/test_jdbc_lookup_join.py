@@ -64,7 +64,7 @@ def test_select_star_gives_the_probe_columns_then_the_dimension_columns(env, db,
     _tables(env, db, customers)
     result = env.execute_sql("SELECT * FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c "
                              "ON o.customer = c.id WHERE o.order_id = 2")
-    rows = result.collect(timeout=600)
+    rows = result.final_rows(timeout=600)
     assert [tuple(r) for r in rows][0][:3] == (2, 20, 7.5)
     assert list(rows[0].asDict())[:4] == ["order_id", "customer", "amount", "proc_time"]
     assert tuple(rows[0])[4:] == (20, "bob", "DE", 2)

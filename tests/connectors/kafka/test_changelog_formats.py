@@ -111,7 +111,7 @@ def test_a_debezium_topic_aggregated_into_debezium_kafka_and_postgres_equals_the
     assert {dict(r)["customer"]: (dict(r)["n"], dict(r)["total"]) for r in final} == expected
 
     # ... and read back as a table it is an updating table again, with the same final rows.
-    collected = env.execute_sql("SELECT customer, n, total FROM totals_topic").collect(timeout=300)
+    collected = env.execute_sql("SELECT customer, n, total FROM totals_topic").final_rows(timeout=300)
     assert {r[0]: (r[1], r[2]) for r in collected} == expected
 
 
@@ -143,7 +143,7 @@ def test_canal_and_maxwell_files_to_a_debezium_file_and_a_plain_sink_refused(env
                     "'format' = 'json')")
 
     for source in ("canal_orders", "maxwell_orders"):
-        assert sorted(tuple(r) for r in env.execute_sql(f"SELECT * FROM {source}").collect(timeout=300)) == [(1, "alice", 12), (3, "bob", 1)]
+        assert sorted(tuple(r) for r in env.execute_sql(f"SELECT * FROM {source}").final_rows(timeout=300)) == [(1, "alice", 12), (3, "bob", 1)]
 
     assert env.execute_sql("INSERT INTO totals SELECT customer, SUM(amount) FROM canal_orders GROUP BY customer").wait(timeout=300) \
         == "FINISHED"
@@ -158,10 +158,10 @@ def test_canal_and_maxwell_files_to_a_debezium_file_and_a_plain_sink_refused(env
         env.execute_sql("INSERT INTO plain SELECT customer, SUM(amount) FROM maxwell_orders GROUP BY customer")
     # A join over the two changelogs retracts what a deleted or updated row joined, as Flink's join does.
     joined = env.execute_sql("SELECT a.order_id, b.amount FROM canal_orders a JOIN maxwell_orders b ON a.order_id = b.order_id")
-    assert sorted(tuple(r) for r in joined.collect(timeout=300)) == [(1, 12), (3, 1)]
+    assert sorted(tuple(r) for r in joined.final_rows(timeout=300)) == [(1, 12), (3, 1)]
     # A UNION ALL passes both changelogs on, each row with its kind: the deleted and the replaced rows leave again.
     united = env.execute_sql("SELECT order_id FROM canal_orders UNION ALL SELECT order_id FROM maxwell_orders")
-    assert sorted(tuple(r) for r in united.collect(timeout=300)) == [(1,), (1,), (3,), (3,)]
+    assert sorted(tuple(r) for r in united.final_rows(timeout=300)) == [(1,), (1,), (3,), (3,)]
     with pytest.raises(SqlError) as refused:
         env.execute_sql("SELECT order_id, amount FROM canal_orders UNION ALL SELECT order_id FROM maxwell_orders")
     assert refused.value.construct == "UNION ALL" and "different numbers of columns (1, 2)" in str(refused.value)

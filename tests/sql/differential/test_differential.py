@@ -72,7 +72,7 @@ class _Outcomes:
     def finish_one(self) -> None:
         entries, result = self.pending.pop(0)
         try:
-            rows = [tuple(r) for r in result.collect(timeout=TIMEOUT)]
+            rows = [tuple(r) for r in result.final_rows(timeout=TIMEOUT)]
             status = result.get_job_client().get_job_status()
             if status != "FINISHED":
                 raise RuntimeError(f"job did not finish within {TIMEOUT} s (status {status})")
