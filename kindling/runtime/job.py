@@ -261,6 +261,11 @@ class JobClient:
     def _on_failure(self, plan: QueryPlan, error: BaseException) -> None:
         message = describe_failure(error)
         self.exceptions.append(JobException(datetime.now(timezone.utc), plan.name, message))
+        if self._restart.restarts_worker_start(str(error)):
+            log.warning("job %s: %s: Spark's Python process did not connect back within its 10 s (a loaded machine); "
+                        "restarting the query from its checkpoint", self.job_name, plan.name)
+            self._queries[plan.uid] = self._start(plan)
+            return
         delay = self._restart.next_delay()
         if delay is None:
             self._failure = message

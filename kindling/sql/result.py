@@ -37,6 +37,7 @@ class ResultKind:
 
 
 _DELETIONS = ("-D", "-U")
+_PYTHON_WORKER_ERROR = "An exception was thrown from the Python worker"
 
 
 class ChangelogCollector:
@@ -51,9 +52,18 @@ class ChangelogCollector:
         try:
             rows = batch.collect()
         except Exception as exc:  # report the cause, not the JVM trace the Py4J proxy would carry
+            from kindling.runtime.job import describe_failure
+            from kindling.runtime.restart import WORKER_START_FAILURES, is_worker_start_failure
             from kindling.sql.errors import from_spark
 
-            raise RuntimeError(from_spark(exc, statement_line=1, construct="query").reason) from None
+            text = str(exc)
+            if is_worker_start_failure(text):  # kept, so that the job restarts the query (kindling.runtime.restart)
+                reason = f"query: {WORKER_START_FAILURES[-1]}"
+            elif _PYTHON_WORKER_ERROR in text:  # a Python function failed: its own error, not Spark's first line
+                reason = f"query: {describe_failure(text)}"
+            else:
+                reason = from_spark(exc, statement_line=1, construct="query").reason
+            raise RuntimeError(reason) from None
         changes: list[tuple[str, Row]] = []
         for row in rows:
             values = row.asDict()
