@@ -152,7 +152,12 @@ class _Rewriter:
                     out.append(_keep_lines(text, original))
                     i = next_index
                     continue
-            out.append(spark_string_literal(token.text) if token.kind == STRING else token.text)
+            if token.kind == STRING:
+                out.append(spark_string_literal(token.text))
+            elif token.kind == WORD and "$" in token.text:  # Flink's identifiers may hold '$' (EXPR$0); Spark's quoted ones
+                out.append(f"`{token.text}`")
+            else:
+                out.append(token.text)
             i += 1
         return out.text()
 

@@ -42,6 +42,13 @@ def test_window_tvfs_become_views():
     assert (cumulate.kind, cumulate.step, cumulate.size) == ("CUMULATE", "2 minutes", "10 minutes")
 
 
+def test_identifiers_with_a_dollar_are_quoted_for_spark():
+    # Flink's unquoted identifiers may hold '$' (PyFlink 2.3: SELECT n AS a$b FROM t names its column a$b, as Flink
+    # names unaliased expressions EXPR$0); Spark's parser refuses '$' outside backticks
+    assert translate("SELECT a$b + 1 AS c, x$y FROM v").text == "SELECT `a$b` + 1 AS c, `x$y` FROM v"
+    assert translate("SELECT '$1' AS `d$`").text == "SELECT '$1' AS `d$`"
+
+
 def test_functions_spark_spells_differently():
     assert translate_expression("FLOOR(ts TO HOUR)", 1) == "date_trunc('HOUR', ts)"
     assert translate_expression("FLOOR(x)", 1) == "FLOOR(x)"

@@ -139,6 +139,9 @@ EXPRESSIONS = [_expr(id, expression) for id, expression in _EXPRESSIONS]
 QUERIES = [
     # select / where / distinct / set operations / order / limit / with
     Entry("select-star", Q + "select.md", "SELECT * FROM orders"),
+    # Flink's unquoted identifiers may hold '$' (Calcite's identifier rule; Flink names unaliased columns EXPR$0)
+    Entry("select-dollar-identifier", Q + "select.md", "SELECT order_id, a$b + 1 AS c FROM (SELECT order_id, amount AS a$b "
+          "FROM orders)"),
     Entry("select-where", Q + "select.md", "SELECT order_id, amount FROM orders WHERE amount > 7 AND item <> 'apple'"),
     Entry("select-values", Q + "select.md", "SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (2, 'b')) AS t(n, s)"),
     Entry("select-distinct", Q + "select-distinct.md", "SELECT DISTINCT customer FROM orders"),
