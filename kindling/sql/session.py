@@ -87,6 +87,7 @@ from kindling.sql.ranking import (
 )
 from kindling.sql.result import BatchCollector, ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
+from kindling.sql.select_names import name_unaliased_columns
 from kindling.sql.semi_join import SemiJoin, anti_join_frame, find_semi_join, semi_join_frame
 from kindling.sql.session_tvf import rewrite_session_tvfs
 from kindling.sql.set_operation import find_set_operation, find_union_all
@@ -608,6 +609,7 @@ class SqlSession:
         in ``ROWKIND_COLUMN``), for a sink that writes every change (a changelog format)."""
         if not significant(tokenize(text)):
             raise SqlError("the query is empty", line=line, construct=construct)
+        text = name_unaliased_columns(text)
         registered: dict[str, tuple[bool, bool]] = {}
         self._scans_read_needs = False
         if not self.batch:  # ORDER BY ... LIMIT n on a stream: Flink's sort-limit, a Top-N
@@ -653,6 +655,7 @@ class SqlSession:
 
     def _frame(self, text: str, line: int, construct: str, registered: dict[str, tuple[bool, bool]],
                stack: tuple[str, ...] = (), outermost: bool = False) -> tuple[DataFrame, tuple[bool, bool]]:
+        text = name_unaliased_columns(text)
         text = rewrite_session_tvfs(text, line) or text
         match = find_match_recognize(text, line)
         if match is not None:

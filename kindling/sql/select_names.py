@@ -1,0 +1,77 @@
+"""The names Flink gives a SELECT's unaliased columns: ``EXPR$<position>`` for anything but a column reference.
+
+Flink (Calcite) names ``SELECT k, n + 1, COUNT(*) FROM t GROUP BY k, n`` columns ``k``, ``EXPR$1``, ``EXPR$2``: an item
+that is a (possibly qualified) column keeps the column's name, any other expression is named after its position in
+the select list, counted from 0. Spark would name them ``(n + 1)`` and ``count(1)``, which a result's schema, its
+printed header, a view's columns and a query over the view (``SELECT EXPR$1 FROM v``) would show. Every SELECT in a
+query's text, subqueries included, gets the alias Flink derives, before the query is planned.
+
+An unaliased expression after a ``*`` item keeps Spark's name: its position depends on how many columns the ``*``
+stands for, which the text does not say.
+
+>>> name_unaliased_columns("SELECT k, n + 1, COUNT(*) AS c FROM t GROUP BY k, n")
+'SELECT k, n + 1 AS `EXPR$1`, COUNT(*) AS c FROM t GROUP BY k, n'
+"""
+
+from __future__ import annotations
+
+from kindling.sql.tokens import QUOTED, WORD, Token, split_alias, tokenize, with_depth
+
+# Words that end a select list at its own depth
+_LIST_END = ("FROM", "WHERE", "GROUP", "HAVING", "WINDOW", "ORDER", "LIMIT", "OFFSET", "FETCH", "UNION", "INTERSECT",
+             "EXCEPT", "QUALIFY")
+# Single words that are values, not columns (Flink names them EXPR$n too)
+_VALUE_WORDS = ("TRUE", "FALSE", "NULL", "UNKNOWN", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE", "CURRENT_TIME",
+                "LOCALTIME", "CURRENT_ROW_TIMESTAMP")
+
+
+def name_unaliased_columns(text: str) -> str:
+    """``text`` with ``AS `EXPR$n``` after each select item Flink would name so; the text itself otherwise."""
+    tokens = tokenize(text)
+    insertions: dict[int, str] = {}  # token index -> alias written after it
+    depths = [depth for _, depth in with_depth(tokens)]
+    for i, token in enumerate(tokens):
+        if token.is_word("SELECT"):
+            for position, last in _unaliased_items(tokens, depths, i):
+                insertions[last] = f" AS `EXPR${position}`"
+    if not insertions:
+        return text
+    return "".join(t.text + insertions.get(k, "") for k, t in enumerate(tokens))
+
+
+def _unaliased_items(tokens: list[Token], depths: list[int], select: int) -> list[tuple[int, int]]:
+    """(position, index of the item's last significant token) of each item of the select list starting after
+    ``select`` that Flink names ``EXPR$position``."""
+    depth = depths[select]
+    items: list[list[int]] = [[]]
+    for k in range(select + 1, len(tokens)):
+        token = tokens[k]
+        if depths[k] < depth or (depths[k] == depth and token.is_word(*_LIST_END)):
+            break
+        if depths[k] == depth and token.is_symbol(","):
+            items.append([])
+            continue
+        if not token.trivia:
+            items[-1].append(k)
+    if items[0] and tokens[items[0][0]].is_word("DISTINCT", "ALL"):
+        items[0] = items[0][1:]
+    named = []
+    for position, item in enumerate(items):
+        if not item:
+            return named
+        sig = [tokens[k] for k in item]
+        if sig[-1].is_symbol("*"):  # the positions after it are not known from the text
+            return named
+        if split_alias(sig)[1] is not None or _is_column(sig):
+            continue
+        named.append((position, item[-1]))
+    return named
+
+
+def _is_column(sig: list[Token]) -> bool:
+    """A column reference: ``k``, ``t.k``, ``r.a.b``, quoted or not."""
+    if len(sig) == 1:
+        return sig[0].kind == QUOTED or (sig[0].kind == WORD and not sig[0].is_word(*_VALUE_WORDS))
+    names, dots = sig[0::2], sig[1::2]
+    return len(sig) % 2 == 1 and all(t.kind in (WORD, QUOTED) for t in names) and all(t.is_symbol(".") for t in dots)
+
