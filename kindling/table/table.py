@@ -18,6 +18,8 @@ import itertools
 from typing import TYPE_CHECKING, Any, Optional
 
 from kindling.sql.aggregate_functions import FLAT_AGGREGATE_RESULT
+from kindling.sql.group_aggregate import AGGREGATE_FUNCTIONS
+from kindling.sql.tokens import function_calls, significant, tokenize
 from kindling.table.expressions import WINDOW_PROPERTY, Expression, _quote, col, function_name
 from kindling.table.window import GroupWindow, OverWindow
 
@@ -50,19 +52,38 @@ def _row_input_call(table: "Table", func: Any) -> Expression:
     return call.alias(*aliases) if aliases else call
 
 
-def _fields(fields: tuple[Any, ...], named: bool = False) -> tuple[str, dict[str, Any]]:
+def _fields(fields: tuple[Any, ...], named: bool = False, start: int = 0) -> tuple[str, dict[str, Any]]:
     """The SQL of a list of fields (expressions, or SQL text) and the Python functions they call; with ``named``
     (a projection), an expression that is neither a column nor aliased is named ``_c<position>`` as the Table API
-    names it."""
+    names it, its position in the resulting row counted from ``start`` (the columns before the fields)."""
     functions: dict[str, Any] = {}
     texts = []
-    for position, field in enumerate(fields):
+    for position, field in enumerate(fields, start=start):
         if isinstance(field, Expression):
             functions.update(field.functions)
             texts.append(field.sql if field.name is not None or not named else f"{field.sql} AS `_c{position}`")
         else:
             texts.append(str(field))
     return ", ".join(texts), functions
+
+
+def _aggregates_named(fields: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A grouped select's fields with Flink's names for its unaliased aggregate calls: ``EXPR$<n>``, n the number of
+    aggregate calls before it in the select (other expressions are ``_c<position>``, as in any projection).
+
+    Recorded from PyFlink 2.3: ``group_by(col('k')).select(col('k').upper_case, col('n').sum + 1,
+    col('n').max.alias('m'), col('n').min)`` names its columns ``_c0``, ``_c1``, ``m``, ``EXPR$2``."""
+    seen = 0
+    named = []
+    for field in fields:
+        if isinstance(field, Expression):
+            tokens = significant(tokenize(field.call_sql))
+            calls = function_calls(tokens, AGGREGATE_FUNCTIONS)
+            if field.name is None and len(calls) == 1 and calls[0][0] == 0 and calls[0][3] == len(tokens) - 1:
+                field = field.alias(f"EXPR${seen}")
+            seen += len(calls)
+        named.append(field)
+    return tuple(named)
 
 
 class Table:
@@ -159,7 +180,7 @@ class Table:
         return self._derive(f"SELECT {', '.join(f'{_quote(c)} AS {_quote(n)}' for c, n in zip(columns, names))} FROM {self._name}")
 
     def add_columns(self, *fields: Any) -> "Table":
-        text, functions = _fields(fields, named=True)
+        text, functions = _fields(fields, named=True, start=len(self.get_schema().fieldNames()))
         return self._derive(f"SELECT *, {text} FROM {self._name}", functions)
 
     def add_or_replace_columns(self, *fields: Any) -> "Table":
@@ -172,7 +193,7 @@ class Table:
             if not isinstance(field, Expression):
                 raise TypeError(f"add_or_replace_columns takes expressions (col('a') + 1).alias('b'), got {field!r}")
             functions.update(field.functions)
-            name = field.name or f"_c{position}"
+            name = field.name or f"_c{len(existing) + position}"
             named[name] = f"{field.call_sql} AS {_quote(name)}"
         items = [named.pop(c) if c in named else _quote(c) for c in existing] + list(named.values())
         return self._derive(f"SELECT {', '.join(items)} FROM {self._name}", functions)
@@ -388,7 +409,7 @@ class GroupedTable:
 
     def select(self, *fields: Any) -> Table:
         keys, key_functions = _fields(self._keys)
-        text, functions = _fields(fields, named=True)
+        text, functions = _fields(_aggregates_named(fields), named=True)
         return self._table._derive(f"SELECT {text} FROM {self._table._name} GROUP BY {keys}", key_functions, functions)
 
     def aggregate(self, func: Any) -> AggregatedTable:

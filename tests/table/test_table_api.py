@@ -24,6 +24,24 @@ def _rows(table) -> list[tuple]:
     return sorted(tuple(r) for r in table.execute().final_rows(timeout=600))
 
 
+def test_unaliased_fields_are_named_as_flinks_table_api_names_them(t_env):
+    t = t_env.from_elements([("a", 1), ("b", 2)], ["k", "n"])
+    # recorded from PyFlink 2.3 (get_schema().get_field_names()): a projection's expression is _c<position in the row>,
+    # a grouped select's bare aggregate EXPR$<aggregate calls before it>
+    cases = [
+        (t.select(col("n") + 1, col("k"), col("n") * 2), ["_c0", "k", "_c2"]),
+        (t.group_by(col("k")).select(col("k"), col("n").sum, col("n").count), ["k", "EXPR$0", "EXPR$1"]),
+        (t.group_by(col("k")).select(col("n").sum, col("k")), ["EXPR$0", "k"]),
+        (t.group_by(col("k")).select(col("k").upper_case, col("n").sum + 1, col("n").max.alias("m"), col("n").min),
+         ["_c0", "_c1", "m", "EXPR$2"]),
+        (t.group_by(col("k")).select(col("k"), lit(1), col("n").sum), ["k", "_c1", "EXPR$0"]),
+        (t.add_columns(col("n") * 2, col("k").upper_case), ["k", "n", "_c2", "_c3"]),
+        (t.add_columns(col("n").alias("x"), col("n") + 1), ["k", "n", "x", "_c3"]),
+        (t.add_or_replace_columns(col("n") * 2), ["k", "n", "_c2"]),
+    ]
+    assert [table.get_schema().get_field_names() for table, _ in cases] == [names for _, names in cases]
+
+
 def test_relational_operations(t_env):
     orders = t_env.from_elements([o[:3] for o in ORDERS], ["id", "fruit", "amount"])
     assert orders.get_schema().simpleString() == "struct<id:bigint,fruit:string,amount:bigint>"
