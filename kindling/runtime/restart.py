@@ -13,8 +13,8 @@ from kindling.config import Configuration
 # Spark gives a Python process it starts (a Python data source's planner, a UDF worker without the daemon) a fixed
 # 10 s to connect back (PythonWorkerFactory.createSimpleWorker, not configurable); a loaded machine misses it. Nothing
 # ran in that process, so the query restarts from its checkpoint as if nothing happened, a few times in a while.
-WORKER_START_FAILURES = ("Timed out while waiting for the Python worker to connect back",
-                         "Python worker failed to connect back")
+WORKER_START_MESSAGE = "Python worker failed to connect back"  # Spark's SparkException
+WORKER_START_FAILURES = ("Timed out while waiting for the Python worker to connect back", WORKER_START_MESSAGE)
 WORKER_START_RESTARTS = 3  # in WORKER_START_WINDOW_S
 WORKER_START_WINDOW_S = 600.0
 

@@ -53,12 +53,12 @@ class ChangelogCollector:
             rows = batch.collect()
         except Exception as exc:  # report the cause, not the JVM trace the Py4J proxy would carry
             from kindling.runtime.job import describe_failure
-            from kindling.runtime.restart import WORKER_START_FAILURES, is_worker_start_failure
+            from kindling.runtime.restart import WORKER_START_MESSAGE, is_worker_start_failure
             from kindling.sql.errors import from_spark
 
             text = str(exc)
             if is_worker_start_failure(text):  # kept, so that the job restarts the query (kindling.runtime.restart)
-                reason = f"query: {WORKER_START_FAILURES[-1]}"
+                reason = f"query: {WORKER_START_MESSAGE}"
             elif _PYTHON_WORKER_ERROR in text:  # a Python function failed: its own error, not Spark's first line
                 reason = f"query: {describe_failure(text)}"
             else:
