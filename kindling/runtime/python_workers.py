@@ -23,6 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import List, Optional
 
+from kindling.runtime.worker_forks import CLIENT, FORKED_MODULES, SOCKET_VARIABLE
+
 _TWS_DRIVER_WORKER = "pyspark.sql.streaming.transform_with_state_driver_worker"
 
 
@@ -48,6 +50,8 @@ def launcher(python: str = sys.executable, directory: Optional[Path] = None) -> 
     if not zips:
         return None
     patterns = " | ".join(shlex.quote(str(z)) for z in zips)
+    forked = " | ".join(shlex.quote(f"-m {module}") for module in FORKED_MODULES)
+    client = f"{shlex.quote(python)} -I -S -c {shlex.quote(CLIENT)}"
     script = (
         "#!/bin/sh\n"
         "# Written by kindling (kindling/runtime/python_workers.py): runs Spark's Python workers with\n"
@@ -64,6 +68,14 @@ def launcher(python: str = sys.executable, directory: Optional[Path] = None) -> 
         'PYTHONPATH=$kept\nexport PYTHONPATH\n'
         # PySpark's transformWithState driver worker prints five progress lines to its stdout, which Spark copies
         # to the driver's console on every keyed query's first micro-batch; it talks to the JVM over a socket.
+        # The per-query workers are forked from this session's warm interpreter when it listens (worker_forks).
+        'case "$1 $2" in\n'
+        f'  {forked})\n'
+        f'    if [ -S "${{{SOCKET_VARIABLE}:-}}" ]; then\n'
+        f'      case "$2" in {_TWS_DRIVER_WORKER}) exec {client} "$@" >/dev/null ;; esac\n'
+        f'      exec {client} "$@"\n'
+        '    fi ;;\n'
+        'esac\n'
         'case "$*" in\n'
         f'  *{_TWS_DRIVER_WORKER}*) exec {shlex.quote(python)} "$@" >/dev/null ;;\n'
         'esac\n'

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from kindling import config as cfg
 from kindling.config import Configuration
 from kindling.options import OptionError
-from kindling.runtime import interrupts, jvm_classes, jvm_native
+from kindling.runtime import interrupts, jvm_classes, jvm_native, worker_forks
 from kindling.runtime.program_output import append_program_output
 from kindling.runtime.python_workers import launcher
 
@@ -76,6 +76,8 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     builder = SparkSession.builder.appName(conf.get(cfg.PIPELINE_NAME) or "kindling")
     if active is None:
         jvm_native.use_extracted_library()  # RocksDB's library loaded in place, not copied to /tmp by each JVM
+        if os.environ["PYSPARK_PYTHON"] == launcher(sys.executable):
+            worker_forks.start()  # before the JVM starts: its workers inherit the server's socket in their environment
         if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
             # Under spark-submit (which starts the JVM and names it in PYSPARK_GATEWAY_PORT) its --master
             # stands unless kindling.spark.master says otherwise.
