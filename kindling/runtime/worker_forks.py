@@ -97,20 +97,28 @@ def start(python: str = sys.executable) -> Optional[str]:
         return os.environ.get(SOCKET_VARIABLE)
     folder = Path(tempfile.mkdtemp(prefix="kindling-forks-"))
     path = str(folder / "socket")
+    _server = subprocess.Popen(
+        [python, "-m", "kindling.runtime.worker_forks", path],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=server_environment(), start_new_session=True,
+    )
+    os.environ[SOCKET_VARIABLE] = path
+    return path
+
+
+def server_environment() -> dict[str, str]:
+    """The server's environment: this process's, with PySpark imported from its install and no thread started."""
     env = dict(os.environ)
-    env["OPENBLAS_NUM_THREADS"] = "1"  # NumPy's BLAS threads in a process that only forks
+    # Forking is safe from a process of one thread (pyspark.daemon imports its worker module after the fork for that
+    # reason): no BLAS thread pool for NumPy, no background purge thread for PyArrow's jemalloc, in the server.
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    env["JE_ARROW_MALLOC_CONF"] = ",".join(filter(None, [env.get("JE_ARROW_MALLOC_CONF"), "background_thread:false"]))
     env.pop(SOCKET_VARIABLE, None)
     from kindling.runtime.python_workers import source_zips  # the server imports PySpark from its install
 
     zips = {str(z) for z in source_zips()}
     if env.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.pathsep.join(p for p in env["PYTHONPATH"].split(os.pathsep) if p not in zips)
-    _server = subprocess.Popen(
-        [python, "-m", "kindling.runtime.worker_forks", path],
-        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, start_new_session=True,
-    )
-    os.environ[SOCKET_VARIABLE] = path
-    return path
+    return env
 
 
 def stop() -> None:
@@ -132,6 +140,8 @@ def serve(path: str, modules: tuple[str, ...] = FORKED_MODULES) -> None:
             pass
     import gc
 
+    if _threads() > 1:
+        return  # a module started a thread: forking could copy a lock it holds, so workers start the usual way
     gc.collect()
     gc.freeze()  # children share the warm heap's pages instead of copying them when the collector touches them
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -155,6 +165,15 @@ def serve(path: str, modules: tuple[str, ...] = FORKED_MODULES) -> None:
             Path(path).parent.rmdir()
         except OSError:
             pass
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:  # no procfs: Python's own threads are all this can see
+        import threading
+
+        return threading.active_count()
 
 
 def _reap() -> None:
@@ -225,6 +244,7 @@ def _child(connection: socket.socket, fds: list[int], argv: list[str], cwd: str,
         connection.settimeout(None)
         connection.sendall(os.getpid().to_bytes(_LENGTH, "big"))
         sys.argv = [argv[1], *argv[2:]]
+        sys.modules.pop(argv[1], None)  # its imports stay warm; the module itself runs afresh as __main__
         try:
             runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
             status = 0

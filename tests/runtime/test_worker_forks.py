@@ -35,10 +35,10 @@ def server(tmp_path_factory):
     (folder / "fork_probe.py").write_text(PROBE)
     path = str(folder / "socket")
     process = subprocess.Popen([sys.executable, "-m", "kindling.runtime.worker_forks", path, "fork_probe"],
-                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=worker_forks.server_environment())
     deadline = time.monotonic() + 60
     while not Path(path).exists():
-        assert process.poll() is None and time.monotonic() < deadline, "the fork server did not start listening"
+        assert process.poll() is None and time.monotonic() < deadline, "the fork server did not start listening (a thread?)"
         time.sleep(0.05)
     yield {"socket": path, "modules": str(folder), "process": process}
     process.stdin.close()
