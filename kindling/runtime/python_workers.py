@@ -9,7 +9,9 @@ exactly the modules installed beside them with cached bytecode, so kindling star
 through a small launcher that drops the two zips from ``PYTHONPATH`` and runs this interpreter.
 
 The launcher also sends the ``transformWithState`` driver worker's progress prints (which Spark copies
-to the driver's console) to /dev/null. Only for masters on this machine (the launcher is a file
+to the driver's console) to /dev/null, and runs the two per-query driver processes (a streaming source's
+runner, the ``transformWithState`` driver worker) as forks of the session's warm interpreter when it
+listens (:mod:`kindling.runtime.worker_forks`). Only for masters on this machine (the launcher is a file
 here); a remote cluster's executors run the configured interpreter as before.
 """
 
