@@ -49,6 +49,8 @@ class Expression:
         self.name = name  # the column it reads, when it is a bare column (``col('a')``), or its alias
         self.call_sql: str = sql  # the expression without its alias
         self.alias_names: list[str] = []
+        # Unaliased in a projection, the Table API names a column's CAST '<column>-<type>' (n-STRING); others _c<i>
+        self.projection_name: Optional[str] = None
 
     def _derive(self, sql: str, *others: Any) -> "Expression":
         functions = dict(self.functions)
@@ -146,7 +148,10 @@ class Expression:
         return aliased
 
     def cast(self, data_type: DataType | str) -> "Expression":
-        return self._derive(f"CAST({self.sql} AS {data_type})")
+        cast = self._derive(f"CAST({self.sql} AS {data_type})")
+        if self.name is not None and self.name != "*" and not self.alias_names:
+            cast.projection_name = f"{self.name}-{data_type}"
+        return cast
 
     def as_argument(self, name: str) -> "Expression":
         """This value as the named argument ``name`` of a function call (``name => value``): ``to_changelog``'s

@@ -55,13 +55,16 @@ def _row_input_call(table: "Table", func: Any) -> Expression:
 def _fields(fields: tuple[Any, ...], named: bool = False, start: int = 0) -> tuple[str, dict[str, Any]]:
     """The SQL of a list of fields (expressions, or SQL text) and the Python functions they call; with ``named``
     (a projection), an expression that is neither a column nor aliased is named ``_c<position>`` as the Table API
-    names it, its position in the resulting row counted from ``start`` (the columns before the fields)."""
+    names it, its position in the resulting row counted from ``start`` (the columns before the fields); a column's
+    CAST is named ``<column>-<type>`` (recorded from PyFlink 2.3: ``col('n').cast(DataTypes.STRING())`` is
+    ``n-STRING``)."""
     functions: dict[str, Any] = {}
     texts = []
     for position, field in enumerate(fields, start=start):
         if isinstance(field, Expression):
             functions.update(field.functions)
-            texts.append(field.sql if field.name is not None or not named else f"{field.sql} AS `_c{position}`")
+            name = field.projection_name or f"_c{position}"
+            texts.append(field.sql if field.name is not None or not named else f"{field.sql} AS {_quote(name)}")
         else:
             texts.append(str(field))
     return ", ".join(texts), functions
@@ -193,7 +196,7 @@ class Table:
             if not isinstance(field, Expression):
                 raise TypeError(f"add_or_replace_columns takes expressions (col('a') + 1).alias('b'), got {field!r}")
             functions.update(field.functions)
-            name = field.name or f"_c{len(existing) + position}"
+            name = field.name or field.projection_name or f"_c{len(existing) + position}"
             named[name] = f"{field.call_sql} AS {_quote(name)}"
         items = [named.pop(c) if c in named else _quote(c) for c in existing] + list(named.values())
         return self._derive(f"SELECT {', '.join(items)} FROM {self._name}", functions)

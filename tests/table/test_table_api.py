@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from kindling.sql import SqlError
@@ -38,8 +40,20 @@ def test_unaliased_fields_are_named_as_flinks_table_api_names_them(t_env):
         (t.add_columns(col("n") * 2, col("k").upper_case), ["k", "n", "_c2", "_c3"]),
         (t.add_columns(col("n").alias("x"), col("n") + 1), ["k", "n", "x", "_c3"]),
         (t.add_or_replace_columns(col("n") * 2), ["k", "n", "_c2"]),
+        # a column's CAST is '<column>-<type>'; a CAST of anything else, or of a CAST, is _c<position>
+        (t.select(col("k"), col("n").cast(DataTypes.STRING())), ["k", "n-STRING"]),
+        (t.select(col("n").cast(DataTypes.DECIMAL(10, 2))), ["n-DECIMAL(10, 2)"]),
+        (t.select(col("n").cast(DataTypes.BIGINT()), col("n").cast(DataTypes.DOUBLE())), ["n-BIGINT", "n-DOUBLE"]),
+        (t.select((col("n") + 1).cast(DataTypes.STRING())), ["_c0"]),
+        (t.select(col("n").cast(DataTypes.BIGINT()).cast(DataTypes.STRING())), ["_c0"]),
+        (t.add_columns(col("n").cast(DataTypes.BIGINT())), ["k", "n", "n-BIGINT"]),
+        (t.add_or_replace_columns(col("n").cast(DataTypes.BIGINT())), ["k", "n", "n-BIGINT"]),
+        (t.group_by(col("k")).select(col("k"), col("k").cast(DataTypes.STRING())), ["k", "k-STRING"]),
+        (t.select(col("n").cast(DataTypes.STRING()).alias("s")), ["s"]),
     ]
     assert [table.get_schema().get_field_names() for table, _ in cases] == [names for _, names in cases]
+    widened = t.select(col("k"), col("n").cast(DataTypes.DECIMAL(10, 2))).select(col("n-DECIMAL(10, 2)") * 2)
+    assert _rows(widened) == [(Decimal("2.00"),), (Decimal("4.00"),)]
 
 
 def test_relational_operations(t_env):
