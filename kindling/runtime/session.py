@@ -77,7 +77,8 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     if active is None:
         jvm_native.use_extracted_library()  # RocksDB's library loaded in place, not copied to /tmp by each JVM
         if os.environ["PYSPARK_PYTHON"] == launcher(sys.executable):
-            worker_forks.start()  # before the JVM starts: its workers inherit the server's socket in their environment
+            # Through the launcher, as the workers; before the JVM starts, whose workers inherit the socket's path
+            worker_forks.start(os.environ["PYSPARK_PYTHON"])
         if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
             # Under spark-submit (which starts the JVM and names it in PYSPARK_GATEWAY_PORT) its --master
             # stands unless kindling.spark.master says otherwise.

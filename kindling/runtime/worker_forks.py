@@ -82,11 +82,12 @@ os._exit(int.from_bytes(status, "big", signed=True) & 0xFF if len(status) == {_L
 _server: Optional[subprocess.Popen] = None
 
 
-def start(python: str = sys.executable) -> Optional[str]:
+def start(python: str = sys.executable) -> str:
     """Start this driver's fork server (once) and name its socket in the environment the JVM will inherit.
 
-    Returns the socket's path. The server imports its modules in the background; until it listens, workers start
-    the usual way.
+    ``python`` is the interpreter the workers would run (the session passes its worker launcher, which imports
+    PySpark from its install). Returns the socket's path. The server imports its modules in the background; until
+    it listens, workers start the usual way.
 
     >>> path = start()
     >>> os.environ[SOCKET_VARIABLE] == path
@@ -94,7 +95,7 @@ def start(python: str = sys.executable) -> Optional[str]:
     """
     global _server
     if _server is not None and _server.poll() is None:
-        return os.environ.get(SOCKET_VARIABLE)
+        return os.environ[SOCKET_VARIABLE]
     folder = Path(tempfile.mkdtemp(prefix="kindling-forks-"))
     path = str(folder / "socket")
     _server = subprocess.Popen(
@@ -106,28 +107,15 @@ def start(python: str = sys.executable) -> Optional[str]:
 
 
 def server_environment() -> dict[str, str]:
-    """The server's environment: this process's, with PySpark imported from its install and no thread started."""
+    """The server's environment: this process's, with no thread started by the modules it imports.
+
+    Forking is safe from a process of one thread (pyspark.daemon imports its worker module after the fork for that
+    reason): no BLAS thread pool for NumPy, no background purge thread for PyArrow's jemalloc, in the server."""
     env = dict(os.environ)
-    # Forking is safe from a process of one thread (pyspark.daemon imports its worker module after the fork for that
-    # reason): no BLAS thread pool for NumPy, no background purge thread for PyArrow's jemalloc, in the server.
     env["OPENBLAS_NUM_THREADS"] = "1"
     env["JE_ARROW_MALLOC_CONF"] = ",".join(filter(None, [env.get("JE_ARROW_MALLOC_CONF"), "background_thread:false"]))
     env.pop(SOCKET_VARIABLE, None)
-    from kindling.runtime.python_workers import source_zips  # the server imports PySpark from its install
-
-    zips = {str(z) for z in source_zips()}
-    if env.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.pathsep.join(p for p in env["PYTHONPATH"].split(os.pathsep) if p not in zips)
     return env
-
-
-def stop() -> None:
-    """Stop the fork server (it also stops by itself when this process exits)."""
-    global _server
-    if _server is not None:
-        _server.stdin.close()
-        _server.wait(timeout=10)
-        _server = None
 
 
 def serve(path: str, modules: tuple[str, ...] = FORKED_MODULES) -> None:
