@@ -87,7 +87,7 @@ from kindling.sql.ranking import (
 )
 from kindling.sql.result import BatchCollector, ChangelogCollector, TableResult
 from kindling.sql.rounding import with_flink_rounding
-from kindling.sql.select_names import name_unaliased_columns
+from kindling.sql.select_names import flink_column_names, name_unaliased_columns
 from kindling.sql.semi_join import SemiJoin, anti_join_frame, find_semi_join, semi_join_frame
 from kindling.sql.session_tvf import rewrite_session_tvfs
 from kindling.sql.set_operation import find_set_operation, find_union_all
@@ -1396,6 +1396,8 @@ class SqlSession:
                     raise SqlError(f"view '{name}' names {len(obj.column_names)} columns but its query has {len(df.columns)}",
                                    line=obj.query_line, construct="CREATE VIEW")
                 df = df.toDF(*obj.column_names)
+            elif (columns := _unique_names(list(df.columns))) != list(df.columns):  # a view's columns have Flink's names
+                df = df.toDF(*columns)
         df.createOrReplaceTempView(_spark_name(name))
         registered[name] = flags
         self._changelog_views[name] = ROWKIND_COLUMN in df.columns
@@ -1684,7 +1686,9 @@ def _with_precision(value: Column, flink_type: str) -> Column:
 
 
 def _unique_names(names: list[str]) -> list[str]:
-    """Flink's names for a result's columns: a repeated name gets a number (``extra``, ``extra0``), as Calcite does."""
+    """Flink's names for a result's columns: an expression after a ``*`` is ``EXPR$<position>``, a repeated name gets
+    a number (``extra``, ``extra0``), as Calcite does."""
+    names = flink_column_names(names)
     seen = set(names)
     out: list[str] = []
     used: set[str] = set()
