@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from kindling import config as cfg
 from kindling.config import Configuration
 from kindling.options import OptionError
-from kindling.runtime import interrupts, jvm_classes, jvm_native, worker_forks
+from kindling.runtime import interrupts, jvm_classes, jvm_native, warm_daemon, worker_forks
 from kindling.runtime.program_output import append_program_output
 from kindling.runtime.python_workers import launcher
 
@@ -76,7 +76,8 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     builder = SparkSession.builder.appName(conf.get(cfg.PIPELINE_NAME) or "kindling")
     if active is None:
         jvm_native.use_extracted_library()  # RocksDB's library loaded in place, not copied to /tmp by each JVM
-        if os.environ["PYSPARK_PYTHON"] == launcher(sys.executable):
+        local_workers = os.environ["PYSPARK_PYTHON"] == launcher(sys.executable)
+        if local_workers:
             # Through the launcher, as the workers; before the JVM starts, whose workers inherit the socket's path
             worker_forks.start(os.environ["PYSPARK_PYTHON"])
         if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
@@ -106,6 +107,8 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
             # Plans (EXPLAIN, the UI) show data source options: hide credentials, not only URLs.
             "spark.sql.redaction.options.regex": "(?i)url|user-info|user\\.info|token|password|secret|access-key|secret-key|jaas",
         }
+        if local_workers:  # workers forked with their modules loaded (kindling must be importable where they run)
+            defaults["spark.python.daemon.module"] = warm_daemon.MODULE
         if master and not master.startswith("local"):
             # Executors do not inherit the driver's environment: pass on what kindling's Python workers read.
             for name in ("KINDLING_SESSION_ID", "KINDLING_JOB_DIR"):

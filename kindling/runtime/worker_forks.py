@@ -34,6 +34,8 @@ import traceback
 from pathlib import Path
 from typing import Optional
 
+from kindling.runtime.fork_safety import one_thread_environment, threads
+
 SOCKET_VARIABLE = "KINDLING_WORKER_FORKS"
 FORKED_MODULES = (
     "pyspark.sql.streaming.python_streaming_source_runner",
@@ -112,8 +114,7 @@ def server_environment() -> dict[str, str]:
     Forking is safe from a process of one thread (pyspark.daemon imports its worker module after the fork for that
     reason): no BLAS thread pool for NumPy, no background purge thread for PyArrow's jemalloc, in the server."""
     env = dict(os.environ)
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    env["JE_ARROW_MALLOC_CONF"] = ",".join(filter(None, [env.get("JE_ARROW_MALLOC_CONF"), "background_thread:false"]))
+    one_thread_environment(env)
     env.pop(SOCKET_VARIABLE, None)
     return env
 
@@ -128,7 +129,7 @@ def serve(path: str, modules: tuple[str, ...] = FORKED_MODULES) -> None:
             pass
     import gc
 
-    if _threads() > 1:
+    if threads() > 1:
         return  # a module started a thread: forking could copy a lock it holds, so workers start the usual way
     gc.collect()
     gc.freeze()  # children share the warm heap's pages instead of copying them when the collector touches them
@@ -153,15 +154,6 @@ def serve(path: str, modules: tuple[str, ...] = FORKED_MODULES) -> None:
             Path(path).parent.rmdir()
         except OSError:
             pass
-
-
-def _threads() -> int:
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:  # no procfs: Python's own threads are all this can see
-        import threading
-
-        return threading.active_count()
 
 
 def _reap() -> None:

@@ -1,0 +1,47 @@
+"""PySpark's worker daemon, with the modules its workers import loaded once before it forks them.
+
+Spark starts one ``pyspark.daemon`` per Python worker module it runs (``pyspark.worker`` for UDFs and Python data
+sources' reads and writes, ``pyspark.sql.worker.plan_data_source_read`` for planning a source's read, ...) and forks
+a worker from it for each connection. PySpark's daemon imports nothing of the worker's before the fork, because
+a module that starts a thread on import (NumPy's BLAS pool, PyArrow's jemalloc purge thread) would make the fork
+unsafe. So every forked worker imports its module, PySpark's SQL layer, PyArrow and pandas anew: ~0.5 s of CPU,
+paid by each worker a query's micro-batches and plannings start.
+
+This daemon (``spark.python.daemon.module``, set by kindling's local session) imports them once, with the
+environment that keeps those libraries from starting threads, checks that the process still has one thread, and
+then runs PySpark's own daemon, whose forks find the modules loaded. If an import started a thread anyway, it
+becomes PySpark's daemon unchanged (an ``exec`` before it has spoken to the JVM), so forking stays safe.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+
+from kindling.runtime.fork_safety import one_thread_environment, threads
+
+MODULE = "kindling.runtime.warm_daemon"
+# Imported by every worker of any module (Arrow batches, pandas conversions), beside the worker's own module.
+_SHARED_MODULES = ("pyarrow", "pandas", "pyspark.sql.pandas.serializers", "pyspark.worker")
+
+
+def main() -> None:
+    worker_module = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1].startswith("pyspark") else "pyspark.worker"
+    one_thread_environment(os.environ)
+    for module in (*_SHARED_MODULES, worker_module):
+        try:
+            __import__(module)
+        except Exception:  # noqa: BLE001 — a module this installation lacks is imported by the worker, and fails there
+            pass
+    if threads() > 1:
+        os.execv(sys.executable, [sys.executable, "-m", "pyspark.daemon", *sys.argv[1:]])
+    gc.collect()
+    gc.freeze()  # forks share the warm heap's pages instead of copying them when the collector walks them
+    from pyspark.daemon import manager
+
+    manager()
+
+
+if __name__ == "__main__":
+    main()
