@@ -110,6 +110,17 @@ def apply_changelog(changes: Sequence[tuple[str, Row]], upsert_key: Optional[Seq
     return rows
 
 
+def _flink_value(value: Any) -> Any:
+    """A collected value as PyFlink hands it out: a nested ROW (Spark's Row, a tuple) as a Row, in arrays and maps too."""
+    if isinstance(value, Row):
+        return FlinkRow(*(_flink_value(v) for v in value))
+    if isinstance(value, list):
+        return [_flink_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _flink_value(v) for k, v in value.items()}
+    return value
+
+
 class ResultRow(FlinkRow):
     """A row of a query's result as PyFlink's ``TableResult.collect()`` hands it out: positional (printed
     ``<Row('a', 1)>``, equal to ``Row('a', 1)`` of the same kind) with its change kind. kindling also reads its columns
@@ -223,7 +234,7 @@ class TableResult:
         -U <Row('a', 1)>
         +U <Row('a', 2)>
         """
-        return CollectedRows([ResultRow(RowKind.from_short_string(kind), self.columns, tuple(row))
+        return CollectedRows([ResultRow(RowKind.from_short_string(kind), self.columns, tuple(_flink_value(v) for v in row))
                               for kind, row in self.collect_changelog(timeout)])
 
     def final_rows(self, timeout: Optional[float] = None) -> CollectedRows:

@@ -13,6 +13,7 @@ Table's operations compose queries of those texts, which the SQL session plans.
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import re
 from decimal import Decimal
 from enum import Enum
@@ -32,6 +33,71 @@ class TimeIntervalUnit(Enum):
     HOUR = "HOUR"
     MINUTE = "MINUTE"
     SECOND = "SECOND"
+
+
+class TimePointUnit(Enum):
+    """Units of ``timestamp_diff`` (PyFlink's ``TimePointUnit``)."""
+
+    YEAR = "YEAR"
+    MONTH = "MONTH"
+    DAY = "DAY"
+    HOUR = "HOUR"
+    MINUTE = "MINUTE"
+    SECOND = "SECOND"
+    QUARTER = "QUARTER"
+    WEEK = "WEEK"
+    MILLISECOND = "MILLISECOND"
+    MICROSECOND = "MICROSECOND"
+
+
+class JsonType(Enum):
+    """The kinds of JSON ``is_json`` tests for (``x IS JSON SCALAR``)."""
+
+    VALUE = "VALUE"
+    SCALAR = "SCALAR"
+    ARRAY = "ARRAY"
+    OBJECT = "OBJECT"
+
+
+class JsonExistsOnError(Enum):
+    """What ``json_exists`` gives on an error (``... TRUE ON ERROR``)."""
+
+    TRUE = "TRUE"
+    FALSE = "FALSE"
+    UNKNOWN = "UNKNOWN"
+    ERROR = "ERROR"
+
+
+class JsonValueOnEmptyOrError(Enum):
+    """``json_value``'s behaviour on an empty result or an error."""
+
+    NULL = "NULL"
+    ERROR = "ERROR"
+    DEFAULT = "DEFAULT"
+
+
+class JsonQueryWrapper(Enum):
+    """Whether ``json_query`` wraps its result in an array."""
+
+    WITHOUT_ARRAY = "WITHOUT ARRAY"
+    CONDITIONAL_ARRAY = "WITH CONDITIONAL ARRAY"
+    UNCONDITIONAL_ARRAY = "WITH UNCONDITIONAL ARRAY"
+
+
+class JsonQueryOnEmptyOrError(Enum):
+    """``json_query``'s behaviour on an empty result or an error."""
+
+    NULL = "NULL"
+    EMPTY_ARRAY = "EMPTY ARRAY"
+    EMPTY_OBJECT = "EMPTY OBJECT"
+    ERROR = "ERROR"
+
+
+class JsonOnNull(Enum):
+    """What ``json_object``/``json_array`` (and their aggregates) do with a NULL value (``NULL ON NULL``)."""
+
+    NULL = "NULL"
+    ABSENT = "ABSENT"
 
 
 # A window property (``col('w').start``) before the group window it belongs to is known.
@@ -58,6 +124,10 @@ class Expression:
             if isinstance(other, Expression):
                 functions.update(other.functions)
         return Expression(sql, functions)
+
+    def _call(self, function: str, *args: Any) -> "Expression":
+        """``FUNCTION(x, args...)``: the Flink SQL call a method of ``x`` stands for."""
+        return self._derive(f"{function}({', '.join([self.sql, *(_sql(a) for a in args)])})", *args)
 
     def _binary(self, operator: str, other: Any, reverse: bool = False) -> "Expression":
         right = _sql(other)
@@ -224,6 +294,14 @@ class Expression:
     def is_false(self) -> "Expression":
         return self._derive(f"({self.sql} IS FALSE)")
 
+    @property
+    def is_not_true(self) -> "Expression":
+        return self._derive(f"({self.sql} IS NOT TRUE)")
+
+    @property
+    def is_not_false(self) -> "Expression":
+        return self._derive(f"({self.sql} IS NOT FALSE)")
+
     def between(self, lower: Any, upper: Any) -> "Expression":
         return self._derive(f"({self.sql} BETWEEN {_sql(lower)} AND {_sql(upper)})", lower, upper)
 
@@ -255,9 +333,18 @@ class Expression:
     def char_length(self) -> "Expression":
         return self._derive(f"CHAR_LENGTH({self.sql})")
 
-    @property
-    def trim(self) -> "Expression":
-        return self._derive(f"TRIM({self.sql})")
+    def trim(self, character: Any = None) -> "Expression":
+        """Leading and trailing spaces (or ``character``) removed: ``TRIM(BOTH c FROM x)``."""
+        return self._trimmed("BOTH", character)
+
+    def trim_leading(self, character: Any = None) -> "Expression":
+        return self._trimmed("LEADING", character)
+
+    def trim_trailing(self, character: Any = None) -> "Expression":
+        return self._trimmed("TRAILING", character)
+
+    def _trimmed(self, side: str, character: Any) -> "Expression":
+        return self._derive(f"TRIM({side} {_sql(' ' if character is None else character)} FROM {self.sql})", character)
 
     @property
     def abs(self) -> "Expression":
@@ -286,9 +373,99 @@ class Expression:
     def json_query(self, path: str) -> "Expression":
         return self._derive(f"JSON_QUERY({self.sql}, {_sql(path)})")
 
+    def log(self, base: Any = None) -> "Expression":
+        """The natural logarithm, or with ``base`` the logarithm to that base: ``LOG(base, x)``."""
+        return self._derive(f"LOG({self.sql})") if base is None else _combine(f"LOG({_sql(base)}, {self.sql})", base, self)
+
+    def truncate(self, n: Any = 0) -> "Expression":
+        """The number cut to ``n`` decimal places (left of the point for a negative ``n``): ``TRUNCATE(x, n)``."""
+        return self._call("TRUNCATE", n)
+
+    def position(self, haystack: Any = None) -> "Expression":
+        """Where this string first occurs in ``haystack``, from 1 (0: nowhere): ``POSITION(x IN haystack)``."""
+        return self._derive(f"POSITION({self.sql} IN {_sql(haystack)})", haystack)
+
+    def similar(self, pattern: Any = None) -> "Expression":
+        """Whether the string matches the SQL regular expression ``pattern``: ``x SIMILAR TO pattern``."""
+        return self._derive(f"({self.sql} SIMILAR TO {_sql(pattern)})", pattern)
+
+    def overlay(self, new_string: Any, starting: Any, length: Any = None) -> "Expression":
+        """``OVERLAY(x PLACING new_string FROM starting [FOR length])``."""
+        rest = f" FOR {_sql(length)}" if length is not None else ""
+        return self._derive(f"OVERLAY({self.sql} PLACING {_sql(new_string)} FROM {_sql(starting)}{rest})", new_string, starting, length)
+
+    def str_to_map(self, list_delimiter: Any = None, key_value_delimiter: Any = None) -> "Expression":
+        """A map parsed from the text (``STR_TO_MAP``); the default delimiters ',' and '=' unless both are given."""
+        if list_delimiter is None or key_value_delimiter is None:
+            return self._call("STR_TO_MAP")
+        return self._call("STR_TO_MAP", list_delimiter, key_value_delimiter)
+
+    def extract(self, time_interval_unit: TimeIntervalUnit) -> "Expression":
+        """A part of a time point: ``EXTRACT(unit FROM x)``."""
+        return self._derive(f"EXTRACT({time_interval_unit.value} FROM {self.sql})")
+
+    def get(self, name_or_index: Any) -> "Expression":
+        """A field of a ROW by name: ``x.name`` (by position, Flink's ``get(i)``, is not supported)."""
+        if not isinstance(name_or_index, str):
+            raise ValueError(f"get({name_or_index!r}): kindling reads a ROW's field by name only (get('name'))")
+        return self._derive(f"{self.sql}.{_quote(name_or_index)}")
+
+    def at(self, index: Any) -> "Expression":
+        """An array's element (from 1) or a map's value: ``x[index]``."""
+        return self._derive(f"{self.sql}[{_sql(index)}]", index)
+
+    def __getitem__(self, index: Any) -> "Expression":
+        return self.at(index)
+
+    def is_json(self, json_type: Optional[JsonType] = None) -> "Expression":
+        """Whether the string is JSON (of ``json_type``): ``x IS JSON [type]``."""
+        return self._derive(f"({self.sql} IS JSON{'' if json_type is None else ' ' + json_type.value})")
+
+    def json_exists(self, path: str, on_error: Optional[JsonExistsOnError] = None) -> "Expression":
+        """Whether ``path`` finds a value in the JSON string: ``JSON_EXISTS(x, path [... ON ERROR])``."""
+        clause = "" if on_error is None else f" {on_error.value} ON ERROR"
+        return self._derive(f"JSON_EXISTS({self.sql}, {_sql(path)}{clause})")
+
+    @property
+    def flatten(self) -> "Expression":
+        raise NotImplementedError("Expression.flatten (a composite value as one column per field) is not supported by "
+                                  "kindling; select the fields with get('name')")
+
+    @property
+    def proctime(self) -> "Expression":
+        raise NotImplementedError("Expression.proctime (a processing-time attribute) is not supported by kindling's Table "
+                                  "API; declare it in a Schema: Schema.new_builder().column_by_expression('pt', 'PROCTIME()')")
+
     # --- time -------------------------------------------------------------------------------
-    def _interval(self, unit: str) -> "Expression":
-        return self._derive(f"INTERVAL '{self.sql}' {unit}")
+    def _interval(self, unit: str, factor: int = 1) -> "Expression":
+        """An interval of this many units (``lit(2).years``); ``factor`` of them make one (a quarter is 3 months)."""
+        if re.fullmatch(r"-?\d+", self.sql):
+            return self._derive(f"INTERVAL '{int(self.sql) * factor}' {unit}")
+        return self._derive(f"({self.sql} * INTERVAL '{factor}' {unit})")
+
+    @property
+    def year(self) -> "Expression":
+        return self._interval("YEAR")
+
+    years = year
+
+    @property
+    def quarter(self) -> "Expression":
+        return self._interval("MONTH", 3)
+
+    quarters = quarter
+
+    @property
+    def month(self) -> "Expression":
+        return self._interval("MONTH")
+
+    months = month
+
+    @property
+    def week(self) -> "Expression":
+        return self._interval("DAY", 7)
+
+    weeks = week
 
     @property
     def milli(self) -> "Expression":
@@ -320,6 +497,22 @@ class Expression:
 
     days = day
 
+    @property
+    def to_date(self) -> "Expression":
+        """A 'yyyy-MM-dd' string as a DATE: ``CAST(x AS DATE)``."""
+        return self._derive(f"CAST({self.sql} AS DATE)")
+
+    @property
+    def to_time(self) -> "Expression":
+        """Refused: kindling holds TIME values as strings ('3:30:00'), where PyFlink gives a ``datetime.time``."""
+        raise NotImplementedError("Expression.to_time is not supported by kindling: its TIME values are strings, where "
+                                  "PyFlink gives datetime.time; to_timestamp or a string column instead")
+
+    @property
+    def to_timestamp(self) -> "Expression":
+        """A 'yyyy-MM-dd HH:mm:ss[.SSS]' string as a TIMESTAMP: ``CAST(x AS TIMESTAMP(3))``."""
+        return self._derive(f"CAST({self.sql} AS TIMESTAMP(3))")
+
     # --- window properties (col('w').start) ---------------------------------------------------
     @property
     def start(self) -> "Expression":
@@ -332,6 +525,120 @@ class Expression:
     @property
     def rowtime(self) -> "Expression":
         return self._derive(WINDOW_PROPERTY.format(alias=self.name or self.sql, property="ROWTIME"))
+
+
+# Properties and methods that stand for one Flink SQL function of the expression and their arguments, as PyFlink's:
+# name -> (function, parameters). A parameter 'p=' is optional: left out of the call when None (and with it any after
+# it); '*p' takes any number of arguments. A property has no parameters.
+_PROPERTIES = {
+    "exp": "EXP", "log10": "LOG10", "log2": "LOG2", "ln": "LN", "cosh": "COSH", "sinh": "SINH", "sin": "SIN", "cos": "COS",
+    "tan": "TAN", "cot": "COT", "asin": "ASIN", "acos": "ACOS", "atan": "ATAN", "tanh": "TANH", "degrees": "DEGREES",
+    "radians": "RADIANS", "sqrt": "SQRT", "sign": "SIGN", "bin": "BIN", "hex": "HEX", "unhex": "UNHEX", "init_cap": "INITCAP",
+    "from_base64": "FROM_BASE64", "to_base64": "TO_BASE64", "ascii": "ASCII", "chr": "CHR", "reverse": "REVERSE",
+    "cardinality": "CARDINALITY", "element": "ELEMENT", "map_keys": "MAP_KEYS", "map_values": "MAP_VALUES",
+    "map_entries": "MAP_ENTRIES", "md5": "MD5", "sha1": "SHA1", "sha224": "SHA224", "sha256": "SHA256", "sha384": "SHA384",
+    "sha512": "SHA512", "first_value": "FIRST_VALUE", "last_value": "LAST_VALUE", "stddev_pop": "STDDEV_POP",
+    "stddev_samp": "STDDEV_SAMP", "var_pop": "VAR_POP", "var_samp": "VAR_SAMP", "collect": "COLLECT", "array_agg": "ARRAY_AGG",
+}
+_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "concat": ("CONCAT", ("other",)), "percentile": ("PERCENTILE", ("percentage", "frequency=")),
+    "list_agg": ("LISTAGG", ("separator=",)), "starts_with": ("STARTS_WITH", ("start_expr",)),
+    "ends_with": ("ENDS_WITH", ("end_expr",)), "substr": ("SUBSTR", ("begin_index", "length=")),
+    "replace": ("REPLACE", ("search", "replacement")), "translate": ("TRANSLATE", ("from_str", "to_str")),
+    "lpad": ("LPAD", ("length", "pad")), "rpad": ("RPAD", ("length", "pad")), "regexp": ("REGEXP", ("regex",)),
+    "regexp_count": ("REGEXP_COUNT", ("regex",)), "regexp_replace": ("REGEXP_REPLACE", ("regex", "replacement")),
+    "regexp_extract": ("REGEXP_EXTRACT", ("regex", "extract_index=")),
+    "regexp_extract_all": ("REGEXP_EXTRACT_ALL", ("regex", "extract_index=")), "regexp_instr": ("REGEXP_INSTR", ("regex",)),
+    "regexp_substr": ("REGEXP_SUBSTR", ("regex",)), "decode": ("DECODE", ("charset",)), "encode": ("ENCODE", ("charset",)),
+    "left": ("LEFT", ("length",)), "right": ("RIGHT", ("length",)), "instr": ("INSTR", ("s",)),
+    "locate": ("LOCATE", ("s", "pos=")), "url_decode": ("URL_DECODE", ()), "url_encode": ("URL_ENCODE", ()),
+    "inet_aton": ("INET_ATON", ()), "inet_ntoa": ("INET_NTOA", ()), "parse_url": ("PARSE_URL", ("part_to_extract", "key=")),
+    "printf": ("PRINTF", ("*obj",)), "ltrim": ("LTRIM", ("trim_str=",)), "rtrim": ("RTRIM", ("trim_str=",)),
+    "btrim": ("BTRIM", ("trim_str=",)), "repeat": ("REPEAT", ("n",)), "split_index": ("SPLIT_INDEX", ("separator", "index")),
+    "elt": ("ELT", ("expr", "*exprs")), "array_append": ("ARRAY_APPEND", ("addition",)),
+    "array_contains": ("ARRAY_CONTAINS", ("needle",)),
+    "array_position": ("ARRAY_POSITION", ("needle",)), "array_prepend": ("ARRAY_PREPEND", ("addition",)),
+    "array_remove": ("ARRAY_REMOVE", ("needle",)),
+    "array_union": ("ARRAY_UNION", ("array",)),
+    "array_max": ("ARRAY_MAX", ()), "array_min": ("ARRAY_MIN", ()),
+    "array_except": ("ARRAY_EXCEPT", ("array",)),
+    "array_intersect": ("ARRAY_INTERSECT", ("array",)), "split": ("SPLIT", ("delimiter",)),
+    "sha2": ("SHA2", ("hash_length",)), "json_quote": ("JSON_QUOTE", ()),
+    "json_unquote": ("JSON_UNQUOTE", ()), "object_update": ("OBJECT_UPDATE", ("*kv",)),
+    "bitmap_and": ("BITMAP_AND", ("bitmap2",)), "bitmap_andnot": ("BITMAP_ANDNOT", ("bitmap2",)),
+    "bitmap_or": ("BITMAP_OR", ("bitmap2",)), "bitmap_xor": ("BITMAP_XOR", ("bitmap2",)),
+    **{f"bitmap_{name}": (f"BITMAP_{name.upper()}", ()) for name in (
+        "and_agg", "and_cardinality_agg", "build", "build_agg", "build_cardinality_agg", "cardinality", "from_bytes",
+        "or_agg", "or_cardinality_agg", "to_array", "to_bytes", "to_string", "xor_agg", "xor_cardinality_agg")},
+}
+
+
+def _property(function: str) -> property:
+    def get(self: Expression) -> Expression:
+        return self._call(function)
+
+    return property(get, doc=f"``{function}(x)``.")
+
+
+def _method(name: str, function: str, parameters: tuple[str, ...]) -> Any:
+    """A method taking PyFlink's parameters that renders ``FUNCTION(x, arguments...)``."""
+    kinds = inspect.Parameter
+    signature = inspect.Signature([kinds("self", kinds.POSITIONAL_OR_KEYWORD)] + [
+        kinds(p[1:], kinds.VAR_POSITIONAL) if p.startswith("*")
+        else kinds(p.rstrip("="), kinds.POSITIONAL_OR_KEYWORD, **({"default": None} if p.endswith("=") else {}))
+        for p in parameters])
+
+    def method(self: Expression, *args: Any, **kwargs: Any) -> Expression:
+        bound = signature.bind(self, *args, **kwargs)
+        values: list[Any] = []
+        for parameter in parameters:
+            value = bound.arguments.get(parameter.strip("*="), () if parameter.startswith("*") else None)
+            if parameter.endswith("=") and value is None:
+                break
+            values.extend(value if parameter.startswith("*") else [value])
+        return self._call(function, *values)
+
+    method.__name__ = method.__qualname__ = name
+    method.__signature__ = signature  # type: ignore[attr-defined]
+    method.__doc__ = f"``{function}(x{''.join(', ' + p.rstrip('=') for p in parameters)})``."
+    return method
+
+
+# PyFlink 2.3's own wrappers of these fail for any arguments (a Java method of another name, or Java varargs py4j does
+# not pass), so a PyFlink program calling them fails; kindling fails the same way, naming the Flink SQL function to
+# write with call_sql instead: name -> (function, why PyFlink fails).
+PYFLINK_FAILS = {
+    "array_distinct": ("ARRAY_DISTINCT", "it passes too few arguments"),
+    "array_reverse": ("ARRAY_REVERSE", "it passes too few arguments"),
+    "array_slice": ("ARRAY_SLICE", "it calls a Java method array_slice that does not exist"),
+    "array_sort": ("ARRAY_SORT", "it calls a Java method array_sort that does not exist"),
+    "array_join": ("ARRAY_JOIN", "it calls a Java method array_join that does not exist"),
+    "array_concat": ("ARRAY_CONCAT", "py4j does not pass Java varargs"),
+    "map_union": ("MAP_UNION", "py4j does not pass Java varargs"),
+    "json_object": ("JSON_OBJECT", "py4j does not pass Java varargs"),
+    "json_array": ("JSON_ARRAY", "py4j does not pass Java varargs"),
+    "object_of": ("OBJECT_OF", "py4j does not pass Java varargs"),
+}
+
+
+def _fails_as_in_pyflink(name: str) -> Any:
+    function, why = PYFLINK_FAILS[name]
+
+    def fails(*args: Any, **kwargs: Any) -> Expression:
+        raise NotImplementedError(f"{name} fails in PyFlink 2.3 ({why}), and so in kindling; "
+                                  f"call_sql('{function}(...)') writes Flink SQL's {function}")
+
+    fails.__name__ = fails.__qualname__ = name
+    fails.__doc__ = f"Fails, as PyFlink 2.3's does ({why}); ``call_sql('{function}(...)')`` calls the function."
+    return fails
+
+
+for _name, _function in _PROPERTIES.items():
+    setattr(Expression, _name, _property(_function))
+for _name, (_function, _parameters) in _METHODS.items():
+    setattr(Expression, _name, _method(_name, _function, _parameters))
+for _name in ("array_distinct", "array_reverse", "array_slice", "array_sort", "array_join", "array_concat", "map_union"):
+    setattr(Expression, _name, _fails_as_in_pyflink(_name))
 
 
 def _literal_sql(value: Any) -> str:
@@ -446,6 +753,192 @@ def concat(first: Any, *others: Any) -> Expression:
 
 def current_timestamp() -> Expression:
     return Expression("CURRENT_TIMESTAMP")
+
+
+def _function(function: str, *args: Any) -> Expression:
+    """``FUNCTION(args...)``: the Flink SQL call a function of this module stands for."""
+    return _combine(f"{function}({', '.join(_sql(a) for a in args)})", *args)
+
+
+def current_database() -> Expression:
+    return Expression("CURRENT_DATABASE()")
+
+
+def current_time() -> Expression:
+    return Expression("CURRENT_TIME")
+
+
+def local_time() -> Expression:
+    return Expression("LOCALTIME")
+
+
+def local_timestamp() -> Expression:
+    return Expression("LOCALTIMESTAMP")
+
+
+def current_watermark(rowtime_attribute: Any) -> Expression:
+    """The current watermark of a rowtime attribute: ``CURRENT_WATERMARK(ts)``."""
+    return _function("CURRENT_WATERMARK", rowtime_attribute)
+
+
+def to_date(date_str: Any, format: Any = None) -> Expression:
+    """A date parsed from a string (by default 'yyyy-MM-dd'): ``TO_DATE(s [, format])``."""
+    return _function("TO_DATE", date_str, *([] if format is None else [format]))
+
+
+def to_timestamp(timestamp_str: Any, format: Any = None) -> Expression:
+    """A timestamp parsed from a string (by default 'yyyy-MM-dd HH:mm:ss'): ``TO_TIMESTAMP(s [, format])``."""
+    return _function("TO_TIMESTAMP", timestamp_str, *([] if format is None else [format]))
+
+
+def to_timestamp_ltz(*args: Any) -> Expression:
+    """A TIMESTAMP_LTZ from epoch units (with a precision) or a string (with a format and time zone)."""
+    return _function("TO_TIMESTAMP_LTZ", *args)
+
+
+def temporal_overlaps(left_time_point: Any, left_temporal: Any, right_time_point: Any, right_temporal: Any) -> Expression:
+    """Whether two anchored time intervals overlap: ``(l, l_temporal) OVERLAPS (r, r_temporal)``."""
+    parts = (left_time_point, left_temporal, right_time_point, right_temporal)
+    text = f"(({_sql(parts[0])}, {_sql(parts[1])}) OVERLAPS ({_sql(parts[2])}, {_sql(parts[3])}))"
+    return _combine(text, *parts)
+
+
+def date_format(timestamp: Any, format: Any) -> Expression:
+    return _function("DATE_FORMAT", timestamp, format)
+
+
+def timestamp_diff(time_point_unit: TimePointUnit, time_point1: Any, time_point2: Any) -> Expression:
+    """The signed number of units from ``time_point1`` to ``time_point2``: ``TIMESTAMPDIFF(unit, t1, t2)``."""
+    return _combine(f"TIMESTAMPDIFF({time_point_unit.value}, {_sql(time_point1)}, {_sql(time_point2)})", time_point1, time_point2)
+
+
+def convert_tz(date_str: Any, tz_from: Any, tz_to: Any) -> Expression:
+    return _function("CONVERT_TZ", date_str, tz_from, tz_to)
+
+
+def from_unixtime(unixtime: Any, format: Any = None) -> Expression:
+    return _function("FROM_UNIXTIME", unixtime, *([] if format is None else [format]))
+
+
+def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression:
+    """Now in epoch seconds, or ``date_str`` (in ``format``) as epoch seconds: ``UNIX_TIMESTAMP([s [, format]])``."""
+    if date_str is None:
+        return Expression("UNIX_TIMESTAMP()")
+    return _function("UNIX_TIMESTAMP", date_str, *([] if format is None else [format]))
+
+
+def map_from_arrays(key: Any, value: Any) -> Expression:
+    return _function("MAP_FROM_ARRAYS", key, value)
+
+
+def pi() -> Expression:
+    return Expression("PI()")
+
+
+def e() -> Expression:
+    return Expression("E()")
+
+
+def rand(seed: Any = None) -> Expression:
+    return _function("RAND", *([] if seed is None else [seed]))
+
+
+def rand_integer(bound: Any, seed: Any = None) -> Expression:
+    """A pseudorandom integer in [0, bound): ``RAND_INTEGER([seed, ] bound)``."""
+    return _function("RAND_INTEGER", *([] if seed is None else [seed]), bound)
+
+
+def atan2(y: Any, x: Any) -> Expression:
+    return _function("ATAN2", y, x)
+
+
+def negative(v: Any) -> Expression:
+    return _combine(f"(- {_sql(v)})", v)
+
+
+def concat_ws(separator: Any, first: Any, *others: Any) -> Expression:
+    return _function("CONCAT_WS", separator, first, *others)
+
+
+def uuid() -> Expression:
+    return Expression("UUID()")
+
+
+def null_of(data_type: DataType | str) -> Expression:
+    """A NULL of ``data_type``: ``CAST(NULL AS type)``."""
+    return Expression(f"CAST(NULL AS {data_type})")
+
+
+def log(v: Any, base: Any = None) -> Expression:
+    """The natural logarithm of ``v``, or with ``base`` its logarithm to that base: ``LOG(base, v)``."""
+    return _function("LOG", v) if base is None else _function("LOG", base, v)
+
+
+def source_watermark() -> Expression:
+    return Expression("SOURCE_WATERMARK()")
+
+
+def coalesce(*args: Any) -> Expression:
+    return _function("COALESCE", *args)
+
+
+def json(value: Any) -> Expression:
+    """A pre-formatted JSON text, inserted as is into ``json_object``/``json_array``: ``JSON(value)``."""
+    return _function("JSON", value)
+
+
+def json_string(value: Any) -> Expression:
+    return _function("JSON_STRING", value)
+
+
+def json_object_agg(on_null: JsonOnNull, key_expr: Any, value_expr: Any) -> Expression:
+    """The JSON object of a group's key-value pairs: ``JSON_OBJECTAGG(KEY k VALUE v {NULL|ABSENT} ON NULL)``."""
+    text = f"JSON_OBJECTAGG(KEY {_sql(key_expr)} VALUE {_sql(value_expr)} {on_null.value} ON NULL)"
+    return _combine(text, key_expr, value_expr)
+
+
+def json_array_agg(on_null: JsonOnNull, item_expr: Any) -> Expression:
+    """The JSON array of a group's values: ``JSON_ARRAYAGG(v {NULL|ABSENT} ON NULL)``."""
+    return _combine(f"JSON_ARRAYAGG({_sql(item_expr)} {on_null.value} ON NULL)", item_expr)
+
+
+def lag(expr: Any, offset: Any = 1, default: Any = None) -> Expression:
+    """The value ``offset`` rows before, in an OVER window: ``LAG(expr, offset [, default])``."""
+    return _function("LAG", expr, offset, *([] if default is None else [default]))
+
+
+def lead(expr: Any, offset: Any = 1, default: Any = None) -> Expression:
+    """The value ``offset`` rows after, in an OVER window: ``LEAD(expr, offset [, default])``."""
+    return _function("LEAD", expr, offset, *([] if default is None else [default]))
+
+
+def with_all_columns() -> Expression:
+    """All columns, as ``col('*')``."""
+    return col("*")
+
+
+def _column_ranges(name: str) -> Any:
+    def refused(*args: Any) -> Expression:
+        raise NotImplementedError(f"{name} (column ranges) is not supported by kindling's Table API: name the columns, "
+                                  f"col('a'), col('b'), or select all with col('*')")
+
+    refused.__name__ = name
+    refused.__doc__ = f"Refused: ``{name}`` (column ranges) is not supported by kindling."
+    return refused
+
+
+json_object = _fails_as_in_pyflink("json_object")
+json_array = _fails_as_in_pyflink("json_array")
+object_of = _fails_as_in_pyflink("object_of")
+
+
+def range_(start: Any, end: Any) -> Expression:
+    """A range of columns, for ``with_columns``/``without_columns``, which kindling refuses."""
+    return Expression(f"range_({_sql(start)}, {_sql(end)})")
+
+
+with_columns = _column_ranges("with_columns")
+without_columns = _column_ranges("without_columns")
 
 
 def current_date() -> Expression:
