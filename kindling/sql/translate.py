@@ -23,6 +23,13 @@ Rewrites:
 * ``x SIMILAR TO 'pattern'`` as a whole-string ``RLIKE``, ``BETWEEN SYMMETRIC``, ``(s, e) OVERLAPS (s, e)``;
   ``TO_BASE64``/``FROM_BASE64``, ``SHA1``/``SHA2xx``, ``WEEK``, ``IS_ALPHA``/``IS_DIGIT`` (Flink: FALSE for NULL)
 * ``JSON_VALUE``, ``JSON_QUERY`` (with Flink's default clauses) and ``IS JSON``, through Spark's VARIANT
+* Flink's answers where Spark's function of the same name differs (recorded from PyFlink 2.3,
+  ``tests/table/pyflink_reference/expressions.json``): ``LN``/``LOG``/``LOG2``/``LOG10`` with ``java.lang.Math``
+  (NaN below zero), ``UNHEX`` of an odd length, ``INITCAP`` (ASCII words), ``ASCII`` (a signed byte), ``LTRIM``/``RTRIM``
+  with characters, ``STR_TO_MAP``'s default delimiters, ``ELT`` and ``OVERLAY`` out of range, ``URL_DECODE`` of bad text, ``SPLIT`` (a literal
+  delimiter), ``ARRAY_AGG`` (NULLs kept), ``CURRENT_DATABASE``, ``LOCALTIMESTAMP``, ``DATE_FORMAT`` (no DATE); refused
+  by name: seeded ``RAND``/``RAND_INTEGER``, ``TIMESTAMPDIFF`` in months, quarters or years, ``JSON_EXISTS``,
+  ``JSON_ARRAYAGG``/``JSON_OBJECTAGG`` and the ``BITMAP_*`` functions
 * constructs Spark cannot run on a stream are refused here, with the line and the nearest
   supported form: ranking functions outside the Top-N form (which :mod:`kindling.sql.ranking`
   runs), OVER aggregations, ``MATCH_RECOGNIZE`` outside a FROM clause
@@ -31,7 +38,7 @@ Rewrites:
 * lookup joins (``JOIN dim FOR SYSTEM_TIME AS OF o.proc_time AS d ON ...``) become a
   ``LATERAL VIEW inline(...)`` of :mod:`kindling.sql.lookup_join`, which the session registers.
 
-Everything else (``DATE_FORMAT``, ``TO_TIMESTAMP``, ``TIMESTAMPADD``, ``TIMESTAMPDIFF``,
+Everything else (``TO_TIMESTAMP``, ``TIMESTAMPADD``, ``TIMESTAMPDIFF``,
 ``EXTRACT``, ``CASE``, ``IF``, ``COALESCE``, string functions, ``||``, ``INTERVAL`` literals)
 has the same name and meaning in Spark and passes through unchanged.
 """
@@ -218,6 +225,11 @@ class _Rewriter:
                 items = self._args(tokens, j, close)
                 return f"{word.lower()}({', '.join(self.rewrite(a) for a in items)})", close + 1
         call = self._call(tokens, i)
+        if word == "LOCALTIMESTAMP" and call is None:
+            return "localtimestamp()", i + 1  # the session time zone's wall-clock time, as Flink's
+        if word in _UNSUPPORTED_FUNCTIONS and call is not None:
+            raise SqlError(f"{word} is not supported by kindling", line=token.line, construct=word,
+                           hint=_UNSUPPORTED_FUNCTIONS[word])
         if word == "TABLE" and call is not None:
             return self._window_tvf(tokens, i, *call)
         if word == "LATERAL":
@@ -290,6 +302,10 @@ class _Rewriter:
             # Flink's default stands in for a NULL value as for a row out of range; Spark's only for the latter
             value, offset, default = (self.rewrite(a) for a in args)
             return f"{word.lower()}(COALESCE({value}, {default}), {offset}, {default})", close_index + 1
+        if word == "ARRAY_AGG" and len(args) == 1 and significant(args[0]) and not significant(args[0])[0].is_word("DISTINCT"):
+            # Flink keeps NULL values; Spark's array_agg (collect_list) drops them, so each is collected in a struct
+            value = self.rewrite(args[0])
+            return f"transform(collect_list(named_struct('v', {value})), __kindling_e -> __kindling_e.v)", close_index + 1
         if word in ("FIRST_VALUE", "LAST_VALUE") and len(args) == 1:
             return f"{word.lower()}({self.rewrite(args[0])}, true)", close_index + 1  # Flink skips NULLs
         if word == "SIGN" and len(args) == 1:
@@ -319,6 +335,14 @@ class _Rewriter:
                            "or timestamp declared by the one table the SELECT reads, is not supported (Spark writes nested "
                            "values in JSON its own way)", line=token.line, construct=word,
                            hint=f"{word} over columns of the table in FROM (STRING, numbers, BOOLEAN, DECIMAL, TIMESTAMP)")
+        if word in ("RAND", "RAND_INTEGER") and len(args) == (1 if word == "RAND" else 2):
+            raise SqlError(f"{word} with a seed is not supported: Spark's generator gives other numbers than Flink's for the "
+                           "same seed", line=token.line, construct=word, hint=f"{word}({'' if word == 'RAND' else 'bound'}) without a seed")
+        if word == "TIMESTAMPDIFF" and args and significant(args[0]) and significant(args[0])[0].upper in _MONTH_UNITS:
+            unit = significant(args[0])[0].upper
+            raise SqlError(f"TIMESTAMPDIFF({unit}, ...) is not supported: Spark counts whole months otherwise than Flink",
+                           line=token.line, construct="TIMESTAMPDIFF",
+                           hint="TIMESTAMPDIFF with DAY, HOUR, MINUTE or SECOND (or WEEK)")
         if word == "RAND_INTEGER" and args:
             bound = self.rewrite(args[-1])
             return f"CAST(floor(rand() * ({bound})) AS INT)", close_index + 1
@@ -561,6 +585,68 @@ class _Rewriter:
             return f"CAST(unbase64({values[0]}) AS STRING)"
         if word in _SHA_BITS and len(values) == 1:
             return f"sha1({values[0]})" if word == "SHA1" else f"sha2({values[0]}, {_SHA_BITS[word]})"
+        if word in _LOGARITHMS and 1 <= len(values) <= (2 if word == "LOG" else 1):
+            # Flink computes with java.lang.Math (NaN below zero); Spark with StrictMath, NULL below zero, and its last
+            # digit can differ. Math.log's result comes back through its exact decimal text (reflect fails on NULL).
+            def ln(x: str, method: str = "log") -> str:
+                return f"(CASE WHEN ({x}) IS NOT NULL THEN CAST(reflect('java.lang.Math', '{method}', CAST({x} AS DOUBLE)) AS DOUBLE) END)"
+
+            if word == "LOG10":
+                return ln(values[0], "log10")
+            if word == "LOG2":
+                return f"({ln(values[0])} / {ln('2')})"
+            return ln(values[-1]) if len(values) == 1 else f"({ln(values[1])} / {ln(values[0])})"
+        if word == "UNHEX" and len(values) == 1:
+            # Flink: of an odd number of digits the first is dropped and a zero byte put before; Spark reads it as 0x.
+            x = values[0]
+            return f"(CASE WHEN length({x}) % 2 = 1 THEN concat(X'00', unhex(substring({x}, 2))) ELSE unhex({x}) END)"
+        if word == "INITCAP" and len(values) == 1:
+            # Flink (Calcite): only ASCII letters and digits make words; any other character (an umlaut too) ends one.
+            x, chars = values[0], f"split({values[0]}, '')"
+            upper = "(CASE WHEN __kindling_c RLIKE '^[a-z]$' THEN upper(__kindling_c) ELSE __kindling_c END)"
+            lower = "(CASE WHEN __kindling_c RLIKE '^[A-Z]$' THEN lower(__kindling_c) ELSE __kindling_c END)"
+            starts = f"__kindling_i = 0 OR NOT (element_at({chars}, __kindling_i) RLIKE '^[A-Za-z0-9]$')"
+            return (f"(CASE WHEN {x} IS NOT NULL THEN array_join(transform({chars}, (__kindling_c, __kindling_i) -> "
+                    f"CASE WHEN {starts} THEN {upper} ELSE {lower} END), '') END)")
+        if word == "ASCII" and len(values) == 1:
+            # Flink: the first UTF-8 byte as a signed byte (-61 for 'Ä'); Spark: the first character's code point.
+            x = values[0]
+            return (f"(CASE WHEN ascii({x}) < 128 THEN ascii({x}) "
+                    f"ELSE CAST(conv(hex(substring(encode({x}, 'UTF-8'), 1, 1)), 16, 10) AS INT) - 256 END)")
+        if word in ("LTRIM", "RTRIM") and len(values) == 2:
+            # Spark's two-argument ltrim/rtrim take the characters first
+            return f"trim({'LEADING' if word == 'LTRIM' else 'TRAILING'} {values[1]} FROM {values[0]})"
+        if word == "STR_TO_MAP" and len(values) == 1:
+            return f"str_to_map({values[0]}, ',', '=')"  # Flink's default delimiters (Spark's: ',' and ':')
+        if word == "ELT" and len(values) >= 2:
+            # Flink: NULL for an index out of range (Spark fails)
+            return f"(CASE WHEN ({values[0]}) BETWEEN 1 AND {len(values) - 1} THEN elt({', '.join(values)}) END)"
+        if word == "SPLIT" and len(values) == 2:
+            delimiter = significant(args[1])
+            if len(delimiter) != 1 or delimiter[0].kind != STRING:
+                raise SqlError("SPLIT is supported with a string literal delimiter (Spark splits at a regular expression)",
+                               line=args[1][0].line if args[1] else 1, construct="SPLIT", hint="SPLIT(s, ',')")
+            pattern = re.sub(r"([\\^$.|?*+()\[\]{}])", r"\\\1", delimiter[0].string_value)
+            # Flink: no pieces of an empty string, and the delimiter taken as it is
+            return (f"(CASE WHEN {values[0]} = '' THEN CAST(array() AS ARRAY<STRING>) "
+                    f"ELSE split({values[0]}, '{spark_string_literal(pattern).replace(chr(39), chr(39) * 2)}', -1) END)")
+        if word == "OVERLAY" and len(args) == 1:
+            parts = self._overlay_parts(args[0])
+            if parts is not None:
+                # Flink gives the string unchanged when the position is past its end; Spark appends. Not derived here.
+                x, start = parts[0], parts[2]
+                return (f"(CASE WHEN ({start}) > char_length({x}) + 1 THEN raise_error('OVERLAY from a position past the "
+                        f"end of the string is not supported') ELSE overlay({x} PLACING {parts[1]} FROM {start}"
+                        f"{'' if parts[3] is None else ' FOR ' + parts[3]}) END)")
+        if word == "URL_DECODE" and len(values) == 1:
+            return f"try_url_decode({values[0]})"  # Flink: NULL for what does not decode (Spark's url_decode fails)
+        if word == "CURRENT_DATABASE" and not values:
+            return "'default_database'"  # kindling's one database, by Flink's name
+        if word == "DATE_FORMAT" and len(values) == 2:
+            # Flink formats a TIMESTAMP (or a timestamp string), and refuses a DATE, which Spark would format
+            x = values[0]
+            return (f"(CASE WHEN typeof({x}) = 'date' THEN raise_error('DATE_FORMAT of a DATE is not supported (as in Flink): "
+                    f"format a TIMESTAMP, CAST(d AS TIMESTAMP)') ELSE date_format({x}, {values[1]}) END)")
         if word == "WEEK" and len(values) == 1:
             return f"CAST(weekofyear({values[0]}) AS BIGINT)"
         if word in ("IS_ALPHA", "IS_DIGIT") and len(values) == 1:
@@ -572,6 +658,17 @@ class _Rewriter:
             integers = f"WHEN typeof({x}) IN ('tinyint', 'smallint', 'int', 'bigint') THEN ({x}) IS NOT NULL " if word == "IS_DIGIT" else ""
             return f"(CASE {integers}WHEN typeof({x}) RLIKE '^(string|varchar|char)' THEN {text} ELSE false END)"
         return None
+
+    def _overlay_parts(self, tokens: list[Token]) -> Optional[tuple[str, str, str, Optional[str]]]:
+        """``s PLACING r FROM start [FOR length]`` as the rewritten texts of its four parts (None: another form)."""
+        cuts = {t.upper: k for k, (t, depth) in enumerate(with_depth(tokens))
+                if depth == 0 and t.kind == WORD and t.upper in ("PLACING", "FROM", "FOR")}
+        if "PLACING" not in cuts or "FROM" not in cuts or not cuts["PLACING"] < cuts["FROM"] < cuts.get("FOR", len(tokens)):
+            return None
+        end = cuts.get("FOR", len(tokens))
+        length = self.rewrite(tokens[cuts["FOR"] + 1:]) if "FOR" in cuts else None
+        return (self.rewrite(tokens[:cuts["PLACING"]]), self.rewrite(tokens[cuts["PLACING"] + 1:cuts["FROM"]]),
+                self.rewrite(tokens[cuts["FROM"] + 1:end]), length)
 
     def _sequence(self, tokens: list[Token], i: int, words: tuple[str, ...]) -> bool:
         j: Optional[int] = i
@@ -724,6 +821,10 @@ class _Rewriter:
         if not args:
             raise SqlError("TO_TIMESTAMP_LTZ takes (epoch, precision)", line=token.line, construct="TO_TIMESTAMP_LTZ",
                            hint="TO_TIMESTAMP_LTZ(epoch_millis, 3)")
+        first = significant(args[0])
+        if len(first) == 1 and first[0].kind == STRING:
+            raise SqlError("TO_TIMESTAMP_LTZ of a string is not supported", line=token.line, construct="TO_TIMESTAMP_LTZ",
+                           hint="TO_TIMESTAMP_LTZ(epoch_seconds, 0) or TO_TIMESTAMP_LTZ(epoch_millis, 3); TO_TIMESTAMP(s) parses a string")
         value = self.rewrite(args[0])
         precision = "".join(t.text for t in significant(args[1])) if len(args) > 1 else "3"
         if precision == "0":
@@ -838,7 +939,21 @@ def similar_to_regex(pattern: str) -> str:
 
 
 _SHA_BITS = {"SHA1": 160, "SHA224": 224, "SHA256": 256, "SHA384": 384, "SHA512": 512}
-_RENAMED_FUNCTIONS = ("ELEMENT", "ARRAY_CONTAINS", "TO_BASE64", "FROM_BASE64", "WEEK", "IS_ALPHA", "IS_DIGIT", *_SHA_BITS)
+_LOGARITHMS = ("LN", "LOG", "LOG10", "LOG2")
+# Flink functions kindling refuses by name (Spark has none, or one of the same name that answers otherwise): -> advice.
+_UNSUPPORTED_FUNCTIONS = {
+    "JSON_EXISTS": "JSON_VALUE(json, '$.path') IS NOT NULL",
+    "JSON_ARRAYAGG": "ARRAY_AGG or LISTAGG",
+    "JSON_OBJECTAGG": "MAP of the keys and values, or LISTAGG",
+    **{f"BITMAP_{name}": "kindling has no BITMAP type" for name in (
+        "AND", "ANDNOT", "AND_AGG", "AND_CARDINALITY_AGG", "BUILD", "BUILD_AGG", "BUILD_CARDINALITY_AGG", "CARDINALITY",
+        "FROM_BYTES", "OR", "OR_AGG", "OR_CARDINALITY_AGG", "TO_ARRAY", "TO_BYTES", "TO_STRING", "XOR", "XOR_AGG",
+        "XOR_CARDINALITY_AGG")},
+}
+_MONTH_UNITS = ("MONTH", "QUARTER", "YEAR")
+_RENAMED_FUNCTIONS = ("ELEMENT", "ARRAY_CONTAINS", "TO_BASE64", "FROM_BASE64", "WEEK", "IS_ALPHA", "IS_DIGIT", *_SHA_BITS, *_LOGARITHMS,
+                      "UNHEX", "INITCAP", "ASCII", "LTRIM", "RTRIM", "STR_TO_MAP", "ELT", "SPLIT", "CURRENT_DATABASE", "DATE_FORMAT",
+                      "OVERLAY", "URL_DECODE")
 _NOT_A_VALUE = ("ARRAY", "MAP", "AND", "OR", "NOT", "SELECT", "WHERE", "WHEN", "THEN", "ELSE", "ON", "IN", "BY", "AS",
                 "FROM", "HAVING", "CASE", "IS", "LIKE", "BETWEEN", "RETURN", "VALUES")
 
