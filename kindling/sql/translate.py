@@ -26,9 +26,10 @@ Rewrites:
 * Flink's answers where Spark's function of the same name differs (recorded from PyFlink 2.3,
   ``tests/table/pyflink_reference/expressions.json``): ``LN``/``LOG``/``LOG2``/``LOG10`` with ``java.lang.Math``
   (NaN below zero), ``UNHEX`` of an odd length, ``INITCAP`` (ASCII words), ``ASCII`` (a signed byte), ``LTRIM``/``RTRIM``
-  with characters, ``STR_TO_MAP``'s default delimiters, ``ELT`` and ``OVERLAY`` out of range, ``URL_DECODE`` of bad text, ``SPLIT`` (a literal
-  delimiter), ``ARRAY_AGG`` (NULLs kept), ``CURRENT_DATABASE``, ``LOCALTIMESTAMP``, ``DATE_FORMAT`` (no DATE); refused
-  by name: seeded ``RAND``/``RAND_INTEGER``, ``TIMESTAMPDIFF`` in months, quarters or years, ``JSON_EXISTS``,
+  with characters, ``STR_TO_MAP``'s default delimiters, ``ELT`` and ``OVERLAY`` out of range, ``URL_DECODE``/
+  ``PARSE_URL`` of bad text, ``REGEXP_EXTRACT_ALL`` of a missing group, ``SPLIT`` (a literal delimiter),
+  ``ARRAY_AGG`` (NULLs kept), ``CURRENT_DATABASE``, ``LOCALTIMESTAMP``, ``DATE_FORMAT`` (no DATE); refused by name:
+  seeded ``RAND``/``RAND_INTEGER``, ``TIMESTAMPDIFF`` in months, quarters or years, ``JSON_EXISTS``,
   ``JSON_ARRAYAGG``/``JSON_OBJECTAGG`` and the ``BITMAP_*`` functions
 * constructs Spark cannot run on a stream are refused here, with the line and the nearest
   supported form: ranking functions outside the Top-N form (which :mod:`kindling.sql.ranking`
@@ -638,6 +639,19 @@ class _Rewriter:
                 return (f"(CASE WHEN ({start}) > char_length({x}) + 1 THEN raise_error('OVERLAY from a position past the "
                         f"end of the string is not supported') ELSE overlay({x} PLACING {parts[1]} FROM {start}"
                         f"{'' if parts[3] is None else ' FOR ' + parts[3]}) END)")
+        if word == "PARSE_URL" and len(values) in (2, 3):
+            return f"try_parse_url({', '.join(values)})"  # Flink: NULL for what is no URL (Spark's parse_url fails)
+        if word == "REGEXP_EXTRACT_ALL" and len(values) in (2, 3):
+            # Flink: NULL for a group the regex does not have (Spark fails)
+            regex, index = significant(args[1]), significant(args[2]) if len(values) == 3 else None
+            if len(regex) == 1 and regex[0].kind == STRING and (index is None or (len(index) == 1 and index[0].kind == NUMBER)):
+                try:
+                    groups = re.compile(regex[0].string_value).groups
+                except re.error:
+                    return None
+                if int(index[0].text if index else 1) > groups:
+                    return "CAST(NULL AS ARRAY<STRING>)"
+            return None
         if word == "URL_DECODE" and len(values) == 1:
             return f"try_url_decode({values[0]})"  # Flink: NULL for what does not decode (Spark's url_decode fails)
         if word == "CURRENT_DATABASE" and not values:
@@ -953,7 +967,7 @@ _UNSUPPORTED_FUNCTIONS = {
 _MONTH_UNITS = ("MONTH", "QUARTER", "YEAR")
 _RENAMED_FUNCTIONS = ("ELEMENT", "ARRAY_CONTAINS", "TO_BASE64", "FROM_BASE64", "WEEK", "IS_ALPHA", "IS_DIGIT", *_SHA_BITS, *_LOGARITHMS,
                       "UNHEX", "INITCAP", "ASCII", "LTRIM", "RTRIM", "STR_TO_MAP", "ELT", "SPLIT", "CURRENT_DATABASE", "DATE_FORMAT",
-                      "OVERLAY", "URL_DECODE")
+                      "OVERLAY", "URL_DECODE", "PARSE_URL", "REGEXP_EXTRACT_ALL")
 _NOT_A_VALUE = ("ARRAY", "MAP", "AND", "OR", "NOT", "SELECT", "WHERE", "WHEN", "THEN", "ELSE", "ON", "IN", "BY", "AS",
                 "FROM", "HAVING", "CASE", "IS", "LIKE", "BETWEEN", "RETURN", "VALUES")
 

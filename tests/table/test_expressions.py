@@ -45,7 +45,7 @@ def _named(message: str, case: str, sql: str = "") -> bool:
 class _Run:
     """Each case's outcome under kindling: {'rows', 'type'} or {'error'}."""
 
-    PLANNED_TOGETHER = 8  # cases planned as one select: a group that fails to plan is planned case by case
+    PLANNED_TOGETHER = 16  # cases planned as one select: a group that fails to plan is halved until each half plans
     RUN_TOGETHER = 64  # cases run as one job: a job that fails is halved until the failing case runs alone
 
     def __init__(self) -> None:
@@ -69,8 +69,8 @@ class _Run:
             planned = []
             for start in range(0, len(built[kind]), self.PLANNED_TOGETHER):
                 planned += self._plan(kind, built[kind][start:start + self.PLANNED_TOGETHER])
-            # a case PyFlink fails to run is likely to fail here too: it runs alone, not failing the others' job
-            failing = [p for p in planned if REFERENCE[p[0].name].get("stage") == "run"]
+            # a case PyFlink fails is likely to fail here too: it runs alone, not failing the others' job
+            failing = [p for p in planned if "error" in REFERENCE[p[0].name]]
             for case, expression in failing:
                 self._run(kind, [(case, expression)])
             rest = [p for p in planned if p not in failing]
@@ -94,7 +94,7 @@ class _Run:
             if len(group) == 1:
                 self._failed(group[0][0], exc)
                 return []
-            return [planned for one in group for planned in self._plan(kind, [one])]
+            return self._plan(kind, group[:len(group) // 2]) + self._plan(kind, group[len(group) // 2:])
         for (case, _), flink_type in zip(group, types):
             self.outcomes[case.name] = {"type": flink_type}
         return group
