@@ -197,6 +197,10 @@ class Expression:
 
     __hash__ = object.__hash__
 
+    def __iter__(self) -> Any:
+        # x[i] (__getitem__, an element of an array) would otherwise make any expression an endless iterable
+        raise TypeError("a Table API expression is not iterable: pass its columns one by one")
+
     def __bool__(self) -> bool:
         raise TypeError("a Table API expression has no truth value: combine conditions with & | ~, not and/or/not")
 
