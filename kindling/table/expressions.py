@@ -165,6 +165,12 @@ class Expression:
     def __pow__(self, other: Any) -> "Expression":
         return self._derive(f"POWER({self.sql}, {_sql(other)})", other)
 
+    def __rmod__(self, other: Any) -> "Expression":
+        return self._derive(f"MOD({_sql(other)}, {self.sql})", other)
+
+    def __rpow__(self, other: Any) -> "Expression":
+        return self._derive(f"POWER({_sql(other)}, {self.sql})", other)
+
     def __neg__(self) -> "Expression":
         return self._derive(f"(- {self.sql})")
 
@@ -192,8 +198,16 @@ class Expression:
     def __or__(self, other: Any) -> "Expression":
         return self._binary("OR", other)
 
+    def __rand__(self, other: Any) -> "Expression":
+        return self._binary("AND", other, reverse=True)
+
+    def __ror__(self, other: Any) -> "Expression":
+        return self._binary("OR", other, reverse=True)
+
     def __invert__(self) -> "Expression":
-        return self._derive(f"(NOT {self.sql})")
+        """``~x`` is ``x IS NOT TRUE`` in PyFlink (TRUE for NULL, so ``where(~x)`` keeps NULL rows); ``not_(x)`` keeps
+        NULL."""
+        return self._derive(f"({self.sql} IS NOT TRUE)")
 
     __hash__ = object.__hash__
 

@@ -581,3 +581,18 @@ def test_window_aggregate_of_a_row_valued_pandas_function_names_columns_as_pyfli
     assert _rows(unaliased) == [("apple", 3), ("apple", 4), ("fig", 1), ("pear", 5)]  # Flink's TMP_0$<field> names
     with pytest.raises(ValueError, match=r"Can not use \* for window aggregate!"):
         timed.window(w).group_by(col("w")).aggregate(mean_max).select(col("*"))
+
+
+def test_python_operators_mean_what_they_mean_in_pyflink(env):
+    """Recorded from PyFlink 2.3 (batch mode): ``~x`` is ``x IS NOT TRUE`` (TRUE for NULL, so ``where(~x)`` keeps the NULL
+    row) where ``not_(x)`` keeps NULL; reflected ``%``, ``**``, ``&`` and ``|`` with a Python value on the left."""
+    from kindling.table import EnvironmentSettings
+    from kindling.table.expressions import not_
+
+    t_env = StreamTableEnvironment.create(env, EnvironmentSettings.in_batch_mode())
+    t = t_env.from_elements([(1, True), (2, False), (3, None)],
+                            DataTypes.ROW([DataTypes.FIELD("id", DataTypes.INT()), DataTypes.FIELD("b", DataTypes.BOOLEAN())]))
+    selected = t.select(col("id"), ~col("b"), not_(col("b")), 5 % col("id"), 2 ** col("id"), True & col("b"), False | col("b"))
+    assert _rows(selected) == [(1, False, False, 0, 2.0, True, True), (2, True, True, 1, 4.0, False, False), (3, True, None, 2, 8.0, None, None)]
+    assert _rows(t.where(~col("b"))) == [(2, False), (3, None)]
+    assert _rows(t.where(not_(col("b")))) == [(2, False)]
