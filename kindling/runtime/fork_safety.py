@@ -8,8 +8,12 @@ not to, and check that none did.
 
 from __future__ import annotations
 
+import gc
 import os
-from typing import MutableMapping
+from typing import MutableMapping, Sequence
+
+# What every Spark Python worker imports (Arrow batches, pandas conversions), whatever its module.
+WORKER_MODULES = ("pyarrow", "pandas", "pyspark.sql.pandas.serializers")
 
 
 def one_thread_environment(env: MutableMapping[str, str]) -> None:
@@ -35,3 +39,19 @@ def threads() -> int:
         import threading
 
         return threading.active_count()
+
+
+def warm_up(modules: Sequence[str]) -> bool:
+    """Import ``modules`` (one this installation lacks is left to the child, which fails there as it would cold) and
+    tell whether forking is still safe: one thread. If so, the heap is frozen, so that children share its pages
+    instead of copying them when their collector walks them."""
+    for module in modules:
+        try:
+            __import__(module)
+        except Exception:  # noqa: BLE001
+            pass
+    if threads() > 1:
+        return False
+    gc.collect()
+    gc.freeze()
+    return True

@@ -15,29 +15,19 @@ becomes PySpark's daemon unchanged (an ``exec`` before it has spoken to the JVM)
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 
-from kindling.runtime.fork_safety import one_thread_environment, threads
+from kindling.runtime.fork_safety import WORKER_MODULES, one_thread_environment, warm_up
 
 MODULE = "kindling.runtime.warm_daemon"
-# Imported by every worker of any module (Arrow batches, pandas conversions), beside the worker's own module.
-_SHARED_MODULES = ("pyarrow", "pandas", "pyspark.sql.pandas.serializers", "pyspark.worker")
 
 
 def main() -> None:
     worker_module = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1].startswith("pyspark") else "pyspark.worker"
     one_thread_environment(os.environ)
-    for module in (*_SHARED_MODULES, worker_module):
-        try:
-            __import__(module)
-        except Exception:  # noqa: BLE001 — a module this installation lacks is imported by the worker, and fails there
-            pass
-    if threads() > 1:
+    if not warm_up((*WORKER_MODULES, "pyspark.worker", worker_module)):
         os.execv(sys.executable, [sys.executable, "-m", "pyspark.daemon", *sys.argv[1:]])
-    gc.collect()
-    gc.freeze()  # forks share the warm heap's pages instead of copying them when the collector walks them
     from pyspark.daemon import manager
 
     manager()

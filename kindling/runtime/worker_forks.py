@@ -34,7 +34,7 @@ import traceback
 from pathlib import Path
 from typing import Optional
 
-from kindling.runtime.fork_safety import one_thread_environment, threads
+from kindling.runtime.fork_safety import WORKER_MODULES, one_thread_environment, warm_up
 
 SOCKET_VARIABLE = "KINDLING_WORKER_FORKS"
 FORKED_MODULES = (
@@ -42,10 +42,7 @@ FORKED_MODULES = (
     "pyspark.sql.streaming.transform_with_state_driver_worker",
 )
 # What those processes import before their first byte of work; imported once in the server.
-_WARM_MODULES = FORKED_MODULES + (
-    "pyarrow",
-    "pandas",
-    "pyspark.sql.pandas.serializers",
+_WARM_MODULES = FORKED_MODULES + WORKER_MODULES + (
     "kindling.connectors.base",
     "kindling.connectors.filesystem",
 )
@@ -122,17 +119,8 @@ def server_environment() -> dict[str, str]:
 def serve(path: str, modules: tuple[str, ...] = FORKED_MODULES) -> None:
     """The server: warm up, listen on ``path``, fork a child per request for one of ``modules`` until standard
     input closes."""
-    for module in _WARM_MODULES:
-        try:
-            __import__(module)
-        except Exception:  # noqa: BLE001 — a module this installation lacks is imported cold by the child
-            pass
-    import gc
-
-    if threads() > 1:
+    if not warm_up(_WARM_MODULES):
         return  # a module started a thread: forking could copy a lock it holds, so workers start the usual way
-    gc.collect()
-    gc.freeze()  # children share the warm heap's pages instead of copying them when the collector touches them
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     staging = path + ".binding"
     listener.bind(staging)
