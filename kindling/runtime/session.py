@@ -57,7 +57,7 @@ def get_or_create_session(conf: Optional[Configuration] = None) -> SparkSession:
     check_java()
     # Python workers must run the interpreter that has kindling and its dependencies installed.
     os.environ["PYSPARK_PYTHON"] = _worker_python(conf)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ["PYSPARK_DRIVER_PYTHON"] = _driver_python(os.environ["PYSPARK_PYTHON"])
     # Scopes driver-side state that Python workers share by file (watermark alignment groups) to this
     # application; the JVM and its workers inherit it from here.
     os.environ.setdefault("KINDLING_SESSION_ID", uuid.uuid4().hex)
@@ -139,6 +139,20 @@ def _driver_java_options(configured: str) -> str:
     own = [f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}",
            jvm_classes.driver_java_options(configured)]
     return " ".join(option for option in [*own, configured] if option)
+
+
+def _driver_python(worker_python: str) -> str:
+    """The interpreter the driver's JVM runs Python with on its own: Spark's lookup of installed Python data sources.
+
+    That lookup runs PYSPARK_DRIVER_PYTHON with PySpark's source zips first on its path: through the workers'
+    launcher it imports the compiled PySpark instead (0.3 s of CPU rather than 1.3 s, once per driver). A
+    PYSPARK_DRIVER_PYTHON of the user's stands; this interpreter or its launcher (inherited from a kindling parent
+    process) is replaced.
+    """
+    configured = os.environ.get("PYSPARK_DRIVER_PYTHON")
+    if configured and configured not in (sys.executable, launcher(sys.executable)):
+        return configured
+    return worker_python if worker_python == launcher(sys.executable) else sys.executable
 
 
 def _worker_python(conf: Configuration) -> str:

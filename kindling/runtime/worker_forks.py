@@ -2,10 +2,11 @@
 
 Every streaming query starts a Python process of its own on the driver for each Python data source it reads
 (``python_streaming_source_runner``) and one for a ``transformWithState`` operator's driver side
-(``transform_with_state_driver_worker``). Each imports PySpark, PyArrow, NumPy and kindling's connector before
-it does any work: about 0.7 s of CPU, paid several times per query, while queries that wait for their sources
-run on the same two cores. Measured over the differential corpus's streaming queries, these processes took a
-quarter of the CPU.
+(``transform_with_state_driver_worker``); every driver starts a ``pyspark.daemon`` per planning step of Python
+data sources (lookup, create, plan a read, write, commit: five or more per driver). Each imports PySpark,
+PyArrow, NumPy and kindling's connector before it does any work: about 0.7 s of CPU, paid several times per
+query, while queries that wait for their sources run on the same two cores. Measured over the differential
+corpus's streaming queries, these processes took a quarter of the CPU.
 
 So a session on this machine starts one *fork server*: an interpreter that imports those modules once and
 waits on a Unix socket. The worker launcher (:mod:`kindling.runtime.python_workers`) runs a small client for
@@ -40,9 +41,22 @@ SOCKET_VARIABLE = "KINDLING_WORKER_FORKS"
 FORKED_MODULES = (
     "pyspark.sql.streaming.python_streaming_source_runner",
     "pyspark.sql.streaming.transform_with_state_driver_worker",
+    # The driver's planner daemons: Spark starts one `python -m pyspark.daemon <planner module>` per planning step
+    # of Python data sources (looking them up, creating one, planning a read, a write, its commit) and forks a
+    # planner from it per call. A session's UDF workers have their own daemon (kindling.runtime.warm_daemon).
+    "pyspark.daemon",
+)
+_PLANNER_MODULES = (
+    "pyspark.sql.worker.lookup_data_sources",
+    "pyspark.sql.worker.create_data_source",
+    "pyspark.sql.worker.plan_data_source_read",
+    "pyspark.sql.worker.data_source_pushdown_filters",
+    "pyspark.sql.worker.write_into_data_source",
+    "pyspark.sql.worker.commit_data_source_write",
+    "pyspark.sql.worker.python_streaming_sink_runner",
 )
 # What those processes import before their first byte of work; imported once in the server.
-_WARM_MODULES = FORKED_MODULES + WORKER_MODULES + (
+_WARM_MODULES = FORKED_MODULES + WORKER_MODULES + _PLANNER_MODULES + (
     "kindling.connectors.base",
     "kindling.connectors.filesystem",
 )

@@ -101,3 +101,23 @@ def test_without_a_server_or_for_another_module_the_client_runs_the_interpreter(
         out, _ = client.communicate("x\n", timeout=60)
         assert client.returncode == 5 and out.splitlines()[0] == "argv ['5']"
         assert int(out.splitlines()[4].split()[1]) == client.pid  # the client became the interpreter (exec)
+
+
+def _argv(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+@pytest.mark.integration
+def test_a_sessions_planner_daemons_are_forked_warm(spark):
+    # Registering kindling's connectors made the JVM look up the installed data sources through a `pyspark.daemon` of
+    # its own (every planning step of a Python data source has one); it runs PYSPARK_DRIVER_PYTHON, which must be the
+    # workers' launcher.
+    jvm = spark.sparkContext._gateway.proc.pid
+    daemons = {pid: _argv(pid) for pid in _children(jvm) if "pyspark.daemon" in _argv(pid)}
+    modules = {argv[argv.index("pyspark.daemon") + 1] for argv in daemons.values()}
+    assert "pyspark.sql.worker.lookup_data_sources" in modules, daemons
+    cold = [argv for argv in daemons.values() if "-c" not in argv]  # the fork client runs as `python -I -S -c ...`
+    assert not cold, f"planner daemons started cold instead of forked: {cold}"
