@@ -140,7 +140,7 @@ class UserDefinedAggregateFunction:
     def __call__(self, *args: Any) -> Any:
         from kindling.sql import functions
 
-        if functions.expression_call is not None and any(getattr(a, "is_table_expression", False) for a in args):
+        if functions.expression_call is not None and any(getattr(a, "_is_table_expression", False) for a in args):
             return functions.expression_call(self, *args)  # a Table API call: weighted_avg(col('v'), col('w'))
         if self.func_type == "pandas":
             return self.func(*args)

@@ -108,7 +108,7 @@ class UserDefinedScalarFunction:
             functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any) -> Any:
-        if expression_call is not None and any(getattr(a, "is_table_expression", False) for a in args):
+        if expression_call is not None and any(getattr(a, "_is_table_expression", False) for a in args):
             return expression_call(self, *args)  # a Table API call: udf(col('x'))
         return self.func(*args)
 
@@ -243,7 +243,7 @@ class UserDefinedTableFunction:
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any) -> Any:
-        if expression_call is not None and any(getattr(a, "is_table_expression", False) for a in args):
+        if expression_call is not None and any(getattr(a, "_is_table_expression", False) for a in args):
             return expression_call(self, *args)  # a Table API call: join_lateral(split(col('line')))
         return self.func(*args)
 

@@ -53,7 +53,7 @@ class Schema:
             return self
 
         def column_by_expression(self, column_name: str, expr: Any) -> "Schema.Builder":
-            self._columns.append(("computed", column_name, expr if isinstance(expr, str) else expr.sql))
+            self._columns.append(("computed", column_name, expr if isinstance(expr, str) else expr._sql))
             return self
 
         def column_by_metadata(self, column_name: str, data_type: DataType | str, metadata_key: Optional[str] = None,
@@ -68,7 +68,7 @@ class Schema:
             return self
 
         def watermark(self, column_name: str, watermark_expr: Any) -> "Schema.Builder":
-            self._watermark = (column_name, watermark_expr if isinstance(watermark_expr, str) else watermark_expr.sql)
+            self._watermark = (column_name, watermark_expr if isinstance(watermark_expr, str) else watermark_expr._sql)
             return self
 
         def primary_key(self, *column_names: str) -> "Schema.Builder":

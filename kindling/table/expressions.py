@@ -4,10 +4,13 @@ The Table API and SQL share one planner: an expression renders to the Flink SQL 
 (``col('price').sum`` is ``SUM(`price`)``, ``lit(5).seconds`` is ``INTERVAL '5' SECOND``), and a
 Table's operations compose queries of those texts, which the SQL session plans.
 
->>> (col("price") * 2 > lit(10)).sql
+>>> str(col("price") * 2 > lit(10))
 '((`price` * 2) > 10)'
->>> col("price").sum.alias("total").sql
+>>> str(col("price").sum.alias("total"))
 'SUM(`price`) AS `total`'
+
+As in PyFlink, an attribute an expression does not have reads a field of a ROW (``col('r').x`` is
+``col('r').get('x')``); so an expression's own state lives in private attributes only.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any, Optional
 
+from kindling.table.pyflink_members import PYFLINK_EXPRESSION_MEMBERS
 from kindling.table.types import DataType, _quote
 
 
@@ -107,31 +111,33 @@ WINDOW_PROPERTY = "\x00{alias}:{property}\x00"
 class Expression:
     """A Flink SQL expression, with the Python functions (``@udf``) it calls."""
 
-    is_table_expression = True
+    _is_table_expression = True  # how kindling.sql's function wrappers tell an expression argument
 
     def __init__(self, sql: str, functions: Optional[dict[str, Any]] = None, name: Optional[str] = None) -> None:
-        self.sql = sql
-        self.functions: dict[str, Any] = dict(functions or {})
-        self.name = name  # the column it reads, when it is a bare column (``col('a')``), or its alias
-        self.call_sql: str = sql  # the expression without its alias
-        self.alias_names: list[str] = []
-        # Unaliased in a projection, the Table API names a column's CAST '<column>-<type>' (n-STRING); others _c<i>
-        self.projection_name: Optional[str] = None
+        self._sql = sql
+        self._functions: dict[str, Any] = dict(functions or {})
+        self._output_name = name  # the column it reads, when it is a bare column (``col('a')``), or its alias
+        self._call_sql: str = sql  # the expression without its alias
+        self._alias_names: list[str] = []
+        # Unaliased in a projection, the Table API names a column's CAST '<column>-<type>' (n-STRING), a field r$x;
+        # others _c<i>
+        self._projection_name: Optional[str] = None
+        self._field_path: Optional[str] = None  # a field access's column path, as Flink names it (r$x)
 
     def _derive(self, sql: str, *others: Any) -> "Expression":
-        functions = dict(self.functions)
+        functions = dict(self._functions)
         for other in others:
             if isinstance(other, Expression):
-                functions.update(other.functions)
+                functions.update(other._functions)
         return Expression(sql, functions)
 
     def _call(self, function: str, *args: Any) -> "Expression":
         """``FUNCTION(x, args...)``: the Flink SQL call a method of ``x`` stands for."""
-        return self._derive(f"{function}({', '.join([self.sql, *(_sql(a) for a in args)])})", *args)
+        return self._derive(f"{function}({', '.join([self._sql, *(_sql_of(a) for a in args)])})", *args)
 
     def _binary(self, operator: str, other: Any, reverse: bool = False) -> "Expression":
-        right = _sql(other)
-        text = f"({right} {operator} {self.sql})" if reverse else f"({self.sql} {operator} {right})"
+        right = _sql_of(other)
+        text = f"({right} {operator} {self._sql})" if reverse else f"({self._sql} {operator} {right})"
         return self._derive(text, other)
 
     # --- operators -------------------------------------------------------------------------
@@ -160,19 +166,19 @@ class Expression:
         return self._binary("/", other, reverse=True)
 
     def __mod__(self, other: Any) -> "Expression":
-        return self._derive(f"MOD({self.sql}, {_sql(other)})", other)
+        return self._derive(f"MOD({self._sql}, {_sql_of(other)})", other)
 
     def __pow__(self, other: Any) -> "Expression":
-        return self._derive(f"POWER({self.sql}, {_sql(other)})", other)
+        return self._derive(f"POWER({self._sql}, {_sql_of(other)})", other)
 
     def __rmod__(self, other: Any) -> "Expression":
-        return self._derive(f"MOD({_sql(other)}, {self.sql})", other)
+        return self._derive(f"MOD({_sql_of(other)}, {self._sql})", other)
 
     def __rpow__(self, other: Any) -> "Expression":
-        return self._derive(f"POWER({_sql(other)}, {self.sql})", other)
+        return self._derive(f"POWER({_sql_of(other)}, {self._sql})", other)
 
     def __neg__(self) -> "Expression":
-        return self._derive(f"(- {self.sql})")
+        return self._derive(f"(- {self._sql})")
 
     def __eq__(self, other: Any) -> "Expression":  # type: ignore[override]
         return self._binary("=", other)
@@ -207,7 +213,7 @@ class Expression:
     def __invert__(self) -> "Expression":
         """``~x`` is ``x IS NOT TRUE`` in PyFlink (TRUE for NULL, so ``where(~x)`` keeps NULL rows); ``not_(x)`` keeps
         NULL."""
-        return self._derive(f"({self.sql} IS NOT TRUE)")
+        return self._derive(f"({self._sql} IS NOT TRUE)")
 
     __hash__ = object.__hash__
 
@@ -219,73 +225,88 @@ class Expression:
         raise TypeError("a Table API expression has no truth value: combine conditions with & | ~, not and/or/not")
 
     def __str__(self) -> str:
-        return self.sql
+        return self._sql
 
     def __repr__(self) -> str:
-        return f"Expression({self.sql!r})"
+        return f"Expression({self._sql!r})"
 
     def __getattr__(self, name: str) -> Any:
-        raise AttributeError(f"the Table API expression method or property '{name}' is not supported by kindling; "
-                             f"call_sql('...') writes any Flink SQL expression")
+        """A field of this ROW: ``col('r').x`` is ``col('r').get('x')``, as in PyFlink (whose ``__getattr__`` calls
+        ``get``). A private or special name is no field (copying, pickling and ``hasattr`` probe those), and a name of
+        PyFlink's own Expression API that kindling lacks is refused rather than read as a field."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in PYFLINK_EXPRESSION_MEMBERS:
+            raise AttributeError(f"the Table API expression method or property '{name}' is not supported by kindling; "
+                                 f"call_sql('...') writes any Flink SQL expression")
+        return self.get(name)
 
     # --- naming and types ------------------------------------------------------------------
     def alias(self, name: str, *extra_names: str) -> "Expression":
         """A name for the value; several names for the columns of a table function's rows (``join_lateral``)."""
-        aliased = Expression(f"{self.sql} AS {_quote(name)}", self.functions, name)
-        aliased.call_sql, aliased.alias_names = self.sql, [name, *extra_names]
+        aliased = Expression(f"{self._sql} AS {_quote(name)}", self._functions, name)
+        aliased._call_sql, aliased._alias_names = self._sql, [name, *extra_names]
         return aliased
 
     def cast(self, data_type: DataType | str) -> "Expression":
-        cast = self._derive(f"CAST({self.sql} AS {data_type})")
-        if self.name is not None and self.name != "*" and not self.alias_names:
-            cast.projection_name = f"{self.name}-{data_type}"
+        cast = self._derive(f"CAST({self._sql} AS {data_type})")
+        column = self._column_path()
+        if column is not None:
+            cast._projection_name = f"{column}-{data_type}"
         return cast
+
+    def _column_path(self) -> Optional[str]:
+        """What Flink names a column's derived fields after: a bare column's name (``r``) or a field's path (``r$x``);
+        None for any other expression."""
+        if self._output_name not in (None, "*") and not self._alias_names:
+            return self._output_name
+        return self._field_path
 
     def as_argument(self, name: str) -> "Expression":
         """This value as the named argument ``name`` of a function call (``name => value``): ``to_changelog``'s
         ``op`` and ``op_mapping``."""
-        return self._derive(f"{name} => {self.sql}")
+        return self._derive(f"{name} => {self._sql}")
 
     def try_cast(self, data_type: DataType | str) -> "Expression":
-        return self._derive(f"TRY_CAST({self.sql} AS {data_type})")
+        return self._derive(f"TRY_CAST({self._sql} AS {data_type})")
 
     # --- ordering (order_by) ---------------------------------------------------------------
     @property
     def asc(self) -> "Expression":
-        return self._derive(f"{self.sql} ASC")
+        return self._derive(f"{self._sql} ASC")
 
     @property
     def desc(self) -> "Expression":
-        return self._derive(f"{self.sql} DESC")
+        return self._derive(f"{self._sql} DESC")
 
     # --- aggregates (properties, as in PyFlink) --------------------------------------------
     @property
     def sum(self) -> "Expression":
-        return self._derive(f"SUM({self.sql})")
+        return self._derive(f"SUM({self._sql})")
 
     @property
     def sum0(self) -> "Expression":
-        return self._derive(f"COALESCE(SUM({self.sql}), 0)")
+        return self._derive(f"COALESCE(SUM({self._sql}), 0)")
 
     @property
     def count(self) -> "Expression":
-        return self._derive(f"COUNT({self.sql})")
+        return self._derive(f"COUNT({self._sql})")
 
     @property
     def avg(self) -> "Expression":
-        return self._derive(f"AVG({self.sql})")
+        return self._derive(f"AVG({self._sql})")
 
     @property
     def min(self) -> "Expression":
-        return self._derive(f"MIN({self.sql})")
+        return self._derive(f"MIN({self._sql})")
 
     @property
     def max(self) -> "Expression":
-        return self._derive(f"MAX({self.sql})")
+        return self._derive(f"MAX({self._sql})")
 
     @property
     def distinct(self) -> "Expression":
-        inner = self.sql
+        inner = self._sql
         for aggregate in ("SUM(", "COUNT(", "AVG(", "MIN(", "MAX("):
             if inner.startswith(aggregate):
                 return self._derive(f"{aggregate}DISTINCT {inner[len(aggregate):]}")
@@ -293,63 +314,63 @@ class Expression:
 
     def over(self, alias: Any) -> "Expression":
         """This aggregate over an OVER window of ``over_window`` (``col('v').sum.over(col('w'))``)."""
-        return self._derive(f"{self.sql} OVER {_sql(alias)}")
+        return self._derive(f"{self._sql} OVER {_sql_of(alias)}")
 
     # --- predicates -------------------------------------------------------------------------
     @property
     def is_null(self) -> "Expression":
-        return self._derive(f"({self.sql} IS NULL)")
+        return self._derive(f"({self._sql} IS NULL)")
 
     @property
     def is_not_null(self) -> "Expression":
-        return self._derive(f"({self.sql} IS NOT NULL)")
+        return self._derive(f"({self._sql} IS NOT NULL)")
 
     @property
     def is_true(self) -> "Expression":
-        return self._derive(f"({self.sql} IS TRUE)")
+        return self._derive(f"({self._sql} IS TRUE)")
 
     @property
     def is_false(self) -> "Expression":
-        return self._derive(f"({self.sql} IS FALSE)")
+        return self._derive(f"({self._sql} IS FALSE)")
 
     @property
     def is_not_true(self) -> "Expression":
-        return self._derive(f"({self.sql} IS NOT TRUE)")
+        return self._derive(f"({self._sql} IS NOT TRUE)")
 
     @property
     def is_not_false(self) -> "Expression":
-        return self._derive(f"({self.sql} IS NOT FALSE)")
+        return self._derive(f"({self._sql} IS NOT FALSE)")
 
     def between(self, lower: Any, upper: Any) -> "Expression":
-        return self._derive(f"({self.sql} BETWEEN {_sql(lower)} AND {_sql(upper)})", lower, upper)
+        return self._derive(f"({self._sql} BETWEEN {_sql_of(lower)} AND {_sql_of(upper)})", lower, upper)
 
     def not_between(self, lower: Any, upper: Any) -> "Expression":
-        return self._derive(f"({self.sql} NOT BETWEEN {_sql(lower)} AND {_sql(upper)})", lower, upper)
+        return self._derive(f"({self._sql} NOT BETWEEN {_sql_of(lower)} AND {_sql_of(upper)})", lower, upper)
 
     def in_(self, *values: Any) -> "Expression":
-        return self._derive(f"({self.sql} IN ({', '.join(_sql(v) for v in values)}))", *values)
+        return self._derive(f"({self._sql} IN ({', '.join(_sql_of(v) for v in values)}))", *values)
 
     def like(self, pattern: Any) -> "Expression":
-        return self._derive(f"({self.sql} LIKE {_sql(pattern)})", pattern)
+        return self._derive(f"({self._sql} LIKE {_sql_of(pattern)})", pattern)
 
     def if_null(self, null_replacement: Any) -> "Expression":
-        return self._derive(f"IFNULL({self.sql}, {_sql(null_replacement)})", null_replacement)
+        return self._derive(f"IFNULL({self._sql}, {_sql_of(null_replacement)})", null_replacement)
 
     def then(self, if_true: Any, if_false: Any) -> "Expression":
-        return self._derive(f"IF({self.sql}, {_sql(if_true)}, {_sql(if_false)})", if_true, if_false)
+        return self._derive(f"IF({self._sql}, {_sql_of(if_true)}, {_sql_of(if_false)})", if_true, if_false)
 
     # --- strings and numbers ------------------------------------------------------------------
     @property
     def upper_case(self) -> "Expression":
-        return self._derive(f"UPPER({self.sql})")
+        return self._derive(f"UPPER({self._sql})")
 
     @property
     def lower_case(self) -> "Expression":
-        return self._derive(f"LOWER({self.sql})")
+        return self._derive(f"LOWER({self._sql})")
 
     @property
     def char_length(self) -> "Expression":
-        return self._derive(f"CHAR_LENGTH({self.sql})")
+        return self._derive(f"CHAR_LENGTH({self._sql})")
 
     def trim(self, character: Any = None) -> "Expression":
         """Leading and trailing spaces (or ``character``) removed: ``TRIM(BOTH c FROM x)``."""
@@ -362,38 +383,38 @@ class Expression:
         return self._trimmed("TRAILING", character)
 
     def _trimmed(self, side: str, character: Any) -> "Expression":
-        return self._derive(f"TRIM({side} {_sql(' ' if character is None else character)} FROM {self.sql})", character)
+        return self._derive(f"TRIM({side} {_sql_of(' ' if character is None else character)} FROM {self._sql})", character)
 
     @property
     def abs(self) -> "Expression":
-        return self._derive(f"ABS({self.sql})")
+        return self._derive(f"ABS({self._sql})")
 
     def substring(self, begin_index: Any, length: Any = None) -> "Expression":
-        rest = f", {_sql(length)}" if length is not None else ""
-        return self._derive(f"SUBSTRING({self.sql}, {_sql(begin_index)}{rest})", begin_index, length)
+        rest = f", {_sql_of(length)}" if length is not None else ""
+        return self._derive(f"SUBSTRING({self._sql}, {_sql_of(begin_index)}{rest})", begin_index, length)
 
     def floor(self, unit: Optional[TimeIntervalUnit] = None) -> "Expression":
         """``FLOOR(x)``, or with a unit ``FLOOR(ts TO HOUR)``."""
-        return self._derive(f"FLOOR({self.sql} TO {unit.value})" if unit is not None else f"FLOOR({self.sql})")
+        return self._derive(f"FLOOR({self._sql} TO {unit.value})" if unit is not None else f"FLOOR({self._sql})")
 
     def ceil(self, unit: Optional[TimeIntervalUnit] = None) -> "Expression":
         """``CEIL(x)``, or with a unit ``CEIL(ts TO HOUR)``."""
-        return self._derive(f"CEIL({self.sql} TO {unit.value})" if unit is not None else f"CEIL({self.sql})")
+        return self._derive(f"CEIL({self._sql} TO {unit.value})" if unit is not None else f"CEIL({self._sql})")
 
     def round(self, places: Any) -> "Expression":
-        return self._derive(f"ROUND({self.sql}, {_sql(places)})", places)
+        return self._derive(f"ROUND({self._sql}, {_sql_of(places)})", places)
 
     def json_value(self, path: str, returning_type: DataType | str = "STRING", on_empty: Any = None, on_error: Any = None) -> "Expression":
         if on_empty is not None or on_error is not None:
             raise ValueError("json_value: ON EMPTY / ON ERROR behaviours are not supported by kindling (Flink's default: NULL)")
-        return self._derive(f"JSON_VALUE({self.sql}, {_sql(path)} RETURNING {returning_type})")
+        return self._derive(f"JSON_VALUE({self._sql}, {_sql_of(path)} RETURNING {returning_type})")
 
     def json_query(self, path: str) -> "Expression":
-        return self._derive(f"JSON_QUERY({self.sql}, {_sql(path)})")
+        return self._derive(f"JSON_QUERY({self._sql}, {_sql_of(path)})")
 
     def log(self, base: Any = None) -> "Expression":
         """The natural logarithm, or with ``base`` the logarithm to that base: ``LOG(base, x)``."""
-        return self._derive(f"LOG({self.sql})") if base is None else _combine(f"LOG({_sql(base)}, {self.sql})", base, self)
+        return self._derive(f"LOG({self._sql})") if base is None else _combine(f"LOG({_sql_of(base)}, {self._sql})", base, self)
 
     def truncate(self, n: Any = 0) -> "Expression":
         """The number cut to ``n`` decimal places (left of the point for a negative ``n``): ``TRUNCATE(x, n)``."""
@@ -401,16 +422,16 @@ class Expression:
 
     def position(self, haystack: Any = None) -> "Expression":
         """Where this string first occurs in ``haystack``, from 1 (0: nowhere): ``POSITION(x IN haystack)``."""
-        return self._derive(f"POSITION({self.sql} IN {_sql(haystack)})", haystack)
+        return self._derive(f"POSITION({self._sql} IN {_sql_of(haystack)})", haystack)
 
     def similar(self, pattern: Any = None) -> "Expression":
         """Whether the string matches the SQL regular expression ``pattern``: ``x SIMILAR TO pattern``."""
-        return self._derive(f"({self.sql} SIMILAR TO {_sql(pattern)})", pattern)
+        return self._derive(f"({self._sql} SIMILAR TO {_sql_of(pattern)})", pattern)
 
     def overlay(self, new_string: Any, starting: Any, length: Any = None) -> "Expression":
         """``OVERLAY(x PLACING new_string FROM starting [FOR length])``."""
-        rest = f" FOR {_sql(length)}" if length is not None else ""
-        return self._derive(f"OVERLAY({self.sql} PLACING {_sql(new_string)} FROM {_sql(starting)}{rest})", new_string, starting, length)
+        rest = f" FOR {_sql_of(length)}" if length is not None else ""
+        return self._derive(f"OVERLAY({self._sql} PLACING {_sql_of(new_string)} FROM {_sql_of(starting)}{rest})", new_string, starting, length)
 
     def str_to_map(self, list_delimiter: Any = None, key_value_delimiter: Any = None) -> "Expression":
         """A map parsed from the text (``STR_TO_MAP``); the default delimiters ',' and '=' unless both are given."""
@@ -420,29 +441,34 @@ class Expression:
 
     def extract(self, time_interval_unit: TimeIntervalUnit) -> "Expression":
         """A part of a time point: ``EXTRACT(unit FROM x)``."""
-        return self._derive(f"EXTRACT({time_interval_unit.value} FROM {self.sql})")
+        return self._derive(f"EXTRACT({time_interval_unit.value} FROM {self._sql})")
 
     def get(self, name_or_index: Any) -> "Expression":
-        """A field of a ROW by name: ``x.name`` (by position, Flink's ``get(i)``, is not supported)."""
+        """A field of a ROW by name: ``x.name`` (by position, Flink's ``get(i)``, is not supported). Unaliased in a
+        projection, a column's field is named by its path, ``r$x`` (``r$s$y`` for a nested one), as Flink names it."""
         if not isinstance(name_or_index, str):
             raise ValueError(f"get({name_or_index!r}): kindling reads a ROW's field by name only (get('name'))")
-        return self._derive(f"{self.sql}.{_quote(name_or_index)}")
+        field = self._derive(f"{self._sql}.{_quote(name_or_index)}")
+        column = self._column_path()
+        if column is not None:
+            field._field_path = field._projection_name = f"{column}${name_or_index}"
+        return field
 
     def at(self, index: Any) -> "Expression":
         """An array's element (from 1) or a map's value: ``x[index]``."""
-        return self._derive(f"{self.sql}[{_sql(index)}]", index)
+        return self._derive(f"{self._sql}[{_sql_of(index)}]", index)
 
     def __getitem__(self, index: Any) -> "Expression":
         return self.at(index)
 
     def is_json(self, json_type: Optional[JsonType] = None) -> "Expression":
         """Whether the string is JSON (of ``json_type``): ``x IS JSON [type]``."""
-        return self._derive(f"({self.sql} IS JSON{'' if json_type is None else ' ' + json_type.value})")
+        return self._derive(f"({self._sql} IS JSON{'' if json_type is None else ' ' + json_type.value})")
 
     def json_exists(self, path: str, on_error: Optional[JsonExistsOnError] = None) -> "Expression":
         """Whether ``path`` finds a value in the JSON string: ``JSON_EXISTS(x, path [... ON ERROR])``."""
         clause = "" if on_error is None else f" {on_error.value} ON ERROR"
-        return self._derive(f"JSON_EXISTS({self.sql}, {_sql(path)}{clause})")
+        return self._derive(f"JSON_EXISTS({self._sql}, {_sql_of(path)}{clause})")
 
     @property
     def flatten(self) -> "Expression":
@@ -457,9 +483,9 @@ class Expression:
     # --- time -------------------------------------------------------------------------------
     def _interval(self, unit: str, factor: int = 1) -> "Expression":
         """An interval of this many units (``lit(2).years``); ``factor`` of them make one (a quarter is 3 months)."""
-        if re.fullmatch(r"-?\d+", self.sql):
-            return self._derive(f"INTERVAL '{int(self.sql) * factor}' {unit}")
-        return self._derive(f"({self.sql} * INTERVAL '{factor}' {unit})")
+        if re.fullmatch(r"-?\d+", self._sql):
+            return self._derive(f"INTERVAL '{int(self._sql) * factor}' {unit}")
+        return self._derive(f"({self._sql} * INTERVAL '{factor}' {unit})")
 
     @property
     def year(self) -> "Expression":
@@ -518,7 +544,7 @@ class Expression:
     @property
     def to_date(self) -> "Expression":
         """A 'yyyy-MM-dd' string as a DATE: ``CAST(x AS DATE)``."""
-        return self._derive(f"CAST({self.sql} AS DATE)")
+        return self._derive(f"CAST({self._sql} AS DATE)")
 
     @property
     def to_time(self) -> "Expression":
@@ -529,20 +555,20 @@ class Expression:
     @property
     def to_timestamp(self) -> "Expression":
         """A 'yyyy-MM-dd HH:mm:ss[.SSS]' string as a TIMESTAMP: ``CAST(x AS TIMESTAMP(3))``."""
-        return self._derive(f"CAST({self.sql} AS TIMESTAMP(3))")
+        return self._derive(f"CAST({self._sql} AS TIMESTAMP(3))")
 
     # --- window properties (col('w').start) ---------------------------------------------------
     @property
     def start(self) -> "Expression":
-        return self._derive(WINDOW_PROPERTY.format(alias=self.name or self.sql, property="START"))
+        return self._derive(WINDOW_PROPERTY.format(alias=self._output_name or self._sql, property="START"))
 
     @property
     def end(self) -> "Expression":
-        return self._derive(WINDOW_PROPERTY.format(alias=self.name or self.sql, property="END"))
+        return self._derive(WINDOW_PROPERTY.format(alias=self._output_name or self._sql, property="END"))
 
     @property
     def rowtime(self) -> "Expression":
-        return self._derive(WINDOW_PROPERTY.format(alias=self.name or self.sql, property="ROWTIME"))
+        return self._derive(WINDOW_PROPERTY.format(alias=self._output_name or self._sql, property="ROWTIME"))
 
 
 # Properties and methods that stand for one Flink SQL function of the expression and their arguments, as PyFlink's:
@@ -675,8 +701,8 @@ def _literal_sql(value: Any) -> str:
     raise TypeError(f"lit({value!r}): a {type(value).__name__} is not a Flink SQL literal")
 
 
-def _sql(value: Any) -> str:
-    return value.sql if isinstance(value, Expression) else _literal_sql(value)
+def _sql_of(value: Any) -> str:
+    return value._sql if isinstance(value, Expression) else _literal_sql(value)
 
 
 def _combine(text: str, *parts: Any) -> Expression:
@@ -684,7 +710,7 @@ def _combine(text: str, *parts: Any) -> Expression:
     functions: dict[str, Any] = {}
     for part in parts:
         if isinstance(part, Expression):
-            functions.update(part.functions)
+            functions.update(part._functions)
     return Expression(text, functions)
 
 
@@ -738,34 +764,34 @@ def function_name(f: Any) -> str:
 def call(f: Any, *args: Any) -> Expression:
     """A call of a function by name (a built-in or a registered function) or of a ``@udf`` function."""
     if isinstance(f, str):
-        return _combine(f"{f}({', '.join(_sql(a) for a in args)})", *args)
+        return _combine(f"{f}({', '.join(_sql_of(a) for a in args)})", *args)
     name = function_name(f)
-    expression = _combine(f"{name}({', '.join(_sql(a) for a in args)})", *args)
-    expression.functions[name] = f
+    expression = _combine(f"{name}({', '.join(_sql_of(a) for a in args)})", *args)
+    expression._functions[name] = f
     return expression
 
 
 def and_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression:
     parts = [predicate0, predicate1, *predicates]
-    return _combine("(" + " AND ".join(_sql(p) for p in parts) + ")", *parts)
+    return _combine("(" + " AND ".join(_sql_of(p) for p in parts) + ")", *parts)
 
 
 def or_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression:
     parts = [predicate0, predicate1, *predicates]
-    return _combine("(" + " OR ".join(_sql(p) for p in parts) + ")", *parts)
+    return _combine("(" + " OR ".join(_sql_of(p) for p in parts) + ")", *parts)
 
 
 def not_(expression: Any) -> Expression:
-    return _combine(f"(NOT {_sql(expression)})", expression)
+    return _combine(f"(NOT {_sql_of(expression)})", expression)
 
 
 def if_then_else(condition: Any, if_true: Any, if_false: Any) -> Expression:
-    text = f"IF({_sql(condition)}, {_sql(if_true)}, {_sql(if_false)})"
+    text = f"IF({_sql_of(condition)}, {_sql_of(if_true)}, {_sql_of(if_false)})"
     return _combine(text, condition, if_true, if_false)
 
 
 def concat(first: Any, *others: Any) -> Expression:
-    text = f"CONCAT({', '.join(_sql(v) for v in (first, *others))})"
+    text = f"CONCAT({', '.join(_sql_of(v) for v in (first, *others))})"
     return _combine(text, first, *others)
 
 
@@ -775,7 +801,7 @@ def current_timestamp() -> Expression:
 
 def _function(function: str, *args: Any) -> Expression:
     """``FUNCTION(args...)``: the Flink SQL call a function of this module stands for."""
-    return _combine(f"{function}({', '.join(_sql(a) for a in args)})", *args)
+    return _combine(f"{function}({', '.join(_sql_of(a) for a in args)})", *args)
 
 
 def current_database() -> Expression:
@@ -817,7 +843,7 @@ def to_timestamp_ltz(*args: Any) -> Expression:
 def temporal_overlaps(left_time_point: Any, left_temporal: Any, right_time_point: Any, right_temporal: Any) -> Expression:
     """Whether two anchored time intervals overlap: ``(l, l_temporal) OVERLAPS (r, r_temporal)``."""
     parts = (left_time_point, left_temporal, right_time_point, right_temporal)
-    text = f"(({_sql(parts[0])}, {_sql(parts[1])}) OVERLAPS ({_sql(parts[2])}, {_sql(parts[3])}))"
+    text = f"(({_sql_of(parts[0])}, {_sql_of(parts[1])}) OVERLAPS ({_sql_of(parts[2])}, {_sql_of(parts[3])}))"
     return _combine(text, *parts)
 
 
@@ -827,7 +853,7 @@ def date_format(timestamp: Any, format: Any) -> Expression:
 
 def timestamp_diff(time_point_unit: TimePointUnit, time_point1: Any, time_point2: Any) -> Expression:
     """The signed number of units from ``time_point1`` to ``time_point2``: ``TIMESTAMPDIFF(unit, t1, t2)``."""
-    return _combine(f"TIMESTAMPDIFF({time_point_unit.value}, {_sql(time_point1)}, {_sql(time_point2)})", time_point1, time_point2)
+    return _combine(f"TIMESTAMPDIFF({time_point_unit.value}, {_sql_of(time_point1)}, {_sql_of(time_point2)})", time_point1, time_point2)
 
 
 def convert_tz(date_str: Any, tz_from: Any, tz_to: Any) -> Expression:
@@ -871,7 +897,7 @@ def atan2(y: Any, x: Any) -> Expression:
 
 
 def negative(v: Any) -> Expression:
-    return _combine(f"(- {_sql(v)})", v)
+    return _combine(f"(- {_sql_of(v)})", v)
 
 
 def concat_ws(separator: Any, first: Any, *others: Any) -> Expression:
@@ -911,13 +937,13 @@ def json_string(value: Any) -> Expression:
 
 def json_object_agg(on_null: JsonOnNull, key_expr: Any, value_expr: Any) -> Expression:
     """The JSON object of a group's key-value pairs: ``JSON_OBJECTAGG(KEY k VALUE v {NULL|ABSENT} ON NULL)``."""
-    text = f"JSON_OBJECTAGG(KEY {_sql(key_expr)} VALUE {_sql(value_expr)} {on_null.value} ON NULL)"
+    text = f"JSON_OBJECTAGG(KEY {_sql_of(key_expr)} VALUE {_sql_of(value_expr)} {on_null.value} ON NULL)"
     return _combine(text, key_expr, value_expr)
 
 
 def json_array_agg(on_null: JsonOnNull, item_expr: Any) -> Expression:
     """The JSON array of a group's values: ``JSON_ARRAYAGG(v {NULL|ABSENT} ON NULL)``."""
-    return _combine(f"JSON_ARRAYAGG({_sql(item_expr)} {on_null.value} ON NULL)", item_expr)
+    return _combine(f"JSON_ARRAYAGG({_sql_of(item_expr)} {on_null.value} ON NULL)", item_expr)
 
 
 def lag(expr: Any, offset: Any = 1, default: Any = None) -> Expression:
@@ -930,33 +956,9 @@ def lead(expr: Any, offset: Any = 1, default: Any = None) -> Expression:
     return _function("LEAD", expr, offset, *([] if default is None else [default]))
 
 
-def with_all_columns() -> Expression:
-    """All columns, as ``col('*')``."""
-    return col("*")
-
-
-def _column_ranges(name: str) -> Any:
-    def refused(*args: Any) -> Expression:
-        raise NotImplementedError(f"{name} (column ranges) is not supported by kindling's Table API: name the columns, "
-                                  f"col('a'), col('b'), or select all with col('*')")
-
-    refused.__name__ = name
-    refused.__doc__ = f"Refused: ``{name}`` (column ranges) is not supported by kindling."
-    return refused
-
-
 json_object = _fails_as_in_pyflink("json_object")
 json_array = _fails_as_in_pyflink("json_array")
 object_of = _fails_as_in_pyflink("object_of")
-
-
-def range_(start: Any, end: Any) -> Expression:
-    """A range of columns, for ``with_columns``/``without_columns``, which kindling refuses."""
-    return Expression(f"range_({_sql(start)}, {_sql(end)})")
-
-
-with_columns = _column_ranges("with_columns")
-without_columns = _column_ranges("without_columns")
 
 
 def current_date() -> Expression:
@@ -964,12 +966,12 @@ def current_date() -> Expression:
 
 
 def row(head: Any, *tail: Any) -> Expression:
-    text = f"ROW({', '.join(_sql(v) for v in (head, *tail))})"
+    text = f"ROW({', '.join(_sql_of(v) for v in (head, *tail))})"
     return _combine(text, head, *tail)
 
 
 def array(head: Any, *tail: Any) -> Expression:
-    text = f"ARRAY[{', '.join(_sql(v) for v in (head, *tail))}]"
+    text = f"ARRAY[{', '.join(_sql_of(v) for v in (head, *tail))}]"
     return _combine(text, head, *tail)
 
 
@@ -977,7 +979,7 @@ def map_(key: Any, value: Any, *tail: Any) -> Expression:
     """A MAP of key-value pairs: ``map_('INSERT', 'I', 'DELETE', 'D')`` is ``MAP['INSERT', 'I', 'DELETE', 'D']``."""
     if len(tail) % 2:
         raise ValueError(f"map_ takes key-value pairs: {2 + len(tail)} arguments is an odd number")
-    text = f"MAP[{', '.join(_sql(v) for v in (key, value, *tail))}]"
+    text = f"MAP[{', '.join(_sql_of(v) for v in (key, value, *tail))}]"
     return _combine(text, key, value, *tail)
 
 
@@ -993,3 +995,8 @@ def _install_udf_calls() -> None:
 
 
 _install_udf_calls()
+
+
+# PyFlink's column functions (with_columns, ...) expand against a table's columns: kindling.table.column_functions,
+# imported last as it builds on Expression.
+from kindling.table.column_functions import range_, with_all_columns, with_columns, without_columns  # noqa: E402,F401

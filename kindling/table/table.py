@@ -15,11 +15,12 @@ planner plans the whole chain when the Table runs: one planner for SQL and the T
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from kindling.sql.aggregate_functions import FLAT_AGGREGATE_RESULT
 from kindling.sql.group_aggregate import AGGREGATE_FUNCTIONS
 from kindling.sql.tokens import function_calls, significant, tokenize
+from kindling.table.column_functions import expand_call, expand_fields
 from kindling.table.expressions import WINDOW_PROPERTY, Expression, _quote, col, function_name
 from kindling.table.window import GroupWindow, OverWindow
 
@@ -43,7 +44,7 @@ def _row_input_call(table: "Table", func: Any) -> Expression:
     """A row-based operation's function call: ``func`` as called (an expression), or, not called, with the table's
     columns as one Row (PyFlink's ``with_columns(col('*'))``), keeping the aliases given to the function."""
     if isinstance(func, Expression):
-        return func
+        return expand_call(func, lambda: table.get_schema().fieldNames())  # f(with_columns(col('*')))
     if not hasattr(func, "taking_row"):
         raise TypeError(f"a row-based operation takes a udf/udaf or a call of one, got {type(func).__name__}")
     names = table.get_schema().fieldNames()
@@ -62,12 +63,28 @@ def _fields(fields: tuple[Any, ...], named: bool = False, start: int = 0) -> tup
     texts = []
     for position, field in enumerate(fields, start=start):
         if isinstance(field, Expression):
-            functions.update(field.functions)
-            name = field.projection_name or f"_c{position}"
-            texts.append(field.sql if field.name is not None or not named else f"{field.sql} AS {_quote(name)}")
+            functions.update(field._functions)
+            name = field._projection_name or f"_c{position}"
+            texts.append(field._sql if field._output_name is not None or not named else f"{field._sql} AS {_quote(name)}")
         else:
             texts.append(str(field))
     return ", ".join(texts), functions
+
+
+def _unique_names(fields: tuple[Any, ...], columns: Callable[[], list[str]], start: int = 0, before: Sequence[str] = ()) -> None:
+    """Refuse a projection whose columns would repeat a name, as Flink's Table API does ("Ambiguous column name: a");
+    the names are those ``_fields`` gives, after the ``before`` columns (``add_columns``); ``col('*')`` is the input's
+    ``columns``. (kindling's SQL would number a repeated name, as Flink SQL's views do.)"""
+    if len(fields) + len(before) < 2:
+        return
+    names = list(before)
+    for position, field in enumerate(fields, start=start):
+        if isinstance(field, Expression):
+            star = field._output_name == "*"
+            names += columns() if star else [field._output_name or field._projection_name or f"_c{position}"]
+    repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if repeated is not None:
+        raise ValueError(f"Ambiguous column name: {repeated}")
 
 
 def _aggregates_named(fields: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -80,9 +97,9 @@ def _aggregates_named(fields: tuple[Any, ...]) -> tuple[Any, ...]:
     named = []
     for field in fields:
         if isinstance(field, Expression):
-            tokens = significant(tokenize(field.call_sql))
+            tokens = significant(tokenize(field._call_sql))
             calls = function_calls(tokens, AGGREGATE_FUNCTIONS)
-            if field.name is None and len(calls) == 1 and calls[0][0] == 0 and calls[0][3] == len(tokens) - 1:
+            if field._output_name is None and len(calls) == 1 and calls[0][0] == 0 and calls[0][3] == len(tokens) - 1:
                 field = field.alias(f"EXPR${seen}")
             seen += len(calls)
         named.append(field)
@@ -163,12 +180,22 @@ class Table:
         return self._t_env.execute_sql(f"EXPLAIN SELECT * FROM {self._name}").collect()[0][0]
 
     # --- relational operations --------------------------------------------------------------------
+    def _expand(self, fields: tuple[Any, ...], *others: "Table") -> tuple[Any, ...]:
+        """``fields`` with PyFlink's column functions (``with_columns(range_(2, 4))``, ...) expanded against this
+        table's columns (followed by ``others``', for a join's condition)."""
+        return expand_fields(fields, lambda: [c for t in (self, *others) for c in t.get_schema().fieldNames()])
+
+    def _column_names(self) -> list[str]:
+        return self.get_schema().fieldNames()
+
     def select(self, *fields: Any) -> "Table":
+        fields = self._expand(fields)
+        _unique_names(fields, self._column_names)
         text, functions = _fields(fields, named=True)
         return self._derive(f"SELECT {text} FROM {self._name}", functions)
 
     def where(self, predicate: Any) -> "Table":
-        text, functions = _fields((predicate,))
+        text, functions = _fields(self._expand((predicate,)))
         filtered = self._derive(f"SELECT * FROM {self._name} WHERE {text}", functions)
         filtered._catalog_table = self._catalog_table  # Flink's filter keeps its input's schema
         return filtered
@@ -183,7 +210,9 @@ class Table:
         return self._derive(f"SELECT {', '.join(f'{_quote(c)} AS {_quote(n)}' for c, n in zip(columns, names))} FROM {self._name}")
 
     def add_columns(self, *fields: Any) -> "Table":
-        text, functions = _fields(fields, named=True, start=len(self.get_schema().fieldNames()))
+        fields, existing = self._expand(fields), self._column_names()
+        _unique_names(fields, lambda: existing, start=len(existing), before=existing)
+        text, functions = _fields(fields, named=True, start=len(existing))
         return self._derive(f"SELECT *, {text} FROM {self._name}", functions)
 
     def add_or_replace_columns(self, *fields: Any) -> "Table":
@@ -192,27 +221,28 @@ class Table:
         existing = self.get_schema().fieldNames()
         named: dict[str, str] = {}
         functions: dict[str, Any] = {}
-        for position, field in enumerate(fields):
+        for position, field in enumerate(self._expand(fields)):
             if not isinstance(field, Expression):
                 raise TypeError(f"add_or_replace_columns takes expressions (col('a') + 1).alias('b'), got {field!r}")
-            functions.update(field.functions)
-            name = field.name or field.projection_name or f"_c{len(existing) + position}"
-            named[name] = f"{field.call_sql} AS {_quote(name)}"
+            functions.update(field._functions)
+            name = field._output_name or field._projection_name or f"_c{len(existing) + position}"
+            named[name] = f"{field._call_sql} AS {_quote(name)}"
         items = [named.pop(c) if c in named else _quote(c) for c in existing] + list(named.values())
         return self._derive(f"SELECT {', '.join(items)} FROM {self._name}", functions)
 
     def drop_columns(self, *fields: Any) -> "Table":
-        dropped = {f.name if isinstance(f, Expression) else str(f) for f in fields}
+        dropped = {f._output_name if isinstance(f, Expression) else str(f) for f in self._expand(fields)}
         kept = [c for c in self.get_schema().fieldNames() if c not in dropped]
         return self._derive(f"SELECT {', '.join(_quote(c) for c in kept)} FROM {self._name}")
 
     def rename_columns(self, *fields: Any) -> "Table":
         renames = {}
-        for field in fields:
-            if not isinstance(field, Expression) or " AS " not in field.sql or field.name is None:
+        for field in self._expand(fields):
+            if not isinstance(field, Expression) or " AS " not in field._sql or field._output_name is None:
                 raise ValueError("rename_columns takes col('old').alias('new') expressions")
-            renames[field.sql.split(" AS ")[0].strip("`")] = field.name
+            renames[field._sql.split(" AS ")[0].strip("`")] = field._output_name
         columns = self.get_schema().fieldNames()
+        _unique_names((), lambda: columns, before=[renames.get(c, c) for c in columns])
         return self._derive("SELECT " + ", ".join(f"{_quote(c)} AS {_quote(renames.get(c, c))}" for c in columns) + f" FROM {self._name}")
 
     def distinct(self) -> "Table":
@@ -262,19 +292,19 @@ class Table:
     def join(self, right: "Table", join_predicate: Any = None) -> "Table":
         if join_predicate is None:
             return self._derive(f"SELECT * FROM {self._name}, {right._name}")
-        text, functions = _fields((join_predicate,))
+        text, functions = _fields(self._expand((join_predicate,), right))
         return self._derive(f"SELECT * FROM {self._name} JOIN {right._name} ON {text}", functions)
 
     def left_outer_join(self, right: "Table", join_predicate: Any = None) -> "Table":
-        text, functions = _fields((join_predicate,)) if join_predicate is not None else ("TRUE", {})
+        text, functions = _fields(self._expand((join_predicate,), right)) if join_predicate is not None else ("TRUE", {})
         return self._derive(f"SELECT * FROM {self._name} LEFT JOIN {right._name} ON {text}", functions)
 
     def right_outer_join(self, right: "Table", join_predicate: Any) -> "Table":
-        text, functions = _fields((join_predicate,))
+        text, functions = _fields(self._expand((join_predicate,), right))
         return self._derive(f"SELECT * FROM {self._name} RIGHT JOIN {right._name} ON {text}", functions)
 
     def full_outer_join(self, right: "Table", join_predicate: Any) -> "Table":
-        text, functions = _fields((join_predicate,))
+        text, functions = _fields(self._expand((join_predicate,), right))
         return self._derive(f"SELECT * FROM {self._name} FULL OUTER JOIN {right._name} ON {text}", functions)
 
     def map(self, func: Any) -> "Table":
@@ -284,8 +314,8 @@ class Table:
         function a DataFrame); ``.alias(...)`` on the result renames the columns, as in PyFlink.
         """
         call = _row_input_call(self, func)
-        inner = self._derive(f"SELECT {call.call_sql or call.sql} AS `{_RESULT}` FROM {self._name}", call.functions)
-        return inner._expanded([], call.alias_names, "map", "a scalar function whose result_type is a ROW")
+        inner = self._derive(f"SELECT {call._call_sql or call._sql} AS `{_RESULT}` FROM {self._name}", call._functions)
+        return inner._expanded([], call._alias_names, "map", "a scalar function whose result_type is a ROW")
 
     def aggregate(self, func: Any) -> "AggregatedTable":
         """PyFlink's row-based global aggregate: an aggregate function whose result is a ROW; close it with ``select``."""
@@ -331,16 +361,17 @@ class Table:
     def _lateral(self, call: Any, join_predicate: Any, outer: bool) -> "Table":
         if not isinstance(call, Expression):
             raise TypeError("join_lateral takes a table function call, e.g. split(col('line')).alias('word')")
-        names = call.alias_names
+        call = expand_call(call, lambda: self.get_schema().fieldNames())
+        names = call._alias_names
         alias = "`T`" + (f"({', '.join(_quote(n) for n in names)})" if names else "")
-        functions = dict(call.functions)
+        functions = dict(call._functions)
         if outer:
             if join_predicate is not None:
                 raise ValueError("left_outer_join_lateral takes no join predicate (Flink: only a literal TRUE)")
-            return self._derive(f"SELECT * FROM {self._name} LEFT JOIN LATERAL TABLE({call.call_sql}) AS {alias} ON TRUE", functions)
-        query = f"SELECT * FROM {self._name}, LATERAL TABLE({call.call_sql}) AS {alias}"
+            return self._derive(f"SELECT * FROM {self._name} LEFT JOIN LATERAL TABLE({call._call_sql}) AS {alias} ON TRUE", functions)
+        query = f"SELECT * FROM {self._name}, LATERAL TABLE({call._call_sql}) AS {alias}"
         if join_predicate is not None:
-            predicate, more = _fields((join_predicate,))
+            predicate, more = _fields(self._expand((join_predicate,)))
             query += f" WHERE {predicate}"
             functions.update(more)
         return self._derive(query, functions)
@@ -360,7 +391,7 @@ class Table:
         return OverWindowedTable(self, over_windows)
 
     def order_by(self, *fields: Any) -> "Table":
-        text, functions = _fields(fields)
+        text, functions = _fields(self._expand(fields))
         return self._derive(f"SELECT * FROM {self._name} ORDER BY {text}", functions)
 
     def limit(self, fetch: int, offset: int = 0) -> "Table":
@@ -408,11 +439,13 @@ class GroupedTable:
     """A table grouped by keys (``table.group_by(...)``), aggregated by ``select``."""
 
     def __init__(self, table: Table, keys: tuple[Any, ...]) -> None:
-        self._table, self._keys = table, keys
+        self._table, self._keys = table, table._expand(keys)
 
     def select(self, *fields: Any) -> Table:
         keys, key_functions = _fields(self._keys)
-        text, functions = _fields(_aggregates_named(fields), named=True)
+        fields = _aggregates_named(self._table._expand(fields))
+        _unique_names(fields, self._table._column_names)
+        text, functions = _fields(fields, named=True)
         return self._table._derive(f"SELECT {text} FROM {self._table._name} GROUP BY {keys}", key_functions, functions)
 
     def aggregate(self, func: Any) -> AggregatedTable:
@@ -445,10 +478,10 @@ class AggregatedTable:
         self._check(call)
         keys, key_functions = _fields(self._keys)
         group = f" GROUP BY {keys}" if keys else ""
-        inner = table._derive(f"SELECT {keys + ', ' if keys else ''}{call.call_sql or call.sql} AS `{column}` FROM {table._name}{group}",
-                              key_functions, call.functions)
+        inner = table._derive(f"SELECT {keys + ', ' if keys else ''}{call._call_sql or call._sql} AS `{column}` FROM {table._name}{group}",
+                              key_functions, call._functions)
         key_names = [f for f in inner.get_schema().fieldNames() if f != column]
-        expanded = inner._expanded([_quote(k) for k in key_names], call.alias_names, self._operation, self._needs,
+        expanded = inner._expanded([_quote(k) for k in key_names], call._alias_names, self._operation, self._needs,
                                    default_name=self._default_name, result_column=column)
         return expanded.select(*fields)
 
@@ -464,7 +497,7 @@ class FlatAggregateTable(AggregatedTable):
     _default_name = "{}"
 
     def _check(self, call: Expression) -> None:
-        if not any(getattr(f, "table_aggregate", False) for f in call.functions.values()):
+        if not any(getattr(f, "table_aggregate", False) for f in call._functions.values()):
             raise TypeError("flat_aggregate takes a table aggregate function (udtaf) or a call of one; "
                             "an aggregate function (udaf) goes in aggregate")
 
@@ -483,12 +516,12 @@ class WindowGroupedTable:
     """A table grouped by a group window and keys, aggregated by ``select`` (or a ROW-valued ``aggregate``)."""
 
     def __init__(self, table: Table, window: GroupWindow, keys: tuple[Any, ...]) -> None:
-        self._table, self._window, self._keys = table, window, keys
+        self._table, self._window, self._keys = table, window, table._expand(keys)
 
     def _group(self) -> tuple[list[bool], str, dict[str, Any]]:
         """Which keys are the window, and the GROUP BY text (the window as its SQL group function) with its functions."""
         window = self._window
-        is_window = [isinstance(k, Expression) and k.name == window.alias_name for k in self._keys]
+        is_window = [isinstance(k, Expression) and k._output_name == window.alias_name for k in self._keys]
         if not any(is_window):
             raise ValueError(f"group_by of a windowed table must name the window's alias col('{window.alias_name}')")
         keys, key_functions = _fields(tuple(window.group_sql() if w else k for w, k in zip(is_window, self._keys)))
@@ -497,7 +530,7 @@ class WindowGroupedTable:
     def select(self, *fields: Any) -> Table:
         window = self._window
         _, keys, key_functions = self._group()
-        text, functions = _fields(fields, named=True)
+        text, functions = _fields(self._table._expand(fields), named=True)
         text = window.resolve(text)
         if WINDOW_PROPERTY.split("{")[0] in text:
             raise ValueError(f"a window property of a window other than '{window.alias_name}' is selected")
@@ -524,15 +557,15 @@ class WindowAggregatedTable:
         plain_keys, plain_functions = _fields(tuple(k for w, k in zip(is_window, grouped._keys) if not w))
         properties = {name: f"{_WINDOW_COLUMN}{name.lower()}" for name in ("START", "END", "ROWTIME")}
         items = ([plain_keys] if plain_keys else []) + [f"{window.property_sql(name)} AS `{column}`" for name, column in properties.items()]
-        inner = table._derive(f"SELECT {', '.join(items)}, {call.call_sql or call.sql} AS `{_RESULT}` FROM {table._name} "
-                              f"GROUP BY {keys}", key_functions, plain_functions, call.functions)
+        inner = table._derive(f"SELECT {', '.join(items)}, {call._call_sql or call._sql} AS `{_RESULT}` FROM {table._name} "
+                              f"GROUP BY {keys}", key_functions, plain_functions, call._functions)
         key_names = [f for f in inner.get_schema().fieldNames() if f != _RESULT]
-        expanded = inner._expanded([_quote(k) for k in key_names], call.alias_names, "aggregate",
+        expanded = inner._expanded([_quote(k) for k in key_names], call._alias_names, "aggregate",
                                    "an aggregate function whose result_type is a ROW", default_name="TMP_0${}")
-        if any(isinstance(f, Expression) and f.sql == "*" for f in fields):
+        if any(isinstance(f, Expression) and f._sql == "*" for f in fields):
             raise ValueError("Can not use * for window aggregate!")  # Flink's ValidationException
         unnamed = itertools.count()  # Flink names the unaliased expressions after a window aggregate EXPR$0, EXPR$1, ...
-        fields = tuple(f.alias(f"EXPR${next(unnamed)}") if isinstance(f, Expression) and f.name is None else f for f in fields)
+        fields = tuple(f.alias(f"EXPR${next(unnamed)}") if isinstance(f, Expression) and f._output_name is None else f for f in fields)
         text, functions = _fields(fields, named=True)
         for name, column in properties.items():
             text = text.replace(WINDOW_PROPERTY.format(alias=window.alias_name, property=name), f"`{column}`")
@@ -548,6 +581,8 @@ class OverWindowedTable:
         self._table, self._windows = table, windows
 
     def select(self, *fields: Any) -> Table:
+        fields = self._table._expand(fields)
+        _unique_names(fields, self._table._column_names)
         text, functions = _fields(fields, named=True)
         clauses = ", ".join(w.clause_sql() for w in self._windows)
         return self._table._derive(f"SELECT {text} FROM {self._table._name} WINDOW {clauses}", functions)

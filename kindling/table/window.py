@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from kindling.table.expressions import UNBOUNDED_RANGE, WINDOW_PROPERTY, Expression, FrameBound, _sql
+from kindling.table.expressions import UNBOUNDED_RANGE, WINDOW_PROPERTY, Expression, FrameBound, _sql_of
 
 
 class GroupWindow:
@@ -52,7 +52,7 @@ class _Builder:
         self._time: Optional[str] = None
 
     def on(self, time_field: Any) -> "_Builder":
-        self._time = _sql(time_field) if isinstance(time_field, Expression) else f"`{time_field}`"
+        self._time = _sql_of(time_field) if isinstance(time_field, Expression) else f"`{time_field}`"
         return self
 
     def alias(self, alias: str) -> GroupWindow:
@@ -64,7 +64,7 @@ class Tumble:
 
     @staticmethod
     def over(size: Any) -> _Builder:
-        return _Builder("TUMBLE", [_sql(size)])
+        return _Builder("TUMBLE", [_sql_of(size)])
 
 
 class _SlideSize:
@@ -72,7 +72,7 @@ class _SlideSize:
         self._size = size
 
     def every(self, slide: Any) -> _Builder:
-        return _Builder("HOP", [_sql(slide), _sql(self._size)])
+        return _Builder("HOP", [_sql_of(slide), _sql_of(self._size)])
 
 
 class Slide:
@@ -88,7 +88,7 @@ class Session:
 
     @staticmethod
     def with_gap(gap: Any) -> _Builder:
-        return _Builder("SESSION", [_sql(gap)])
+        return _Builder("SESSION", [_sql_of(gap)])
 
 
 class OverWindow:
@@ -107,9 +107,9 @@ class OverWindow:
             if preceding.rows is None:
                 raise ValueError(f"OVER window '{self.alias_name}': preceding() takes UNBOUNDED_ROW, UNBOUNDED_RANGE, "
                                  "row_interval(n) or a time interval such as lit(10).seconds")
-            frame = f"{'ROWS' if preceding.rows else 'RANGE'} BETWEEN {preceding.sql} PRECEDING AND CURRENT ROW"
+            frame = f"{'ROWS' if preceding.rows else 'RANGE'} BETWEEN {preceding._sql} PRECEDING AND CURRENT ROW"
         else:
-            frame = f"RANGE BETWEEN {_sql(preceding)} PRECEDING AND CURRENT ROW"
+            frame = f"RANGE BETWEEN {_sql_of(preceding)} PRECEDING AND CURRENT ROW"
         partition = f"PARTITION BY {', '.join(self.partition)} " if self.partition else ""
         return f"`{self.alias_name}` AS ({partition}ORDER BY {self.order} {frame})"
 
@@ -137,7 +137,7 @@ class _OverPartitioned:
         self._partition = partition
 
     def order_by(self, order_by: Any) -> _OverOrdered:
-        return _OverOrdered(self._partition, _sql(order_by))
+        return _OverOrdered(self._partition, _sql_of(order_by))
 
 
 class Over:
@@ -150,8 +150,8 @@ class Over:
 
     @staticmethod
     def order_by(order_by: Any) -> _OverOrdered:
-        return _OverOrdered([], _sql(order_by))
+        return _OverOrdered([], _sql_of(order_by))
 
     @staticmethod
     def partition_by(*partition_by: Any) -> _OverPartitioned:
-        return _OverPartitioned([_sql(p) for p in partition_by])
+        return _OverPartitioned([_sql_of(p) for p in partition_by])
