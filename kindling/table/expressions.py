@@ -586,8 +586,8 @@ _PROPERTIES = {
 }
 _METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     "concat": ("CONCAT", ("other",)), "percentile": ("PERCENTILE", ("percentage", "frequency=")),
-    "list_agg": ("LISTAGG", ("separator=",)), "starts_with": ("STARTS_WITH", ("start_expr",)),
-    "ends_with": ("ENDS_WITH", ("end_expr",)), "substr": ("SUBSTR", ("begin_index", "length=")),
+    "list_agg": ("LISTAGG", ("separator=",)), "starts_with": ("STARTSWITH", ("start_expr",)),
+    "ends_with": ("ENDSWITH", ("end_expr",)), "substr": ("SUBSTR", ("begin_index", "length=")),
     "replace": ("REPLACE", ("search", "replacement")), "translate": ("TRANSLATE", ("from_str", "to_str")),
     "lpad": ("LPAD", ("length", "pad")), "rpad": ("RPAD", ("length", "pad")), "regexp": ("REGEXP", ("regex",)),
     "regexp_count": ("REGEXP_COUNT", ("regex",)), "regexp_replace": ("REGEXP_REPLACE", ("regex", "replacement")),
