@@ -68,6 +68,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pyflink.table.udf": ("kindling.table.udf",),
     "pyflink.table.catalog": ("kindling.table.catalog",),
     "pyflink.table.table_schema": ("kindling.table.table_schema",),
+    "pyflink.table.module": ("kindling.table.module",),
 }
 
 class PyFlinkAlias(types.ModuleType):

@@ -10,6 +10,7 @@
 from kindling.sql.result import ResultKind, TableResult
 from kindling.table.descriptors import FormatDescriptor, Schema, TableDescriptor
 from kindling.table.expressions import Expression
+from kindling.table.module import Module, ModuleEntry
 from kindling.table.table import AggregatedTable, FlatAggregateTable, GroupedTable, GroupWindowedTable, OverWindowedTable, Table, WindowGroupedTable
 from kindling.table.table_environment import (
     EnvironmentSettings,
@@ -24,6 +25,7 @@ from kindling.table.udf import AggregateFunction, ScalarFunction, TableAggregate
 __all__ = [
     "AggregateFunction", "AggregatedTable", "FlatAggregateTable", "ScalarFunction", "TableAggregateFunction", "udaf",
     "DataType", "DataTypes", "EnvironmentSettings", "Expression", "FormatDescriptor", "GroupWindowedTable", "GroupedTable",
+    "Module", "ModuleEntry",
     "OverWindowedTable", "ResultKind", "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor",
     "TableEnvironment",
     "TableResult", "WindowGroupedTable", "udf", "udtf",

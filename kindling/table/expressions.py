@@ -666,14 +666,19 @@ PYFLINK_FAILS = {
 
 
 def _fails_as_in_pyflink(name: str) -> Any:
+    """A function failing as PyFlink's wrapper does, naming Flink SQL's function to call instead where kindling's SQL
+    supports it (and saying so where it does not: the functions ``list_functions()`` leaves out)."""
+    from kindling.table.builtin_functions import NOT_LISTED
+
     function, why = PYFLINK_FAILS[name]
+    instead = (f"nor does kindling support Flink SQL's {function}: {NOT_LISTED[function]}" if function in NOT_LISTED
+               else f"call_sql('{function}(...)') writes Flink SQL's {function}")
 
     def fails(*args: Any, **kwargs: Any) -> Expression:
-        raise NotImplementedError(f"{name} fails in PyFlink 2.3 ({why}), and so in kindling; "
-                                  f"call_sql('{function}(...)') writes Flink SQL's {function}")
+        raise NotImplementedError(f"{name} fails in PyFlink 2.3 ({why}), and so in kindling; {instead}")
 
     fails.__name__ = fails.__qualname__ = name
-    fails.__doc__ = f"Fails, as PyFlink 2.3's does ({why}); ``call_sql('{function}(...)')`` calls the function."
+    fails.__doc__ = f"Fails, as PyFlink 2.3's does ({why}); {instead}."
     return fails
 
 

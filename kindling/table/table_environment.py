@@ -15,11 +15,12 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, NoReturn, Optional, Sequence, Union
 
 from kindling.sql.catalog import CatalogTable
 from kindling.table.catalog import ObjectIdentifier
 from kindling.table.descriptors import Schema, TableDescriptor
+from kindling.table.module import CORE, ModuleEntry
 from kindling.table.table import Table
 from kindling.table.types import DataType, _quote
 
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
     from kindling.table.table_pipeline import TablePipeline
 
 _SOURCE_IDS = itertools.count()
+_NO_COMPILED_PLANS = ("a kindling job is Spark streaming queries, not a Flink plan to persist; running the same INSERT "
+                      "again (execute_sql) resumes it from its checkpoint")
+_ONE_CATALOG = "kindling has one in-memory catalog, 'default_catalog' (get_current_catalog())"
+_NO_JAVA = "kindling runs no Java functions; register a Python one with create_temporary_function(name, udf)"
 ANONYMOUS_PREFIX = "__kindling_anonymous_"  # a table only a TableDescriptor describes (a sink, from_descriptor): unlisted
 _ANONYMOUS_IDS = itertools.count(1)
 
@@ -289,8 +294,96 @@ class TableEnvironment:
         self._env.add_python_archive(archive_path, target_dir)
 
     def list_user_defined_functions(self) -> list[str]:
-        """The names of the functions registered here (``create_temporary_function``, ``CREATE FUNCTION``)."""
-        return sorted(self._session.catalog.functions)
+        """The names of the functions registered here (``create_temporary_function``, ``CREATE FUNCTION``) in lower
+        case, as Flink's catalog keeps function names; not those kindling registers for a ``@udf`` called inline in a
+        Table API expression (Flink registers none)."""
+        return sorted({n.lower() for n in self._session.catalog.functions if not _internal(n)})
+
+    def list_functions(self) -> list[str]:
+        """The names of the functions usable here: Flink's built-in functions (as Flink's ``list_functions()`` names
+        them: ``plus``, ``charLength``, ``ARRAY_APPEND``, ...) that kindling supports, and the user-defined functions,
+        sorted as Flink sorts them. Flink's functions kindling does not support are left out, with the reason in
+        ``kindling.table.builtin_functions.NOT_LISTED``, rather than listed and refused when called."""
+        from kindling.table.builtin_functions import listed_functions
+
+        return listed_functions(self.list_user_defined_functions())
+
+    def list_modules(self) -> list[str]:
+        """The modules in use: Flink's ``core``, the only one kindling has."""
+        return [CORE]
+
+    def list_full_modules(self) -> list[ModuleEntry]:
+        """The modules loaded, with whether each is used: ``core``, used."""
+        return [ModuleEntry(CORE, True)]
+
+    def load_module(self, module_name: str, module: Any) -> None:
+        _unsupported("load_module", "kindling's functions are Flink's core module's (list_functions()) and "
+                                    "user-defined functions (create_temporary_function)")
+
+    def unload_module(self, module_name: str) -> None:
+        _unsupported("unload_module", "kindling's one module, core, holds the built-in functions")
+
+    def use_modules(self, *module_names: str) -> None:
+        """Use the given modules: only ``core``, which is in use already (kindling has no other)."""
+        if list(module_names) != [CORE]:
+            _unsupported("use_modules", f"kindling has one module, '{CORE}', not {', '.join(map(repr, module_names))}")
+
+    # --- objects kindling does not have: Flink's answer for an environment without any ------------------
+    def list_materialized_tables(self) -> list[str]:
+        """None: kindling has no materialized tables (Flink's answer for an environment without any)."""
+        return []
+
+    def list_models(self) -> list[str]:
+        """None: kindling has no models (``create_model`` is refused)."""
+        return []
+
+    def list_temporary_models(self) -> list[str]:
+        """None: kindling has no models."""
+        return []
+
+    def drop_model(self, model_path: str, ignore_if_not_exists: bool = True) -> bool:
+        """False (there is no model to drop); with ``ignore_if_not_exists=False`` Flink's error that it does not exist."""
+        if not ignore_if_not_exists:
+            raise ValueError(f"Model with identifier '{ObjectIdentifier.in_default_database(model_path).as_summary_string()}' "
+                             "does not exist.")
+        return False
+
+    def drop_temporary_model(self, model_path: str) -> bool:
+        """False: there is no temporary model to drop."""
+        return False
+
+    def create_model(self, model_path: str, model_descriptor: Any, ignore_if_exists: bool = False) -> None:
+        _unsupported("create_model", "kindling has no models (ML_PREDICT); call a Python function with @udf instead")
+
+    def create_temporary_model(self, model_path: str, model_descriptor: Any, ignore_if_exists: bool = False) -> None:
+        _unsupported("create_temporary_model", "kindling has no models (ML_PREDICT); call a Python function with @udf instead")
+
+    def compile_plan_sql(self, stmt: str) -> Any:
+        _unsupported("compile_plan_sql", _NO_COMPILED_PLANS)
+
+    def load_plan(self, plan_reference: Any) -> Any:
+        _unsupported("load_plan", _NO_COMPILED_PLANS)
+
+    def execute_plan(self, plan_reference: Any) -> Any:
+        _unsupported("execute_plan", _NO_COMPILED_PLANS)
+
+    def create_catalog(self, catalog_name: str, catalog_descriptor: Any) -> None:
+        _unsupported("create_catalog", _ONE_CATALOG)
+
+    def register_catalog(self, catalog_name: str, catalog: Any) -> None:
+        _unsupported("register_catalog", _ONE_CATALOG)
+
+    def get_catalog(self, catalog_name: str) -> Any:
+        _unsupported("get_catalog", _ONE_CATALOG)
+
+    def create_java_function(self, path: str, function_class_name: str, ignore_if_exists: Optional[bool] = None) -> None:
+        _unsupported("create_java_function", _NO_JAVA)
+
+    def create_java_temporary_function(self, path: str, function_class_name: str) -> None:
+        _unsupported("create_java_temporary_function", _NO_JAVA)
+
+    def create_java_temporary_system_function(self, name: str, function_class_name: str) -> None:
+        _unsupported("create_java_temporary_system_function", _NO_JAVA)
 
     def explain_sql(self, stmt: str, *extra_details: Any) -> str:
         """The plan of a query or INSERT statement (``EXPLAIN stmt``)."""
@@ -613,6 +706,11 @@ def _widens_to(source: Any, target: Any) -> bool:
     if a in _INTEGRAL_WIDTHS and b in _INTEGRAL_WIDTHS:
         return _INTEGRAL_WIDTHS[a] <= _INTEGRAL_WIDTHS[b]
     return (a, b) == ("float", "double") or {a, b} == {"timestamp", "timestamp_ntz"}
+
+
+def _unsupported(method: str, reason: str) -> NoReturn:
+    """Refuse a TableEnvironment method of PyFlink's that kindling does not have, naming it and what to do instead."""
+    raise NotImplementedError(f"TableEnvironment.{method} is a PyFlink API that kindling does not support: {reason}")
 
 
 def _missing(value: Any) -> bool:

@@ -18,6 +18,7 @@ from expression_cases import Api, Case, cases, rows_of
 
 from kindling.sql.column_types import known_types
 from kindling.table import expressions
+from kindling.table.builtin_functions import FLINK_FUNCTIONS, NOT_LISTED, PARTLY_REFUSED
 from kindling.table.expressions import Expression
 
 pytestmark = pytest.mark.integration
@@ -166,3 +167,36 @@ def test_expression_gives_pyflinks_answer_or_refuses_by_name(outcomes: dict[str,
     assert got["rows"] == expected["rows"]
     if got["type"] is not None:
         assert got["type"] == expected["type"]
+
+
+# Cases whose Flink function (as list_functions() names it) their name does not spell.
+CASE_FUNCTIONS = {"translate": "TRANSLATE3", "getitem": "at", "bitmap-bytes": "BITMAP_TO_BYTES", "negative": "minusPrefix",
+                  "negative-double": "minusPrefix", "json-array-agg": "JSON_ARRAYAGG_NULL_ON_NULL",
+                  "json-array-agg-absent": "JSON_ARRAYAGG_ABSENT_ON_NULL", "json-object-agg": "JSON_OBJECTAGG_ABSENT_ON_NULL"}
+
+
+def _flink_function(case: str) -> str | None:
+    """The function of Flink's list_functions() a case calls: the longest run of the case's first words that spells
+    one (``array-append-null`` is ARRAY_APPEND, ``char-length`` charLength), or :data:`CASE_FUNCTIONS`'."""
+    if case in CASE_FUNCTIONS:
+        return CASE_FUNCTIONS[case]
+    spelt = {re.sub(r"[^a-z0-9]", "", n.lower()): n for n in FLINK_FUNCTIONS}
+    words = case.split("-")
+    return next((spelt["".join(words[:n])] for n in range(len(words), 0, -1) if "".join(words[:n]) in spelt), None)
+
+
+def test_the_functions_kindling_lists_are_those_it_answers(outcomes: dict[str, dict[str, Any]]) -> None:
+    """TableEnvironment.list_functions() lists Flink's functions kindling supports: of the cases PyFlink answers, one
+    of a listed function is answered (unless its form is one PARTLY_REFUSED names), one of an unlisted function
+    refused."""
+    wrong = {}
+    for name, expected in REFERENCE.items():
+        function = _flink_function(name)
+        if function is None or "error" in expected:
+            continue
+        answered = "error" not in outcomes[name]
+        if function in NOT_LISTED and answered:
+            wrong[name] = f"kindling answers, but does not list {function} ({NOT_LISTED[function]})"
+        elif function not in NOT_LISTED and function not in PARTLY_REFUSED and not answered:
+            wrong[name] = f"kindling lists {function}, but refuses: {outcomes[name]['error'][:200]}"
+    assert wrong == {}
