@@ -580,6 +580,19 @@ class _Rewriter:
         if word == "ARRAY_CONTAINS" and len(values) == 2:
             # Flink: a NULL element is looked for like any other (Spark: NULL whenever the needle is NULL).
             return f"exists({values[0]}, __kindling_element -> __kindling_element <=> ({values[1]}))"
+        if word == "ARRAY_SORT" and 1 <= len(values) <= 3:
+            # Flink: ascending with NULLs first by default, descending with NULLs last, a third argument placing NULLs
+            # whatever the order, and NULL when any argument is NULL (Spark's array_sort puts NULLs last).
+            a, ascending = values[0], (values[1] if len(values) > 1 else "TRUE")
+            first = values[2] if len(values) > 2 else ascending
+            present = f"filter({a}, __kindling_element -> __kindling_element IS NOT NULL)"
+
+            def nulls(placed: str) -> str:
+                return f"filter({a}, __kindling_element -> __kindling_element IS NULL AND ({placed}))"
+
+            return (f"(CASE WHEN ({a}) IS NULL OR ({ascending}) IS NULL OR ({first}) IS NULL THEN NULL ELSE concat("
+                    f"{nulls(first)}, CASE WHEN {ascending} THEN sort_array({present}, true) "
+                    f"ELSE sort_array({present}, false) END, {nulls(f'NOT ({first})')}) END)")
         if word == "TO_BASE64" and len(values) == 1:
             return f"base64({values[0]})"
         if word == "FROM_BASE64" and len(values) == 1:
@@ -965,7 +978,7 @@ _UNSUPPORTED_FUNCTIONS = {
         "XOR_CARDINALITY_AGG")},
 }
 _MONTH_UNITS = ("MONTH", "QUARTER", "YEAR")
-_RENAMED_FUNCTIONS = ("ELEMENT", "ARRAY_CONTAINS", "TO_BASE64", "FROM_BASE64", "WEEK", "IS_ALPHA", "IS_DIGIT", *_SHA_BITS, *_LOGARITHMS,
+_RENAMED_FUNCTIONS = ("ELEMENT", "ARRAY_CONTAINS", "ARRAY_SORT", "TO_BASE64", "FROM_BASE64", "WEEK", "IS_ALPHA", "IS_DIGIT", *_SHA_BITS, *_LOGARITHMS,
                       "UNHEX", "INITCAP", "ASCII", "LTRIM", "RTRIM", "STR_TO_MAP", "ELT", "SPLIT", "CURRENT_DATABASE", "DATE_FORMAT",
                       "OVERLAY", "URL_DECODE", "PARSE_URL", "REGEXP_EXTRACT_ALL")
 _NOT_A_VALUE = ("ARRAY", "MAP", "AND", "OR", "NOT", "SELECT", "WHERE", "WHEN", "THEN", "ELSE", "ON", "IN", "BY", "AS",

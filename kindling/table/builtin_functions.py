@@ -68,7 +68,6 @@ NOT_LISTED: dict[str, str] = {
     "JSON_ARRAY": _UNRESOLVED, "OBJECT_OF": _UNRESOLVED, "OBJECT_UPDATE": _UNRESOLVED, "INET_ATON": _UNRESOLVED,
     "INET_NTOA": _UNRESOLVED, "JSON_QUOTE": _UNRESOLVED, "JSON_UNQUOTE": _UNRESOLVED, "CURRENT_WATERMARK": _UNRESOLVED,
     "collect": _UNRESOLVED, "convertTz": _UNRESOLVED,
-    "ARRAY_SORT": "kindling's ARRAY_SORT (Spark's) puts NULLs last where Flink puts them first, and takes no ordering",
     "JSON_EXISTS": "refused by name: JSON_VALUE(json, '$.path') IS NOT NULL instead",
     "JSON_ARRAYAGG_ABSENT_ON_NULL": "JSON_ARRAYAGG is refused by name", "JSON_ARRAYAGG_NULL_ON_NULL": "JSON_ARRAYAGG is refused by name",
     "JSON_OBJECTAGG_ABSENT_ON_NULL": "JSON_OBJECTAGG is refused by name", "JSON_OBJECTAGG_NULL_ON_NULL": "JSON_OBJECTAGG is refused by name",
