@@ -12,6 +12,8 @@ import os
 import sys
 from typing import Any, Optional
 
+from kindling.runtime.worker_forks import FORK_PARENT_VARIABLE
+
 _STDOUT: list = []
 
 
@@ -24,7 +26,18 @@ def program_stdout() -> Optional[Any]:
 
 
 def _open_jvm_stdout() -> Optional[Any]:
-    pid = os.getppid()
+    # A worker forked by kindling's fork server (kindling.runtime.worker_forks) descends from the driver's Python,
+    # not from the JVM: the JVM is the parent of the client that asked for the fork, named in the environment.
+    forked = os.environ.get(FORK_PARENT_VARIABLE, "")
+    starts = [int(forked), os.getppid()] if forked.isdigit() else [os.getppid()]
+    for start in starts:
+        found = _jvm_stdout_above(start)
+        if found is not None:
+            return found
+    return None
+
+
+def _jvm_stdout_above(pid: int) -> Optional[Any]:
     for _ in range(4):  # the worker's parent, or the daemon's parent
         try:
             with open(f"/proc/{pid}/comm") as comm:

@@ -38,6 +38,8 @@ from typing import Optional
 from kindling.runtime.fork_safety import WORKER_MODULES, one_thread_environment, warm_up
 
 SOCKET_VARIABLE = "KINDLING_WORKER_FORKS"
+# The client's parent (the JVM that started the worker), for a forked worker whose own parent is the server.
+FORK_PARENT_VARIABLE = "KINDLING_FORK_PARENT"
 FORKED_MODULES = (
     "pyspark.sql.streaming.python_streaming_source_runner",
     "pyspark.sql.streaming.transform_with_state_driver_worker",
@@ -70,7 +72,8 @@ argv = sys.argv[1:]
 try:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(os.environ[{SOCKET_VARIABLE!r}])
-    fields = [str(len(argv))] + argv + [os.getcwd()] + [k + "=" + v for k, v in os.environ.items()]
+    env = dict(os.environ, {FORK_PARENT_VARIABLE}=str(os.getppid()))
+    fields = [str(len(argv))] + argv + [os.getcwd()] + [k + "=" + v for k, v in env.items()]
     body = "\\0".join(fields).encode("utf-8", "surrogateescape")
     s.sendmsg([b"F"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
     s.sendall(len(body).to_bytes({_LENGTH}, "big") + body)

@@ -18,6 +18,7 @@ import os, sys
 print("argv", sys.argv[1:])
 print("cwd", os.getcwd())
 print("env", os.environ.get("PROBE_VALUE"))
+print("client's parent", os.environ.get("KINDLING_FORK_PARENT"))
 print("stdin", sys.stdin.readline().strip())
 print("pid", os.getpid())
 print("to stderr", file=sys.stderr)
@@ -70,10 +71,12 @@ def test_a_forked_worker_takes_the_clients_arguments_directory_environment_strea
     client = _client(server, "fork_probe", "a b", "3", cwd=tmp_path)
     out, err = client.communicate("line on stdin\n", timeout=60)
     lines = out.splitlines()
-    assert lines[:4] == ["argv ['a b', '3']", f"cwd {tmp_path}", "env from the client", "stdin line on stdin"]
+    # the client's parent (the JVM, for Spark's workers) is named: a forked worker's own parent is the server
+    assert lines[:5] == ["argv ['a b', '3']", f"cwd {tmp_path}", "env from the client", f"client's parent {os.getpid()}",
+                         "stdin line on stdin"]
     assert "to stderr" in err
     assert client.returncode == 3
-    forked_pid = int(lines[4].split()[1])
+    forked_pid = int(lines[5].split()[1])
     assert forked_pid != client.pid  # the server's child ran the module, not the client's interpreter
 
 
@@ -100,7 +103,7 @@ def test_without_a_server_or_for_another_module_the_client_runs_the_interpreter(
         client = _client(server, module, "5", cwd=tmp_path, socket_path=socket_path)
         out, _ = client.communicate("x\n", timeout=60)
         assert client.returncode == 5 and out.splitlines()[0] == "argv ['5']"
-        assert int(out.splitlines()[4].split()[1]) == client.pid  # the client became the interpreter (exec)
+        assert int(out.splitlines()[5].split()[1]) == client.pid  # the client became the interpreter (exec)
 
 
 def _argv(pid: int) -> list[str]:
