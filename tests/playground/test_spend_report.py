@@ -35,10 +35,10 @@ def test_the_table_api_program_builds_the_walkthrough_query():
             self.steps = list(steps)
 
         def select(self, *fields):
-            return Transactions(self.steps + [("select", [f.sql for f in fields])])
+            return Transactions(self.steps + [("select", [str(f) for f in fields])])
 
         def group_by(self, *fields):
-            return Transactions(self.steps + [("group_by", [f.sql for f in fields])])
+            return Transactions(self.steps + [("group_by", [str(f) for f in fields])])
 
     steps = program.report(Transactions()).steps
     assert steps == [("select", ["`account_id`", "FLOOR(`transaction_time` TO HOUR) AS `log_ts`", "`amount`"]),
