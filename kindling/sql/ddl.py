@@ -153,6 +153,7 @@ class Explain:
 class Show:
     what: str  # TABLES | VIEWS | FUNCTIONS
     line: int = 1
+    user: bool = False  # SHOW USER FUNCTIONS: the user-defined functions only
 
 
 @dataclass
@@ -691,14 +692,16 @@ class _Parser(TokenCursor):
 
     def show(self) -> Show:
         start = self.take()
-        form = "SHOW TABLES | SHOW VIEWS | SHOW FUNCTIONS"
+        form = "SHOW TABLES | SHOW VIEWS | SHOW [USER] FUNCTIONS"
         what = self.take("TABLES, VIEWS or FUNCTIONS", "SHOW", form)
-        if what.is_word("USER"):
+        user = what.is_word("USER")
+        if user:
             what = self.take("FUNCTIONS", "SHOW", form)
-        if not what.is_word("TABLES", "VIEWS", "FUNCTIONS"):
-            raise SqlError(f"SHOW {what.text} is not supported", line=what.line, construct="SHOW", hint=form)
+        if not what.is_word("TABLES", "VIEWS", "FUNCTIONS") or (user and not what.is_word("FUNCTIONS")):
+            raise SqlError(f"SHOW {'USER ' if user else ''}{what.text} is not supported", line=what.line, construct="SHOW",
+                           hint=form)
         self.done("SHOW", form)
-        return Show(what.upper, start.line)
+        return Show(what.upper, start.line, user)
 
 
 def _with_line_offset(text: str, line: int) -> str:

@@ -42,6 +42,7 @@ from kindling.runtime.scratch import retire
 from kindling.sql import ddl, pushdown
 from kindling.sql.aggregate_functions import UserDefinedAggregateFunction
 from kindling.sql.aggregates import with_flink_aggregate_types
+from kindling.sql.builtin_functions import listed_functions
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, check_rowtime_type, describe_rows
 from kindling.sql.changelog_functions import TO_CHANGELOG, ChangelogCall, find_changelog_call, from_changelog, to_changelog
 from kindling.sql.column_types import carried_type, known_types, window_property_types, with_type
@@ -315,7 +316,15 @@ class SqlSession:
             return TableResult(["table name"], [(n,) for n in self.catalog.tables()])
         if statement.what == "VIEWS":
             return TableResult(["view name"], [(n,) for n in self.catalog.views()])
-        return TableResult(["function name"], [(n,) for n in sorted(self.catalog.functions)])
+        # Flink: SHOW FUNCTIONS lists the built-in functions and the user's (as list_functions()), SHOW USER FUNCTIONS
+        # the user's, in lower case as its catalog keeps them
+        names = self.user_function_names() if statement.user else listed_functions(self.user_function_names())
+        return TableResult(["function name"], [(n,) for n in names])
+
+    def user_function_names(self) -> list[str]:
+        """The user-defined functions registered here, in lower case as Flink's catalog keeps them, sorted; not the
+        functions kindling registers for itself (a Table API ``@udf`` called inline)."""
+        return sorted({n.lower() for n in self.catalog.functions if not n.startswith("__kindling_")})
 
     def _do_Describe(self, statement: ddl.Describe) -> TableResult:
         obj = self.catalog.get(statement.name, line=statement.line, construct="DESCRIBE")

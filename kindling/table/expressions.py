@@ -668,7 +668,7 @@ PYFLINK_FAILS = {
 def _fails_as_in_pyflink(name: str) -> Any:
     """A function failing as PyFlink's wrapper does, naming Flink SQL's function to call instead where kindling's SQL
     supports it (and saying so where it does not: the functions ``list_functions()`` leaves out)."""
-    from kindling.table.builtin_functions import NOT_LISTED
+    from kindling.sql.builtin_functions import NOT_LISTED
 
     function, why = PYFLINK_FAILS[name]
     instead = (f"nor does kindling support Flink SQL's {function}: {NOT_LISTED[function]}" if function in NOT_LISTED

@@ -297,14 +297,14 @@ class TableEnvironment:
         """The names of the functions registered here (``create_temporary_function``, ``CREATE FUNCTION``) in lower
         case, as Flink's catalog keeps function names; not those kindling registers for a ``@udf`` called inline in a
         Table API expression (Flink registers none)."""
-        return sorted({n.lower() for n in self._session.catalog.functions if not _internal(n)})
+        return self._session.user_function_names()
 
     def list_functions(self) -> list[str]:
         """The names of the functions usable here: Flink's built-in functions (as Flink's ``list_functions()`` names
         them: ``plus``, ``charLength``, ``ARRAY_APPEND``, ...) that kindling supports, and the user-defined functions,
         sorted as Flink sorts them. Flink's functions kindling does not support are left out, with the reason in
-        ``kindling.table.builtin_functions.NOT_LISTED``, rather than listed and refused when called."""
-        from kindling.table.builtin_functions import listed_functions
+        ``kindling.sql.builtin_functions.NOT_LISTED``, rather than listed and refused when called."""
+        from kindling.sql.builtin_functions import listed_functions
 
         return listed_functions(self.list_user_defined_functions())
 

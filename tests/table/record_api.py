@@ -1,6 +1,6 @@
 """Record facts of PyFlink 2.3's Table API surface into ``pyflink_reference/api.json``: the public members of
 ``Expression`` and of the table environments, and what a fresh TableEnvironment lists (functions, modules, models,
-materialized tables) and answers when a model that does not exist is dropped.
+materialized tables, ``SHOW [USER] FUNCTIONS``) and answers when a model that does not exist is dropped.
 
 Run in PyFlink's venv: ``.venv/pyflink/bin/python tests/table/record_api.py``. ``observe`` runs on kindling too, in
 ``test_table_environment_lists.py`` and ``test_projections.py``."""
@@ -37,6 +37,9 @@ def observe(t_env: Any, udf: Any, data_types: Any) -> dict[str, Any]:
     t_env.create_temporary_function(USER_FUNCTIONS["temporary"], identity)
     facts["list_user_defined_functions"] = t_env.list_user_defined_functions()
     facts["list_functions"] = t_env.list_functions()
+    for statement in ("SHOW FUNCTIONS", "SHOW USER FUNCTIONS"):
+        with t_env.execute_sql(statement).collect() as rows:
+            facts[statement] = [row[0] for row in rows]
     return facts
 
 

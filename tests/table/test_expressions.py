@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from expression_cases import Api, Case, cases, rows_of
 
+from kindling.sql.builtin_functions import FLINK_FUNCTIONS, NOT_LISTED, PARTLY_REFUSED
 from kindling.sql.column_types import known_types
 from kindling.table import expressions
-from kindling.table.builtin_functions import FLINK_FUNCTIONS, NOT_LISTED, PARTLY_REFUSED
 from kindling.table.expressions import Expression
 
 pytestmark = pytest.mark.integration
