@@ -149,10 +149,10 @@ def _driver_python(worker_python: str) -> str:
     PYSPARK_DRIVER_PYTHON of the user's stands; this interpreter or its launcher (inherited from a kindling parent
     process) is replaced.
     """
-    configured = os.environ.get("PYSPARK_DRIVER_PYTHON")
-    if configured and configured not in (sys.executable, launcher(sys.executable)):
+    configured, launched = os.environ.get("PYSPARK_DRIVER_PYTHON"), launcher(sys.executable)
+    if configured and configured not in (sys.executable, launched):
         return configured
-    return worker_python if worker_python == launcher(sys.executable) else sys.executable
+    return worker_python if worker_python == launched else sys.executable
 
 
 def _worker_python(conf: Configuration) -> str:
