@@ -28,7 +28,8 @@ from kindling.sql.json_text import json_member, json_text, kind_of_flink_type
 from kindling.sql.tokens import STRING, Token, function_calls, significant, split_top_level
 from kindling.sql.types import printed
 
-_FUNCTIONS = ("TYPEOF", "JSON_STRING", "JSON_OBJECT")
+# JSON_ARRAY is found only to leave the calls in its values alone: translate refuses a JSON_OBJECT or JSON_STRING value
+_FUNCTIONS = ("TYPEOF", "JSON_STRING", "JSON_OBJECT", "JSON_ARRAY")
 
 
 def with_declared_types(text: str, line: int, objects: Mapping[str, Any]) -> Optional[str]:
@@ -53,6 +54,8 @@ def with_declared_types(text: str, line: int, objects: Mapping[str, Any]) -> Opt
             rewritten = _typeof(arguments, columns)
         elif function == "JSON_STRING":
             rewritten = _json_string(arguments, columns)
+        elif function == "JSON_ARRAY":
+            continue
         else:
             rewritten = _json_object(arguments, columns)
         if rewritten is not None:

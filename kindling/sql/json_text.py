@@ -121,3 +121,46 @@ def with_flink_json_strings(spark: Any, text: str) -> Optional[str]:
 def left_untyped(text: str) -> bool:
     """Whether a translated JSON_STRING was not written out (nested in another's argument): refused by the caller."""
     return _MARKER in text
+
+
+# JSON_QUOTE: the characters Flink escapes by name (a backslash and a letter or the character itself)
+_QUOTED = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
+
+
+def json_quote(value: str) -> str:
+    """``JSON_QUOTE(value)`` as Spark SQL: ``value`` in double quotes, with ``"``, ``\\``, ``/`` and the backspace,
+    form feed, newline, carriage return and tab escaped by name, and each character above U+007F as ``\\u`` and its
+    code point in lower-case hex (Flink writes a character beyond U+FFFF as its code point, then its low surrogate:
+    ``\\u1f600\\ude00``); other control characters stay as they are, as Flink leaves them."""
+    backslash = "chr(92)"
+    named = " ".join(f"WHEN chr({ord(c)}) THEN concat({backslash}, chr({ord(e)}))" for c, e in _QUOTED.items())
+    code = "ascii(__kindling_c)"
+    hex4 = f"lower(lpad(hex({code}), 4, '0'))"
+    low_surrogate = f"lower(hex(56320 + ({code} - 65536) % 1024))"
+    escaped = (f"CASE WHEN {code} > 65535 THEN concat({backslash}, 'u', lower(hex({code})), {backslash}, 'u', {low_surrogate}) "
+               f"WHEN {code} > 127 THEN concat({backslash}, 'u', {hex4}) ELSE __kindling_c END")
+    characters = f"transform(split({value}, ''), __kindling_c -> CASE __kindling_c {named} ELSE {escaped} END)"
+    return f"(CASE WHEN ({value}) IS NOT NULL THEN concat('\"', array_join({characters}, ''), '\"') END)"
+
+
+# A JSON string token at the start of a text (what Jackson reads as the first value of the document)
+_JSON_STRING_START = '^"([^"\\\\\\x00-\\x1f]|\\\\["\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*"'
+
+
+def json_unquote(value: str) -> str:
+    """``JSON_UNQUOTE(value)`` as Spark SQL: Flink unquotes a text that is valid JSON (its first value read, the rest
+    ignored) beginning and ending with a double quote: the characters between the first and the last are unescaped.
+    Anything else (an object, a number, a text with spaces around its quotes or an invalid escape) comes back as it is."""
+    pattern = "'" + _JSON_STRING_START.replace("\\", "\\\\") + "'"
+    inner = f"substring({value}, 2, length({value}) - 2)"
+    unescaped = f"reflect('org.apache.commons.text.StringEscapeUtils', 'unescapeJson', {inner})"
+    return f"(CASE WHEN ({value}) RLIKE {pattern} AND ({value}) LIKE '%\"' THEN {unescaped} ELSE {value} END)"
+
+
+def json_array(elements: list[str], null_on_null: bool) -> str:
+    """``JSON_ARRAY(...)`` as Spark SQL from its elements' JSON texts (NULL for a NULL value): a NULL element is left
+    out (ABSENT ON NULL, Flink's default for arrays) or written ``null``."""
+    if not elements:
+        return "'[]'"
+    texts = [f"coalesce({e}, 'null')" if null_on_null else e for e in elements]
+    return f"concat('[', concat_ws(',', {', '.join(texts)}), ']')"

@@ -51,10 +51,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
+from kindling.sql.collection_functions import array_slice, map_union
 from kindling.sql.errors import SqlError
 from kindling.sql.functions import OUTER_PREFIX
-from kindling.sql.json_text import json_string_marker
+from kindling.sql.ip_addresses import inet_aton, inet_ntoa
+from kindling.sql.json_text import json_array, json_quote, json_string_marker, json_unquote
 from kindling.sql.lookup_join import LookupJoin, LookupRetry, lookup_hints, parse_lookup_join
+from kindling.sql.time_zones import convert_tz, java_time_zone
 from kindling.sql.tokens import (
     COMMENT,
     NUMBER,
@@ -331,6 +334,8 @@ class _Rewriter:
                            hint="TYPEOF(column) in the SELECT list over one table, or DESCRIBE a view of the query")
         if word == "JSON_STRING" and len(args) == 1 and significant(args[0]):
             return json_string_marker(self.rewrite(args[0])), close_index + 1  # typed by json_text.with_flink_json_strings
+        if word == "JSON_ARRAY":
+            return self._json_array(token, args), close_index + 1
         if word in ("JSON_STRING", "JSON_OBJECT"):
             raise SqlError(f"{word} of an expression, or of a column of another type than a string, number, boolean, DECIMAL "
                            "or timestamp declared by the one table the SELECT reads, is not supported (Spark writes nested "
@@ -354,6 +359,33 @@ class _Rewriter:
         if word in ("CAST", "TRY_CAST"):
             return self._cast(tokens, word, open_index, close_index), close_index + 1
         return None
+
+    def _json_array(self, token: Token, args: list[list[Token]]) -> str:
+        """``JSON_ARRAY(value, ... [NULL|ABSENT ON NULL])``: each value written as Flink's JSON of its type (typed by
+        json_text.with_flink_json_strings, as JSON_STRING's), a JSON_ARRAY value as the JSON array it is."""
+        values = [significant(a) for a in args]
+        null_on_null = False
+        if values and len(values[-1]) >= 3 and [t.upper for t in values[-1][-2:]] == ["ON", "NULL"] \
+                and values[-1][-3].is_word("NULL", "ABSENT"):
+            null_on_null = values[-1][-3].is_word("NULL")
+            values[-1] = values[-1][:-3]
+        if values == [[]]:
+            values = []
+        elements = []
+        for value in values:
+            head = value[0] if value else None
+            nested = head is not None and head.kind == WORD and head.upper.startswith("JSON") and len(value) > 1 \
+                and value[1].is_symbol("(")
+            if nested and head.upper == "JSON_ARRAY" and matching_paren(value, 1) == len(value) - 1:
+                elements.append(self.rewrite(value))
+            elif nested and head.upper != "JSON_VALUE":
+                raise SqlError(f"JSON_ARRAY of a {head.upper} value is not supported", line=head.line, construct="JSON_ARRAY",
+                               hint="JSON_ARRAY of values and of JSON_ARRAY(...) calls")
+            elif not value:
+                raise SqlError("JSON_ARRAY: an empty value", line=token.line, construct="JSON_ARRAY", hint="JSON_ARRAY(1, 'a')")
+            else:
+                elements.append(json_string_marker(self.rewrite(value)))
+        return json_array(elements, null_on_null)
 
     def _json_query(self, token: Token, word: str, args: list[list[Token]]) -> str:
         """``JSON_VALUE(json, path [RETURNING type])`` and ``JSON_QUERY(json, path)`` with Flink's defaults (NULL on
@@ -593,6 +625,28 @@ class _Rewriter:
             return (f"(CASE WHEN ({a}) IS NULL OR ({ascending}) IS NULL OR ({first}) IS NULL THEN NULL ELSE concat("
                     f"{nulls(first)}, CASE WHEN {ascending} THEN sort_array({present}, true) "
                     f"ELSE sort_array({present}, false) END, {nulls(f'NOT ({first})')}) END)")
+        if word == "ARRAY_SLICE" and len(values) in (2, 3):
+            return array_slice(values[0], values[1], values[2] if len(values) == 3 else None)
+        if word == "ARRAY_CONCAT" and values:
+            return f"concat({', '.join(values)})"
+        if word == "ARRAY_REVERSE" and len(values) == 1:
+            return f"reverse({values[0]})"
+        if word == "MAP_UNION" and values:
+            return map_union(values)
+        if word == "INET_ATON" and len(values) == 1:
+            return inet_aton(values[0])
+        if word == "INET_NTOA" and len(values) == 1:
+            return inet_ntoa(values[0])
+        if word == "CONVERT_TZ" and len(values) == 3:
+            zones = [significant(a) for a in args[1:]]
+            if not all(len(z) == 1 and z[0].kind == STRING for z in zones):
+                raise SqlError("CONVERT_TZ is supported with string literal time zones", line=args[0][0].line if args[0] else 1,
+                               construct="CONVERT_TZ", hint="CONVERT_TZ(s, 'UTC', 'Europe/Berlin')")
+            return convert_tz(values[0], *(_quoted_literal(java_time_zone(z[0].string_value)) for z in zones))
+        if word == "JSON_QUOTE" and len(values) == 1:
+            return json_quote(values[0])
+        if word == "JSON_UNQUOTE" and len(values) == 1:
+            return json_unquote(values[0])
         if word == "TO_BASE64" and len(values) == 1:
             return f"base64({values[0]})"
         if word == "FROM_BASE64" and len(values) == 1:
@@ -978,7 +1032,9 @@ _UNSUPPORTED_FUNCTIONS = {
         "XOR_CARDINALITY_AGG")},
 }
 _MONTH_UNITS = ("MONTH", "QUARTER", "YEAR")
-_RENAMED_FUNCTIONS = ("ELEMENT", "ARRAY_CONTAINS", "ARRAY_SORT", "TO_BASE64", "FROM_BASE64", "WEEK", "IS_ALPHA", "IS_DIGIT", *_SHA_BITS, *_LOGARITHMS,
+_RENAMED_FUNCTIONS = ("ELEMENT", "ARRAY_CONTAINS", "ARRAY_SORT", "ARRAY_SLICE", "ARRAY_CONCAT", "ARRAY_REVERSE", "MAP_UNION",
+                      "INET_ATON", "INET_NTOA", "JSON_QUOTE", "JSON_UNQUOTE", "CONVERT_TZ", "TO_BASE64", "FROM_BASE64", "WEEK",
+                      "IS_ALPHA", "IS_DIGIT", *_SHA_BITS, *_LOGARITHMS,
                       "UNHEX", "INITCAP", "ASCII", "LTRIM", "RTRIM", "STR_TO_MAP", "ELT", "SPLIT", "CURRENT_DATABASE", "DATE_FORMAT",
                       "OVERLAY", "URL_DECODE", "PARSE_URL", "REGEXP_EXTRACT_ALL")
 _NOT_A_VALUE = ("ARRAY", "MAP", "AND", "OR", "NOT", "SELECT", "WHERE", "WHEN", "THEN", "ELSE", "ON", "IN", "BY", "AS",

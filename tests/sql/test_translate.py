@@ -248,6 +248,27 @@ def test_json_functions_take_flinks_defaults_and_refuse_other_clauses():
         translate("SELECT a || b IS JSON FROM t")
 
 
+def test_json_array_writes_nested_arrays_as_json_and_refuses_other_json_values():
+    assert translate("SELECT JSON_ARRAY() FROM t").text == "SELECT '[]' FROM t"
+    nested = translate("SELECT JSON_ARRAY(JSON_ARRAY(), 'x' NULL ON NULL) FROM t").text
+    assert nested.startswith("SELECT concat('[', concat_ws(',', coalesce('[]', 'null'), coalesce(")
+    for value in ("JSON_OBJECT('k' VALUE a)", "JSON_STRING(a)", "JSON_QUERY(a, '$.b')"):
+        with pytest.raises(SqlError, match=f"JSON_ARRAY of a {value.split('(')[0]} value is not supported") as error:
+            translate(f"SELECT JSON_ARRAY(1, {value}) FROM t")
+        assert error.value.construct == "JSON_ARRAY"
+
+
+def test_convert_tz_takes_javas_zone_names_and_refuses_zones_that_are_not_literals():
+    from kindling.sql.time_zones import java_time_zone
+
+    assert [java_time_zone(z) for z in ("GMT-0530", "GMT+5:30", "GMT+24", "utc", "UTC", "+08:00", "IST", "Etc/GMT+8")] == [
+        "-05:30", "+05:30", "UTC", "UTC", "UTC", "UTC", "IST", "Etc/GMT+8"]
+    assert "'America/Los_Angeles'" in translate("SELECT CONVERT_TZ(s, 'UTC', 'America/Los_Angeles') FROM t").text
+    with pytest.raises(SqlError, match="CONVERT_TZ is supported with string literal time zones") as error:
+        translate("SELECT CONVERT_TZ(s, zone, 'UTC') FROM t")
+    assert error.value.construct == "CONVERT_TZ"
+
+
 def test_lookup_joins_become_a_lateral_view_of_the_matching_rows():
     text = ("SELECT o.id, c.name FROM orders AS o LEFT JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c "
             "ON o.cust = c.id AND c.country = 'US' AND c.tier BETWEEN 1 AND o.level\nWHERE o.id > 1")

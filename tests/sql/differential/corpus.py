@@ -35,6 +35,22 @@ def _expr(id: str, expression: str) -> Entry:
     return Entry(id, FUNCTIONS, f"SELECT order_id, {expression} AS v FROM orders", expression)
 
 
+def _each_joined(template: str, values: list[str]) -> str:
+    """One expression of a template for each value, joined with '|' (one entry covering many literal inputs)."""
+    return "CONCAT_WS('|', " + ", ".join(template.format(v) for v in values) + ", 'end')"
+
+
+def _map_text(map_expression: str) -> str:
+    """A MAP as its sorted keys and values in a string: PyFlink's client cannot collect a map in streaming mode."""
+    return (f"CONCAT(ARRAY_JOIN(ARRAY_SORT(MAP_KEYS({map_expression})), ','), ';', "
+            f"ARRAY_JOIN(CAST(ARRAY_SORT(MAP_VALUES({map_expression})) AS ARRAY<STRING>), ',', 'N'))")
+
+
+_CONVERT_TZ_TEXTS = ["2024-1-1 1:2:3", "2024-02-30 25:61:00.5", " 2024-01-01  10:00:00 x", "2024-01-01T10:00:00", "2024-01-01",
+                     "2024-13-01 00:00:00", "2024-00-00 00:00:00", "2024--1-01 00:00:00", "0099-01-01 00:00:00", "2024-01-01 10:00"]
+_CONVERT_TZ_ZONES = ["UTC+8", "GMT+8", "PST", "Asia/Shanghai", "+08:00", "utc", "GMT-0530", "GMT+5:30", "EST", "Nowhere/City", "GMT+24"]
+
+
 _EXPRESSIONS = [
     # comparison
     ("cmp-eq", "amount = 10"), ("cmp-ne", "amount <> 10"), ("cmp-gt", "amount > 7"), ("cmp-ge", "amount >= 7"),
@@ -99,6 +115,12 @@ _EXPRESSIONS = [
     ("tm-unix-timestamp", "UNIX_TIMESTAMP('2024-01-01 00:00:00')"), ("tm-from-unixtime", "FROM_UNIXTIME(order_id * 3600)"),
     ("tm-overlaps", "(ts, INTERVAL '1' SECOND) OVERLAPS (TIMESTAMP '2024-01-01 08:00:04', INTERVAL '4' SECOND)"),
     ("tm-date-of-ts", "CAST(ts AS DATE)"),
+    ("tm-convert-tz", "CONVERT_TZ(CAST(ts AS STRING), 'UTC', 'America/Los_Angeles')"),
+    ("tm-convert-tz-gap", "CONVERT_TZ(CONCAT('2024-03-31 0', CAST(MOD(order_id, 5) AS STRING), ':30:00'), 'Europe/Berlin', 'UTC')"),
+    ("tm-convert-tz-overlap", "CONVERT_TZ(CONCAT('2024-10-27 0', CAST(MOD(order_id, 5) AS STRING), ':30:00'), 'Europe/Berlin', "
+     "'Asia/Shanghai')"),
+    ("tm-convert-tz-lenient", _each_joined("CONVERT_TZ('{}', 'UTC', 'UTC')", _CONVERT_TZ_TEXTS)),
+    ("tm-convert-tz-zones", _each_joined("CONVERT_TZ('2024-07-01 10:00:00', '{}', 'Europe/Berlin')", _CONVERT_TZ_ZONES)),
     # conditional
     ("cond-case-simple", "CASE item WHEN 'apple' THEN 1 WHEN 'banana' THEN 2 ELSE 0 END"),
     ("cond-case-searched", "CASE WHEN amount > 8 THEN 'big' WHEN amount > 3 THEN 'mid' END"),
@@ -127,7 +149,41 @@ _EXPRESSIONS = [
     ("coll-array-sort-last", "ARRAY_JOIN(CAST(ARRAY_SORT(ARRAY[amount, CAST(NULL AS INT), order_id], TRUE, FALSE) AS ARRAY<STRING>), ',', 'N')"),
     ("coll-array-sort-desc-nulls-first", "ARRAY_JOIN(ARRAY_SORT(ARRAY[item, customer, CAST(NULL AS STRING)], FALSE, TRUE), ',', 'N')"),
     ("coll-array-sort-null-order", "ARRAY_SORT(ARRAY[amount, order_id], CAST(NULL AS BOOLEAN))"),
+    ("coll-array-slice", "ARRAY_JOIN(CAST(ARRAY_SLICE(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], MOD(order_id, 5) - 2, MOD(order_id, 7) - 3) "
+     "AS ARRAY<STRING>), ',', 'N')"),
+    ("coll-array-slice-negative", "ARRAY_JOIN(CAST(ARRAY_SLICE(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], order_id - 13, order_id - 6) "
+     "AS ARRAY<STRING>), ',', 'N')"),
+    ("coll-array-slice-end-before", "ARRAY_JOIN(CAST(ARRAY_SLICE(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 1, -order_id - 8) "
+     "AS ARRAY<STRING>), ',', 'N')"),
+    ("coll-array-slice-past", "ARRAY_JOIN(CAST(ARRAY_SLICE(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], order_id, order_id + 8) "
+     "AS ARRAY<STRING>), ',', 'N')"),
+    ("coll-array-slice-from", "ARRAY_JOIN(CAST(ARRAY_SLICE(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], order_id - 5) AS ARRAY<STRING>), ',', 'N')"),
+    ("coll-array-slice-nulls", "ARRAY_JOIN(ARRAY_SLICE(ARRAY[item, customer, CAST(NULL AS STRING)], 0, MOD(order_id, 4)), ',', 'N')"),
+    ("coll-array-slice-null-offset", "ARRAY_SLICE(ARRAY[1, 2], IF(amount > 7, 1, CAST(NULL AS INT)), 1)"),
+    ("coll-array-concat", "ARRAY_JOIN(CAST(ARRAY_CONCAT(ARRAY[order_id], ARRAY[amount, CAST(NULL AS INT)], ARRAY[7]) AS ARRAY<STRING>), ',', 'N')"),
+    ("coll-array-concat-null", "ARRAY_CONCAT(ARRAY[order_id], CASE WHEN amount > 7 THEN ARRAY[amount] END)"),
+    ("coll-array-reverse", "ARRAY_JOIN(ARRAY_REVERSE(ARRAY[item, customer, CAST(NULL AS STRING)]), ',', 'N')"),
+    # a MAP result is written as its sorted keys and values: PyFlink's client cannot collect a map in streaming mode
+    ("coll-map-union", _map_text("MAP_UNION(MAP['a', order_id, 'b', 2], MAP['b', amount, 'c', 3])")),
+    ("coll-map-union-three", _map_text("MAP_UNION(MAP[COALESCE(item, '?'), order_id], MAP['apple', amount, 'x', 3], MAP['x', order_id * 10])")),
+    ("coll-map-union-null", "CARDINALITY(MAP_UNION(MAP['a', order_id], CASE WHEN amount > 7 THEN MAP['b', amount] END))"),
+    ("str-inet-aton", "INET_ATON(CONCAT('192.168.', CAST(order_id AS STRING), '.', CAST(amount AS STRING)))"),
+    ("str-inet-aton-short", "INET_ATON(CONCAT(CAST(order_id AS STRING), '.', CAST(amount * 20 AS STRING)))"),
+    ("str-inet-aton-forms", "CONCAT_WS(',', CAST(INET_ATON('1.2.3') AS STRING), CAST(INET_ATON('10') AS STRING), "
+     "CAST(INET_ATON('01.2.3.4') AS STRING), CAST(INET_ATON('1.2.300') AS STRING), CAST(INET_ATON(' 1.2.3.4') AS STRING), "
+     "CAST(INET_ATON('1..2') AS STRING), CAST(INET_ATON('1.2.3.4.5') AS STRING), CAST(INET_ATON('+1.2.3.4') AS STRING), 'end')"),
+    ("str-inet-ntoa", "INET_NTOA(order_id * 16777216 + amount * 300 - 1000)"),
+    ("str-inet-ntoa-range", "CONCAT_WS(',', INET_NTOA(-1), INET_NTOA(4294967296), INET_NTOA(4294967295), INET_NTOA(0), 'end')"),
     # hash, json
+    ("json-quote", "JSON_QUOTE(CONCAT(customer, '\"/\\', CHR(10), CHR(9), CHR(13), CHR(8), CHR(12), CHR(1), CHR(127), 'é€😀', item))"),
+    ("json-unquote", "JSON_UNQUOTE(CONCAT('\"', item, '\\\"\\n\\u00e9\\/\\ud83d\\ude00\\t', '\"'))"),
+    ("json-unquote-not-a-string", "CONCAT_WS('|', JSON_UNQUOTE('[1, 2]'), JSON_UNQUOTE('\"abc'), JSON_UNQUOTE('abc'), "
+     "JSON_UNQUOTE(' \"a\" '), JSON_UNQUOTE('\"a\\x\"'), JSON_UNQUOTE('\"a\" \"b\"'), JSON_UNQUOTE('123'), "
+     "JSON_UNQUOTE(CONCAT('\"a', CHR(10), 'b\"')), JSON_UNQUOTE('\"\"'), 'end')"),
+    ("json-quote-unquote", "JSON_UNQUOTE(JSON_QUOTE(CONCAT(customer, '/\\', CHR(10))))"),
+    ("json-array", "JSON_ARRAY(order_id, item, customer, amount > 7, price, CAST(price AS DECIMAL(6, 2)))"),
+    ("json-array-null-on-null", "JSON_ARRAY(customer, CAST(NULL AS INT), order_id NULL ON NULL)"),
+    ("json-array-nested", "JSON_ARRAY(JSON_ARRAY(order_id, customer), JSON_ARRAY(), 'x')"),
     ("json-value", "JSON_VALUE('{\"a\": ' || CAST(order_id AS STRING) || '}', '$.a')"),
     ("json-is-json", "tag IS JSON"), ("json-object", "JSON_OBJECT('id' VALUE order_id)"),
     ("json-query", "JSON_QUERY('{\"a\": [1, 2]}', '$.a')"), ("json-string", "JSON_STRING(item)"),
