@@ -55,6 +55,7 @@ from kindling.sql.collection_functions import array_slice, map_union
 from kindling.sql.errors import SqlError
 from kindling.sql.functions import OUTER_PREFIX
 from kindling.sql.ip_addresses import inet_aton, inet_ntoa
+from kindling.sql.json_query import json_query, json_value
 from kindling.sql.json_text import json_array, json_quote, json_string_marker, json_unquote
 from kindling.sql.lookup_join import LookupJoin, LookupRetry, lookup_hints, parse_lookup_join
 from kindling.sql.time_zones import convert_tz, java_time_zone
@@ -390,8 +391,7 @@ class _Rewriter:
     def _json_query(self, token: Token, word: str, args: list[list[Token]]) -> str:
         """``JSON_VALUE(json, path [RETURNING type])`` and ``JSON_QUERY(json, path)`` with Flink's defaults (NULL on
         empty and on error; JSON_VALUE gives scalars only, JSON_QUERY objects and arrays only, without a wrapper).
-        The kind of the selected value comes from Spark's VARIANT; its text from ``get_json_object``, which keeps
-        the document's key order as Flink does."""
+        The value and its text come from Spark's VARIANT (:mod:`kindling.sql.json_query`)."""
         form = f"{word}(json, '$.path'" + (" [RETURNING type]" if word == "JSON_VALUE" else "") + ")"
         rest = significant(args[1]) if len(args) == 2 else []
         if not rest or rest[0].kind != STRING:
@@ -411,13 +411,10 @@ class _Rewriter:
         if clauses not in allowed:
             raise SqlError(f"{word}: '{clauses}' is not supported (only the defaults: NULL ON EMPTY, NULL ON ERROR"
                            + (", WITHOUT WRAPPER" if word == "JSON_QUERY" else "") + ")", line=token.line, construct=word, hint=form)
-        json = self.rewrite(args[0])
-        literal = _quoted_literal(path)
-        kind = f"schema_of_variant(try_variant_get(try_parse_json({json}), {literal}))"
+        document = self.rewrite(args[0])
         if word == "JSON_QUERY":
-            return f"(CASE WHEN {kind} RLIKE '^(OBJECT|ARRAY)' THEN get_json_object({json}, {literal}) END)"
-        value = f"(CASE WHEN NOT {kind} RLIKE '^(OBJECT|ARRAY|VOID)' THEN get_json_object({json}, {literal}) END)"
-        return f"TRY_CAST({value} AS {returning})" if returning else value
+            return json_query(document, _quoted_literal(path))
+        return json_value(document, _quoted_literal(path), returning)
 
     def _is_json(self, tokens: list[Token], i: int, out: "_Output") -> Optional[tuple[str, int]]:
         """``x IS [NOT] JSON [VALUE|SCALAR|ARRAY|OBJECT]``: whether ``x`` parses as JSON (of that kind); FALSE for

@@ -187,6 +187,15 @@ _EXPRESSIONS = [
     ("json-value", "JSON_VALUE('{\"a\": ' || CAST(order_id AS STRING) || '}', '$.a')"),
     ("json-is-json", "tag IS JSON"), ("json-object", "JSON_OBJECT('id' VALUE order_id)"),
     ("json-query", "JSON_QUERY('{\"a\": [1, 2]}', '$.a')"), ("json-string", "JSON_STRING(item)"),
+    ("json-value-number", "JSON_VALUE(CONCAT('{\"p\": ', CAST(order_id AS STRING), '.25, \"q\": -', CAST(amount AS STRING), '}'), '$.p')"),
+    ("json-value-negative", "JSON_VALUE(CONCAT('{\"p\": ', CAST(order_id AS STRING), '.25, \"q\": -', CAST(amount AS STRING), '}'), '$.q')"),
+    ("json-value-big-decimal", "JSON_VALUE(CONCAT('{\"big\": 123456789012345678901234567890.', CAST(order_id AS STRING), '7}'), '$.big')"),
+    ("json-value-small-decimal", "JSON_VALUE(CONCAT('{\"t\": 0.000000', CAST(order_id AS STRING), '7}'), '$.t')"),
+    ("json-value-string-escapes", "JSON_VALUE(CONCAT('{\"s\": \"', item, '\\\"\\u00e9\\/\"}'), '$.s')"),
+    ("json-query-sorted-keys", "JSON_QUERY(CONCAT('{\"a\": {\"z\": ', CAST(order_id AS STRING), ', \"b\": [true, null, {\"y\": 1, \"c\": 2.5}], "
+     "\"m\": \"x\"}}'), '$.a')"),
+    ("json-query-array-of-objects", "JSON_QUERY(CONCAT('[{\"k\": \"', customer, '\", \"a\": ', CAST(amount AS STRING), '}, 12345678901234567890]'), "
+     "'$')"),
     ("json-string-int", "JSON_STRING(amount)"), ("json-object-nulls", "JSON_OBJECT('who' VALUE customer, KEY 'id' VALUE order_id)"),
     ("json-object-absent", "JSON_OBJECT('who' VALUE customer, 'n' VALUE amount ABSENT ON NULL)"),
     ("json-string-double", "JSON_STRING(price)"), ("json-object-double", "JSON_OBJECT('p' VALUE price)"),
