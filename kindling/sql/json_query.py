@@ -1,4 +1,10 @@
-"""Flink's ``JSON_VALUE`` and ``JSON_QUERY`` (default clauses) as Spark SQL over Spark's VARIANT.
+"""Flink's ``JSON_VALUE`` and ``JSON_QUERY`` as Spark SQL over Spark's VARIANT: path modes, wrappers, ON EMPTY and
+ON ERROR as PyFlink 2.3 answers them.
+
+A path is ``strict`` unless it starts with ``lax``. What the path selects may be no value for the function: invalid
+JSON, a missing member or element, JSON null, an object or array for JSON_VALUE, a scalar for JSON_QUERY without a
+wrapper. In strict mode that is an error (the ON ERROR behaviour answers), in lax mode an empty result (ON EMPTY);
+both default to NULL. A NULL document is NULL.
 
 Flink reads a document's numbers as Java ``BigDecimal`` and writes them back as ``BigDecimal.toString()``: the digits as
 written (``1.50``, ``1.0``), an exponent as ``1E+3``; it writes the members of JSON_QUERY's objects sorted by key.
@@ -8,13 +14,29 @@ writes a decimal below 1E-6 as ``1.7E-7``, as Flink does), and where the documen
 lost (a trailing zero in a fraction, an exponent; in JSON_QUERY also a decimal below 1E-6) the query fails naming the
 function rather than give another text.
 
->>> json_query("doc", "'$.a'").startswith("(CASE WHEN schema_of_variant(try_variant_get(try_parse_json(doc), '$.a'))")
+>>> json_query("doc", "'$.a'", False, "WITHOUT", NULL, NULL).startswith("(CASE WHEN (doc) IS NULL THEN NULL WHEN ")
 True
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Optional
+
+
+@dataclass(frozen=True)
+class Behavior:
+    """What an ON EMPTY or ON ERROR clause answers: NULL, ERROR, DEFAULT (with ``default``, Spark SQL text),
+    EMPTY ARRAY or EMPTY OBJECT."""
+
+    kind: str
+    default: Optional[str] = None
+
+
+NULL = Behavior("NULL")
+# A path kindling reads (Spark's VARIANT paths): members by name and elements by index, no wildcards or filters
+SUPPORTED_PATH = re.compile(r"\$(\.[A-Za-z_][A-Za-z0-9_]*|\['[^'\\]*'\]|\[[0-9]+\])*")
 
 _LOST_DIGITS = ("of a number written with trailing zeros in its fraction or with an exponent is not supported: kindling "
                 "reads JSON numbers by value, Flink keeps their digits as written")
@@ -24,11 +46,35 @@ def _failure(function: str, hint: str) -> str:
     return f"raise_error('{function} {_LOST_DIGITS} ({hint})')"
 
 
-def json_value(document: str, path: str, returning: Optional[str]) -> str:
-    """``JSON_VALUE(document, path [RETURNING type])`` with NULL ON EMPTY and NULL ON ERROR: a scalar's text (a string
-    unescaped), NULL for a missing value, JSON null, an object or an array. ``path`` is a quoted Spark literal."""
+def _answer(function: str, behavior: Behavior, lax: bool) -> str:
+    if behavior.kind == "NULL":
+        return "NULL"
+    if behavior.kind == "DEFAULT":
+        return f"CAST({behavior.default} AS STRING)"
+    if behavior.kind == "EMPTY ARRAY":
+        return "'[]'"
+    if behavior.kind == "EMPTY OBJECT":
+        return "'{}'"
+    what = "Empty result" if lax else "No value at the path"
+    return f"raise_error('{what} of {function} function is not allowed ({'ERROR ON EMPTY' if lax else 'ERROR ON ERROR'})')"
+
+
+def _select(document: str, lax: bool, no_value: str, function: str, on_empty: Behavior, on_error: Behavior,
+            text: str) -> str:
+    answer = _answer(function, on_empty if lax else on_error, lax)
+    return f"(CASE WHEN ({document}) IS NULL THEN NULL WHEN {no_value} THEN {answer} ELSE {text} END)"
+
+
+def _value(document: str, path: str) -> tuple[str, str]:
     value = f"try_variant_get(try_parse_json({document}), {path})"
-    kind = f"schema_of_variant({value})"
+    return value, f"schema_of_variant({value})"
+
+
+def json_value(document: str, path: str, lax: bool, returning: Optional[str], on_empty: Behavior = NULL,
+               on_error: Behavior = NULL) -> str:
+    """``JSON_VALUE(document, path [RETURNING type] [... ON EMPTY] [... ON ERROR])``: a scalar's text (a string
+    unescaped), cast to ``returning`` when given. ``path`` is a quoted Spark literal without its mode."""
+    value, kind = _value(document, path)
     text = f"variant_get({value}, '$', 'string')"
     if returning is None or returning.upper().startswith(("STRING", "VARCHAR", "CHAR")):
         # a decimal's text is exact unless the document writes that value with more zeros (2.5 as 2.50, 1 as 1.0)
@@ -39,19 +85,30 @@ def json_value(document: str, path: str, returning: Optional[str]) -> str:
         text = (f"(CASE WHEN {kind} RLIKE '^(DOUBLE|FLOAT)' OR ({kind} RLIKE '^DECIMAL' AND {written_longer}) "
                 f"THEN {_failure('JSON_VALUE', 'RETURNING DECIMAL(p, s) or DOUBLE reads it as a number')} "
                 f"WHEN {kind} RLIKE '^DECIMAL' THEN {decimal} ELSE {text} END)")
-    scalar = f"(CASE WHEN NOT {kind} RLIKE '^(OBJECT|ARRAY|VOID)' THEN {text} END)"
-    return f"TRY_CAST({scalar} AS {returning})" if returning else scalar
+    if returning:
+        text = f"TRY_CAST({text} AS {returning})"
+    no_value = f"({value} IS NULL OR {kind} RLIKE '^(OBJECT|ARRAY|VOID)')"
+    return _select(document, lax, no_value, "JSON_VALUE", on_empty, on_error, text)
 
 
-def json_query(document: str, path: str) -> str:
-    """``JSON_QUERY(document, path)`` without a wrapper, NULL ON EMPTY and NULL ON ERROR: the object or array at
-    ``path`` as JSON text (keys sorted), NULL for anything else."""
-    value = f"try_variant_get(try_parse_json({document}), {path})"
-    kind = f"schema_of_variant({value})"
+def json_query(document: str, path: str, lax: bool, wrapper: str, on_empty: Behavior = NULL,
+               on_error: Behavior = NULL) -> str:
+    """``JSON_QUERY(document, path [wrapper] [... ON EMPTY] [... ON ERROR])``: the object or array at ``path`` as
+    JSON text (keys sorted); ``wrapper`` WITHOUT, UNCONDITIONAL (any value in an array) or CONDITIONAL (a value that is
+    not an array in an array)."""
+    value, kind = _value(document, path)
     trailing_zero = f"{document} RLIKE '[0-9][.][0-9]*0[ \\\\t\\\\r\\\\n]*[\\\\],}}]'"
     # and BigDecimal writes a number below 1E-6 with an exponent, Spark without
     tiny = f"{document} RLIKE '(^|[^0-9.])-?0[.]0{{6}}'"
     lost = f"{kind} RLIKE 'DOUBLE|FLOAT' OR ({kind} RLIKE 'DECIMAL' AND ({trailing_zero} OR {tiny}))"
-    return (f"(CASE WHEN {kind} RLIKE '^(OBJECT|ARRAY)' THEN CASE WHEN {lost} THEN "
+    json = f"to_json({value})"
+    if wrapper == "UNCONDITIONAL":
+        json = f"concat('[', {json}, ']')"
+    elif wrapper == "CONDITIONAL":
+        json = f"(CASE WHEN {kind} RLIKE '^ARRAY' THEN {json} ELSE concat('[', {json}, ']') END)"
+    text = (f"(CASE WHEN {lost} THEN "
             f"{_failure('JSON_QUERY', 'JSON_VALUE of each number with RETURNING DECIMAL(p, s) reads it as a number')} "
-            f"ELSE to_json({value}) END END)")
+            f"ELSE {json} END)")
+    no_value = (f"({value} IS NULL OR NOT {kind} RLIKE '^(OBJECT|ARRAY)')" if wrapper == "WITHOUT"
+                else f"({value} IS NULL OR {kind} = 'VOID')")
+    return _select(document, lax, no_value, "JSON_QUERY", on_empty, on_error, text)

@@ -55,7 +55,7 @@ from kindling.sql.collection_functions import array_slice, map_union
 from kindling.sql.errors import SqlError
 from kindling.sql.functions import OUTER_PREFIX
 from kindling.sql.ip_addresses import inet_aton, inet_ntoa
-from kindling.sql.json_query import json_query, json_value
+from kindling.sql.json_query import NULL, SUPPORTED_PATH, Behavior, json_query, json_value
 from kindling.sql.json_text import json_array, json_quote, json_string_marker, json_unquote
 from kindling.sql.lookup_join import LookupJoin, LookupRetry, lookup_hints, parse_lookup_join
 from kindling.sql.time_zones import convert_tz, java_time_zone
@@ -389,32 +389,68 @@ class _Rewriter:
         return json_array(elements, null_on_null)
 
     def _json_query(self, token: Token, word: str, args: list[list[Token]]) -> str:
-        """``JSON_VALUE(json, path [RETURNING type])`` and ``JSON_QUERY(json, path)`` with Flink's defaults (NULL on
-        empty and on error; JSON_VALUE gives scalars only, JSON_QUERY objects and arrays only, without a wrapper).
-        The value and its text come from Spark's VARIANT (:mod:`kindling.sql.json_query`)."""
-        form = f"{word}(json, '$.path'" + (" [RETURNING type]" if word == "JSON_VALUE" else "") + ")"
+        """``JSON_VALUE(json, path [RETURNING type] [{NULL|ERROR|DEFAULT literal} ON EMPTY] [... ON ERROR])`` and
+        ``JSON_QUERY(json, path [WITH [CONDITIONAL|UNCONDITIONAL] [ARRAY] WRAPPER | WITHOUT [ARRAY] WRAPPER]
+        [{NULL|ERROR|EMPTY ARRAY|EMPTY OBJECT} ON EMPTY] [... ON ERROR])`` with a string literal path of members and
+        indexes. The value and its text come from Spark's VARIANT (:mod:`kindling.sql.json_query`)."""
+        form = (f"{word}(json, '$.path'" + (" [RETURNING type] [DEFAULT 'x' ON EMPTY]" if word == "JSON_VALUE"
+                                             else " [WITH WRAPPER] [EMPTY ARRAY ON ERROR]") + ")")
         rest = significant(args[1]) if len(args) == 2 else []
         if not rest or rest[0].kind != STRING:
             raise SqlError(f"{word} is supported with a string literal path", line=token.line, construct=word, hint=form)
         path = rest[0].string_value.strip()
-        mode = re.match(r"(?i)(lax|strict)\s+", path)  # both give NULL for a missing value under NULL ON EMPTY/ERROR
-        path = path[mode.end():] if mode else path
-        clauses = " ".join(t.upper for t in rest[1:])
+        mode = re.match(r"(?is)(lax|strict)\s+", path)
+        lax = bool(mode) and mode.group(1).lower() == "lax"
+        path = path[mode.end():].strip() if mode else path
+        if not SUPPORTED_PATH.fullmatch(path):
+            raise SqlError(f"{word} with the path '{path}' is not supported: kindling reads paths of members and array "
+                           "indexes ($.a.b, $.a[0], $['a b']), without wildcards or filters", line=token.line, construct=word,
+                           hint=form)
+        k = 1
         returning = None
-        if word == "JSON_VALUE" and clauses.startswith("RETURNING "):
-            end = next((k for k, t in enumerate(rest) if k > 1 and t.is_word("NULL", "ERROR", "DEFAULT", "EMPTY")), len(rest))
-            returning = spark_sql_type(parse_type(rest[2:end], token.line))
-            clauses = " ".join(t.upper for t in rest[end:])
-        allowed = {"", "NULL ON EMPTY", "NULL ON ERROR", "NULL ON EMPTY NULL ON ERROR"}
+        if word == "JSON_VALUE" and k < len(rest) and rest[k].is_word("RETURNING"):
+            end = next((j for j in range(k + 1, len(rest)) if rest[j].is_word("NULL", "ERROR", "DEFAULT")), len(rest))
+            returning = spark_sql_type(parse_type(rest[k + 1:end], token.line))
+            k = end
+        words = [t.upper if t.kind == WORD else t.text for t in rest]
+        wrapper = "WITHOUT"
         if word == "JSON_QUERY":
-            allowed |= {f"WITHOUT {a}WRAPPER {c}".strip() for a in ("", "ARRAY ") for c in allowed}
-        if clauses not in allowed:
-            raise SqlError(f"{word}: '{clauses}' is not supported (only the defaults: NULL ON EMPTY, NULL ON ERROR"
-                           + (", WITHOUT WRAPPER" if word == "JSON_QUERY" else "") + ")", line=token.line, construct=word, hint=form)
+            for clause, kind in ((["WITHOUT", "ARRAY", "WRAPPER"], "WITHOUT"), (["WITHOUT", "WRAPPER"], "WITHOUT"),
+                                 (["WITH", "UNCONDITIONAL", "ARRAY", "WRAPPER"], "UNCONDITIONAL"),
+                                 (["WITH", "UNCONDITIONAL", "WRAPPER"], "UNCONDITIONAL"),
+                                 (["WITH", "CONDITIONAL", "ARRAY", "WRAPPER"], "CONDITIONAL"),
+                                 (["WITH", "CONDITIONAL", "WRAPPER"], "CONDITIONAL"),
+                                 (["WITH", "ARRAY", "WRAPPER"], "UNCONDITIONAL"), (["WITH", "WRAPPER"], "UNCONDITIONAL")):
+                if words[k:k + len(clause)] == clause:
+                    wrapper, k = kind, k + len(clause)
+                    break
+        behaviors: dict[str, Behavior] = {}
+        answers = ("NULL", "ERROR", "DEFAULT") if word == "JSON_VALUE" else ("NULL", "ERROR", "EMPTY")
+        while k < len(rest) and words[k] in answers:
+            if words[k] == "DEFAULT":
+                literal = rest[k + 1] if k + 1 < len(rest) else None
+                if literal is None or literal.kind not in (STRING, NUMBER) or returning is not None:
+                    raise SqlError("JSON_VALUE's DEFAULT is supported as a string or number literal, without RETURNING (Flink "
+                                   "fails the job for a DEFAULT with RETURNING)", line=token.line, construct=word, hint=form)
+                behavior, k = Behavior("DEFAULT", self.rewrite([literal])), k + 2
+            elif words[k] == "EMPTY" and words[k + 1:k + 2] in (["ARRAY"], ["OBJECT"]):
+                behavior, k = Behavior(f"EMPTY {words[k + 1]}"), k + 2
+            elif words[k] == "EMPTY":
+                break
+            else:
+                behavior, k = Behavior(words[k]), k + 1
+            if words[k:k + 2] not in (["ON", "EMPTY"], ["ON", "ERROR"]) or words[k + 1] in behaviors:
+                break
+            behaviors[words[k + 1]] = behavior
+            k += 2
+        if k != len(rest):
+            clauses = " ".join(t.text for t in rest[k:])
+            raise SqlError(f"{word}: '{clauses}' is not supported", line=token.line, construct=word, hint=form)
         document = self.rewrite(args[0])
+        on_empty, on_error = behaviors.get("EMPTY", NULL), behaviors.get("ERROR", NULL)
         if word == "JSON_QUERY":
-            return json_query(document, _quoted_literal(path))
-        return json_value(document, _quoted_literal(path), returning)
+            return json_query(document, _quoted_literal(path), lax, wrapper, on_empty, on_error)
+        return json_value(document, _quoted_literal(path), lax, returning, on_empty, on_error)
 
     def _is_json(self, tokens: list[Token], i: int, out: "_Output") -> Optional[tuple[str, int]]:
         """``x IS [NOT] JSON [VALUE|SCALAR|ARRAY|OBJECT]``: whether ``x`` parses as JSON (of that kind); FALSE for

@@ -236,16 +236,28 @@ def test_overlaps_orders_each_period_and_includes_the_ends():
 
 
 def test_json_functions_take_flinks_defaults_and_refuse_other_clauses():
-    kind = "schema_of_variant(try_variant_get(try_parse_json(p), '$.a'))"
+    value = "try_variant_get(try_parse_json(p), '$.a')"
     query = translate("SELECT JSON_QUERY(p, 'lax $.a'), p IS NOT JSON ARRAY FROM t").text
-    assert query.startswith(f"SELECT (CASE WHEN {kind} RLIKE '^(OBJECT|ARRAY)' THEN CASE WHEN {kind} RLIKE 'DOUBLE|FLOAT' ")
-    assert query.endswith("ELSE to_json(try_variant_get(try_parse_json(p), '$.a')) END END), "
+    assert query.startswith(f"SELECT (CASE WHEN (p) IS NULL THEN NULL WHEN ({value} IS NULL OR NOT schema_of_variant({value}) "
+                            "RLIKE '^(OBJECT|ARRAY)') THEN NULL ELSE (CASE WHEN schema_of_variant(")
+    assert query.endswith(f"ELSE to_json({value}) END) END), "
                           "(NOT (coalesce(schema_of_variant(try_parse_json(p)) RLIKE '^ARRAY', false))) FROM t")
     assert translate("SELECT JSON_VALUE(p, '$.a' RETURNING INT) FROM t").text == (
-        f"SELECT TRY_CAST((CASE WHEN NOT {kind} RLIKE '^(OBJECT|ARRAY|VOID)' THEN "
-        "variant_get(try_variant_get(try_parse_json(p), '$.a'), '$', 'string') END) AS INT) FROM t")
-    with pytest.raises(SqlError, match="'DEFAULT 0 ON EMPTY' is not supported"):
-        translate("SELECT JSON_VALUE(p, '$.a' DEFAULT 0 ON EMPTY) FROM t")
+        f"SELECT (CASE WHEN (p) IS NULL THEN NULL WHEN ({value} IS NULL OR schema_of_variant({value}) RLIKE "
+        f"'^(OBJECT|ARRAY|VOID)') THEN NULL ELSE TRY_CAST(variant_get({value}, '$', 'string') AS INT) END) FROM t")
+    # strict (the default) answers a missing value with ON ERROR, lax with ON EMPTY
+    strict = translate("SELECT JSON_VALUE(p, '$.a' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR) FROM t").text
+    lax = translate("SELECT JSON_VALUE(p, 'lax $.a' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR) FROM t").text
+    assert "THEN CAST('r' AS STRING) ELSE" in strict and "THEN CAST('e' AS STRING) ELSE" in lax
+    wrapped = translate("SELECT JSON_QUERY(p, '$.a' WITH CONDITIONAL ARRAY WRAPPER EMPTY OBJECT ON ERROR) FROM t").text
+    assert "THEN '{}' ELSE" in wrapped and f"WHEN schema_of_variant({value}) RLIKE '^ARRAY' THEN to_json({value}) ELSE concat('['" in wrapped
+    with pytest.raises(SqlError, match="'WITH WRAPPER' is not supported"):
+        translate("SELECT JSON_VALUE(p, '$.a' WITH WRAPPER) FROM t")
+    with pytest.raises(SqlError, match="DEFAULT is supported as a string or number literal, without RETURNING"):
+        translate("SELECT JSON_VALUE(p, '$.a' RETURNING INT DEFAULT 0 ON EMPTY) FROM t")
+    with pytest.raises(SqlError, match=r"the path '\$.a\[\*\]' is not supported") as error:
+        translate("SELECT JSON_QUERY(p, '$.a[*]') FROM t")
+    assert error.value.construct == "JSON_QUERY"
     with pytest.raises(SqlError, match="IS JSON is supported after a column"):
         translate("SELECT a || b IS JSON FROM t")
 

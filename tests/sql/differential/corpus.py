@@ -51,6 +51,12 @@ _CONVERT_TZ_TEXTS = ["2024-1-1 1:2:3", "2024-02-30 25:61:00.5", " 2024-01-01  10
 _CONVERT_TZ_ZONES = ["UTC+8", "GMT+8", "PST", "Asia/Shanghai", "+08:00", "utc", "GMT-0530", "GMT+5:30", "EST", "Nowhere/City", "GMT+24"]
 
 
+# A document per order: invalid for every fourth, NULL where the customer or the amount is NULL
+_JSON_DOC = ("CASE WHEN MOD(order_id, 4) = 0 THEN '{\"n\": ' ELSE CONCAT('{\"c\": \"', customer, '\", \"n\": ', "
+             "CAST(order_id AS STRING), ', \"o\": {\"v\": ', CAST(amount AS STRING), '}, \"l\": [', CAST(order_id AS STRING), "
+             "', 2], \"z\": null}') END")
+
+
 _EXPRESSIONS = [
     # comparison
     ("cmp-eq", "amount = 10"), ("cmp-ne", "amount <> 10"), ("cmp-gt", "amount > 7"), ("cmp-ge", "amount >= 7"),
@@ -190,6 +196,28 @@ _EXPRESSIONS = [
     ("json-value-number", "JSON_VALUE(CONCAT('{\"p\": ', CAST(order_id AS STRING), '.25, \"q\": -', CAST(amount AS STRING), '}'), '$.p')"),
     ("json-value-negative", "JSON_VALUE(CONCAT('{\"p\": ', CAST(order_id AS STRING), '.25, \"q\": -', CAST(amount AS STRING), '}'), '$.q')"),
     ("json-value-big-decimal", "JSON_VALUE(CONCAT('{\"big\": 123456789012345678901234567890.', CAST(order_id AS STRING), '7}'), '$.big')"),
+    ("json-value-clauses-x", "JSON_VALUE(_DOC, '$.x' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-clauses-lax-x", "JSON_VALUE(_DOC, 'lax $.x' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-clauses-o", "JSON_VALUE(_DOC, '$.o' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-clauses-lax-o", "JSON_VALUE(_DOC, 'lax $.o' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-clauses-z", "JSON_VALUE(_DOC, '$.z' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-clauses-lax-z", "JSON_VALUE(_DOC, 'lax $.z' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-clauses-c", "JSON_VALUE(_DOC, '$.c' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-clauses-l-0", "JSON_VALUE(_DOC, '$.l[0]' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-clauses-lax-l-5", "JSON_VALUE(_DOC, 'lax $.l[5]' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-clauses-quoted", "JSON_VALUE(_DOC, '$[''n'']' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-value-default-number", "JSON_VALUE(_DOC, '$.x' DEFAULT 0 ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-query-scalar", "JSON_QUERY(_DOC, '$.n' WITH WRAPPER)".replace("_DOC", _JSON_DOC)),
+    ("json-query-conditional-object", "JSON_QUERY(_DOC, '$.o' WITH CONDITIONAL WRAPPER)".replace("_DOC", _JSON_DOC)),
+    ("json-query-conditional-array", "JSON_QUERY(_DOC, '$.l' WITH CONDITIONAL ARRAY WRAPPER)".replace("_DOC", _JSON_DOC)),
+    ("json-query-array", "JSON_QUERY(_DOC, '$.l' WITH UNCONDITIONAL ARRAY WRAPPER)".replace("_DOC", _JSON_DOC)),
+    ("json-query-string", "JSON_QUERY(_DOC, '$.c' WITH WRAPPER)".replace("_DOC", _JSON_DOC)),
+    ("json-query-scalar-empty", "JSON_QUERY(_DOC, '$.n' EMPTY ARRAY ON EMPTY EMPTY OBJECT ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-query-lax-scalar-empty", "JSON_QUERY(_DOC, 'lax $.n' EMPTY ARRAY ON EMPTY EMPTY OBJECT ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-query-missing-empty", "JSON_QUERY(_DOC, '$.x' WITHOUT WRAPPER EMPTY ARRAY ON EMPTY EMPTY OBJECT ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-query-lax-missing-empty", "JSON_QUERY(_DOC, 'lax $.x' EMPTY ARRAY ON EMPTY EMPTY OBJECT ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-query-null-wrapped", "JSON_QUERY(_DOC, '$.z' WITH WRAPPER EMPTY ARRAY ON EMPTY EMPTY OBJECT ON ERROR)".replace("_DOC", _JSON_DOC)),
+    ("json-query-lax-null-wrapped", "JSON_QUERY(_DOC, 'lax $.z' WITH WRAPPER EMPTY ARRAY ON EMPTY EMPTY OBJECT ON ERROR)".replace("_DOC", _JSON_DOC)),
     ("json-value-small-decimal", "JSON_VALUE(CONCAT('{\"t\": 0.000000', CAST(order_id AS STRING), '7}'), '$.t')"),
     ("json-value-string-escapes", "JSON_VALUE(CONCAT('{\"s\": \"', item, '\\\"\\u00e9\\/\"}'), '$.s')"),
     ("json-query-sorted-keys", "JSON_QUERY(CONCAT('{\"a\": {\"z\": ', CAST(order_id AS STRING), ', \"b\": [true, null, {\"y\": 1, \"c\": 2.5}], "
