@@ -58,6 +58,7 @@ from kindling.sql.ip_addresses import inet_aton, inet_ntoa
 from kindling.sql.json_query import NULL, SUPPORTED_PATH, Behavior, json_query, json_value
 from kindling.sql.json_text import json_array, json_quote, json_string_marker, json_unquote
 from kindling.sql.lookup_join import LookupJoin, LookupRetry, lookup_hints, parse_lookup_join
+from kindling.sql.time_values import cast_to_time
 from kindling.sql.time_zones import convert_tz, java_time_zone
 from kindling.sql.tokens import (
     COMMENT,
@@ -979,6 +980,9 @@ class _Rewriter:
         value = self.rewrite(strip_trivia(inner[:as_index]))
         flink_type = parse_type(inner[as_index + 1:], tokens[open_index].line)
         target = spark_sql_type(flink_type)
+        time = re.fullmatch(r"TIME\((\d)\)( NOT NULL)?", flink_type.flink)
+        if time:
+            return cast_to_time(value, int(time.group(1)), word)
         if target == "STRING":
             return _with_length(_cast_to_string(word, value), flink_type.flink)
         return _with_timestamp_precision(f"{word}({value} AS {target})", flink_type.flink)
