@@ -14,7 +14,7 @@ writes a decimal below 1E-6 as ``1.7E-7``, as Flink does), and where the documen
 lost (a trailing zero in a fraction, an exponent; in JSON_QUERY also a decimal below 1E-6) the query fails naming the
 function rather than give another text.
 
->>> json_query("doc", "'$.a'", False, "WITHOUT", NULL, NULL).startswith("(CASE WHEN (doc) IS NULL THEN NULL WHEN ")
+>>> json_query("doc", "'$.a'", False, "WITHOUT", NULL, NULL).startswith("element_at(transform(array(named_struct('d', doc, ")
 True
 """
 
@@ -59,26 +59,29 @@ def _answer(function: str, behavior: Behavior, lax: bool) -> str:
     return f"raise_error('{what} of {function} function is not allowed ({'ERROR ON EMPTY' if lax else 'ERROR ON ERROR'})')"
 
 
-def _select(document: str, lax: bool, no_value: str, function: str, on_empty: Behavior, on_error: Behavior,
+_J = "__kindling_json"  # the lambda variable binding one call's document (d) and selected VARIANT (v)
+_VALUE, _KIND, _DOCUMENT = f"{_J}.v", f"schema_of_variant({_J}.v)", f"{_J}.d"
+
+
+def _select(document: str, path: str, lax: bool, no_value: str, function: str, on_empty: Behavior, on_error: Behavior,
             text: str) -> str:
+    """The answer of one call. ``no_value`` and ``text`` read the document and the selected VARIANT bound once by a
+    lambda: written out in every branch, a document that is an expression was repeated a dozen times per call."""
     answer = _answer(function, on_empty if lax else on_error, lax)
-    return f"(CASE WHEN ({document}) IS NULL THEN NULL WHEN {no_value} THEN {answer} ELSE {text} END)"
-
-
-def _value(document: str, path: str) -> tuple[str, str]:
-    value = f"try_variant_get(try_parse_json({document}), {path})"
-    return value, f"schema_of_variant({value})"
+    body = f"CASE WHEN {_DOCUMENT} IS NULL THEN NULL WHEN {no_value} THEN {answer} ELSE {text} END"
+    bound = f"named_struct('d', {document}, 'v', try_variant_get(try_parse_json({document}), {path}))"
+    return f"element_at(transform(array({bound}), {_J} -> {body}), 1)"
 
 
 def json_value(document: str, path: str, lax: bool, returning: Optional[str], on_empty: Behavior = NULL,
                on_error: Behavior = NULL) -> str:
     """``JSON_VALUE(document, path [RETURNING type] [... ON EMPTY] [... ON ERROR])``: a scalar's text (a string
     unescaped), cast to ``returning`` when given. ``path`` is a quoted Spark literal without its mode."""
-    value, kind = _value(document, path)
+    value, kind = _VALUE, _KIND
     text = f"variant_get({value}, '$', 'string')"
     if returning is None or returning.upper().startswith(("STRING", "VARCHAR", "CHAR")):
         # a decimal's text is exact unless the document writes that value with more zeros (2.5 as 2.50, 1 as 1.0)
-        written_longer = (f"{document} RLIKE concat('(^|[^0-9.])\\\\Q', {text}, "
+        written_longer = (f"{_DOCUMENT} RLIKE concat('(^|[^0-9.])\\\\Q', {text}, "
                           f"'\\\\E([.]0+|0+)([^0-9]|$)')")
         # BigDecimal's own text of the decimal (1.7E-7 where Spark writes 0.00000017)
         decimal = f"reflect('org.apache.commons.lang3.math.NumberUtils', 'createBigDecimal', {text})"
@@ -88,7 +91,7 @@ def json_value(document: str, path: str, lax: bool, returning: Optional[str], on
     if returning:
         text = f"TRY_CAST({text} AS {returning})"
     no_value = f"({value} IS NULL OR {kind} RLIKE '^(OBJECT|ARRAY|VOID)')"
-    return _select(document, lax, no_value, "JSON_VALUE", on_empty, on_error, text)
+    return _select(document, path, lax, no_value, "JSON_VALUE", on_empty, on_error, text)
 
 
 def json_query(document: str, path: str, lax: bool, wrapper: str, on_empty: Behavior = NULL,
@@ -96,10 +99,10 @@ def json_query(document: str, path: str, lax: bool, wrapper: str, on_empty: Beha
     """``JSON_QUERY(document, path [wrapper] [... ON EMPTY] [... ON ERROR])``: the object or array at ``path`` as
     JSON text (keys sorted); ``wrapper`` WITHOUT, UNCONDITIONAL (any value in an array) or CONDITIONAL (a value that is
     not an array in an array)."""
-    value, kind = _value(document, path)
-    trailing_zero = f"{document} RLIKE '[0-9][.][0-9]*0[ \\\\t\\\\r\\\\n]*[\\\\],}}]'"
+    value, kind = _VALUE, _KIND
+    trailing_zero = f"{_DOCUMENT} RLIKE '[0-9][.][0-9]*0[ \\\\t\\\\r\\\\n]*[\\\\],}}]'"
     # and BigDecimal writes a number below 1E-6 with an exponent, Spark without
-    tiny = f"{document} RLIKE '(^|[^0-9.])-?0[.]0{{6}}'"
+    tiny = f"{_DOCUMENT} RLIKE '(^|[^0-9.])-?0[.]0{{6}}'"
     lost = f"{kind} RLIKE 'DOUBLE|FLOAT' OR ({kind} RLIKE 'DECIMAL' AND ({trailing_zero} OR {tiny}))"
     json = f"to_json({value})"
     if wrapper == "UNCONDITIONAL":
@@ -111,4 +114,4 @@ def json_query(document: str, path: str, lax: bool, wrapper: str, on_empty: Beha
             f"ELSE {json} END)")
     no_value = (f"({value} IS NULL OR NOT {kind} RLIKE '^(OBJECT|ARRAY)')" if wrapper == "WITHOUT"
                 else f"({value} IS NULL OR {kind} = 'VOID')")
-    return _select(document, lax, no_value, "JSON_QUERY", on_empty, on_error, text)
+    return _select(document, path, lax, no_value, "JSON_QUERY", on_empty, on_error, text)

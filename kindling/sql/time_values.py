@@ -1,7 +1,7 @@
 """Flink's TIME(p) values, which kindling holds as their text (``HH:mm:ss``, and for p > 0 the fraction without
 trailing zeros but at least one digit: ``08:00:01.0``, ``08:00:04.91``), as Flink writes them.
 
->>> cast_to_time("x", 0, "CAST").startswith("(CASE WHEN typeof(x) LIKE 'timestamp%' THEN date_format(x, 'HH:mm:ss')")
+>>> cast_to_time("x", 0, "CAST").startswith("element_at(transform(array(x), __kindling_time -> CASE WHEN typeof(__kindling_time)")
 True
 """
 
@@ -21,7 +21,9 @@ def _with_fraction(text: str, precision: int) -> str:
 def cast_to_time(value: str, precision: int, word: str) -> str:
     """Spark SQL for ``CAST(value AS TIME(precision))`` (``word`` CAST or TRY_CAST) as Flink's TIME text: the time of day
     of a timestamp, or a string ``H:m:s[.f]`` read and written in full, its fraction cut to ``precision`` digits. A
-    string that is no time of day is NULL for TRY_CAST and fails the job for CAST, as in Flink."""
+    string that is no time of day is NULL for TRY_CAST and fails the job for CAST, as in Flink. The value is bound once
+    by a lambda: written out in every branch, a nested expression was repeated a dozen times."""
+    bound, value = value, "__kindling_time"
     timestamp = _with_fraction(f"date_format({value}, 'HH:mm:ss{'.' + 'S' * precision if precision else ''}')", precision)
 
     def field(n: int) -> str:
@@ -35,6 +37,7 @@ def cast_to_time(value: str, precision: int, word: str) -> str:
     invalid = ("NULL" if word == "TRY_CAST"
                else f"raise_error(concat('CAST: the string ''', {value}, ''' is no TIME value (HH:mm:ss[.fff])'))")
     string = f"CASE WHEN {valid} THEN {written} ELSE {invalid} END"
-    return (f"(CASE WHEN typeof({value}) LIKE 'timestamp%' THEN {timestamp} "
+    body = (f"CASE WHEN typeof({value}) LIKE 'timestamp%' THEN {timestamp} "
             f"WHEN typeof({value}) IN ('string', 'void') THEN {string} "
-            f"ELSE raise_error(concat('{word} to TIME of a ', typeof({value}), ' is not supported')) END)")
+            f"ELSE raise_error(concat('{word} to TIME of a ', typeof({value}), ' is not supported')) END")
+    return f"element_at(transform(array({bound}), {value} -> {body}), 1)"

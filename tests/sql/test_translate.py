@@ -236,15 +236,16 @@ def test_overlaps_orders_each_period_and_includes_the_ends():
 
 
 def test_json_functions_take_flinks_defaults_and_refuse_other_clauses():
-    value = "try_variant_get(try_parse_json(p), '$.a')"
+    bound = "element_at(transform(array(named_struct('d', p, 'v', try_variant_get(try_parse_json(p), '$.a'))), __kindling_json -> "
+    value, kind = "__kindling_json.v", "schema_of_variant(__kindling_json.v)"
     query = translate("SELECT JSON_QUERY(p, 'lax $.a'), p IS NOT JSON ARRAY FROM t").text
-    assert query.startswith(f"SELECT (CASE WHEN (p) IS NULL THEN NULL WHEN ({value} IS NULL OR NOT schema_of_variant({value}) "
+    assert query.startswith(f"SELECT {bound}CASE WHEN __kindling_json.d IS NULL THEN NULL WHEN ({value} IS NULL OR NOT {kind} "
                             "RLIKE '^(OBJECT|ARRAY)') THEN NULL ELSE (CASE WHEN schema_of_variant(")
-    assert query.endswith(f"ELSE to_json({value}) END) END), "
+    assert query.endswith(f"ELSE to_json({value}) END) END), 1), "
                           "(NOT (coalesce(schema_of_variant(try_parse_json(p)) RLIKE '^ARRAY', false))) FROM t")
     assert translate("SELECT JSON_VALUE(p, '$.a' RETURNING INT) FROM t").text == (
-        f"SELECT (CASE WHEN (p) IS NULL THEN NULL WHEN ({value} IS NULL OR schema_of_variant({value}) RLIKE "
-        f"'^(OBJECT|ARRAY|VOID)') THEN NULL ELSE TRY_CAST(variant_get({value}, '$', 'string') AS INT) END) FROM t")
+        f"SELECT {bound}CASE WHEN __kindling_json.d IS NULL THEN NULL WHEN ({value} IS NULL OR {kind} RLIKE "
+        f"'^(OBJECT|ARRAY|VOID)') THEN NULL ELSE TRY_CAST(variant_get({value}, '$', 'string') AS INT) END), 1) FROM t")
     # strict (the default) answers a missing value with ON ERROR, lax with ON EMPTY
     strict = translate("SELECT JSON_VALUE(p, '$.a' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR) FROM t").text
     lax = translate("SELECT JSON_VALUE(p, 'lax $.a' DEFAULT 'e' ON EMPTY DEFAULT 'r' ON ERROR) FROM t").text
