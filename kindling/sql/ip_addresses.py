@@ -10,10 +10,13 @@ True
 
 from __future__ import annotations
 
+from kindling.sql.bound_values import bound_once
+
 
 def inet_aton(address: str) -> str:
     """Spark SQL for ``INET_ATON(address)``: the address's BIGINT, NULL for what is no address."""
-    parts = f"split({address}, '[.]')"
+    given = "__kindling_ip"  # the address, bound once
+    parts = f"split({given}, '[.]')"
     part = f"CAST(element_at({parts}, __kindling_p) AS BIGINT)"
     # the value of parts 1..n-1 in the high bytes, then the last part
     high = (f"aggregate(sequence(1, size({parts}) - 1), CAST(0 AS BIGINT), (__kindling_sum, __kindling_p) -> "
@@ -21,8 +24,8 @@ def inet_aton(address: str) -> str:
     last = f"CAST(element_at({parts}, -1) AS BIGINT)"
     small = (f"forall({parts}, __kindling_x -> length(trim(LEADING '0' FROM __kindling_x)) <= 3 "
              f"AND CAST(concat('0', trim(LEADING '0' FROM __kindling_x)) AS INT) <= 255)")
-    valid = f"({address}) RLIKE '^[0-9]+([.][0-9]+){{0,3}}$' AND {small}"
-    return f"(CASE WHEN {valid} THEN (CASE WHEN size({parts}) = 1 THEN {last} ELSE {high} + {last} END) END)"
+    valid = f"{given} RLIKE '^[0-9]+([.][0-9]+){{0,3}}$' AND {small}"
+    return bound_once(address, given, f"CASE WHEN {valid} THEN (CASE WHEN size({parts}) = 1 THEN {last} ELSE {high} + {last} END) END")
 
 
 def inet_ntoa(number: str) -> str:

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from kindling.sql.bound_values import bound_once
+
 
 @dataclass(frozen=True)
 class Behavior:
@@ -70,7 +72,7 @@ def _select(document: str, path: str, lax: bool, no_value: str, function: str, o
     answer = _answer(function, on_empty if lax else on_error, lax)
     body = f"CASE WHEN {_DOCUMENT} IS NULL THEN NULL WHEN {no_value} THEN {answer} ELSE {text} END"
     bound = f"named_struct('d', {document}, 'v', try_variant_get(try_parse_json({document}), {path}))"
-    return f"element_at(transform(array({bound}), {_J} -> {body}), 1)"
+    return bound_once(bound, _J, body)
 
 
 def json_value(document: str, path: str, lax: bool, returning: Optional[str], on_empty: Behavior = NULL,

@@ -7,6 +7,8 @@ True
 
 from __future__ import annotations
 
+from kindling.sql.bound_values import bound_once
+
 _TIME_TEXT = "'^ *([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})([.]([0-9]*))? *$'"
 
 
@@ -22,7 +24,7 @@ def cast_to_time(value: str, precision: int, word: str) -> str:
     """Spark SQL for ``CAST(value AS TIME(precision))`` (``word`` CAST or TRY_CAST) as Flink's TIME text: the time of day
     of a timestamp, or a string ``H:m:s[.f]`` read and written in full, its fraction cut to ``precision`` digits. A
     string that is no time of day is NULL for TRY_CAST and fails the job for CAST, as in Flink. The value is bound once
-    by a lambda: written out in every branch, a nested expression was repeated a dozen times."""
+    (written out in every branch, a nested expression was repeated a dozen times)."""
     bound, value = value, "__kindling_time"
     timestamp = _with_fraction(f"date_format({value}, 'HH:mm:ss{'.' + 'S' * precision if precision else ''}')", precision)
 
@@ -40,4 +42,4 @@ def cast_to_time(value: str, precision: int, word: str) -> str:
     body = (f"CASE WHEN typeof({value}) LIKE 'timestamp%' THEN {timestamp} "
             f"WHEN typeof({value}) IN ('string', 'void') THEN {string} "
             f"ELSE raise_error(concat('{word} to TIME of a ', typeof({value}), ' is not supported')) END")
-    return f"element_at(transform(array({bound}), {value} -> {body}), 1)"
+    return bound_once(bound, value, body)

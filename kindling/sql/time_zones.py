@@ -17,6 +17,8 @@ import re
 import zoneinfo
 from functools import lru_cache
 
+from kindling.sql.bound_values import bound_once
+
 # java.util.TimeZone's three-letter IDs besides the tz database's own (Spark reads them with ZoneId.SHORT_IDS, the same
 # zones)
 _OLD_IDS = frozenset(("ACT", "AET", "AGT", "ART", "AST", "BET", "BST", "CAT", "CNT", "CST", "CTT", "EAT", "ECT", "IET", "IST",
@@ -49,17 +51,17 @@ def convert_tz(text: str, from_zone: str, to_zone: str) -> str:
     """Spark SQL for ``CONVERT_TZ(text, from_zone, to_zone)``; the zones are Java's names (:func:`java_time_zone`) as
     string literals, ``text`` any Spark SQL string expression."""
     pattern = "'" + _WALL_TIME.replace("\\", "\\\\") + "'"
+    given, wall = "__kindling_tz_text", "__kindling_tz_wall"  # the text and its wall time, each bound once
 
     def part(n: int) -> str:
-        return f"CAST(regexp_extract({text}, {pattern}, {n}) AS BIGINT)"
+        return f"CAST(regexp_extract({given}, {pattern}, {n}) AS BIGINT)"
 
     month_start = f"add_months(make_date({part(1)}, 1, 1), CAST({part(2)} - 1 AS INT))"
     day = f"date_add({month_start}, CAST({part(3)} - 1 AS INT))"
-    wall = f"(CAST({day} AS TIMESTAMP_NTZ) + make_dt_interval(0, CAST({part(4)} AS INT), CAST({part(5)} AS INT), {part(6)}))"
+    read = f"CAST({day} AS TIMESTAMP_NTZ) + make_dt_interval(0, CAST({part(4)} AS INT), CAST({part(5)} AS INT), {part(6)})"
     earlier = f"convert_timezone({from_zone}, 'UTC', {wall})"
     # a repeated wall time: Spark reads it with the offset before the change, Flink after it (an instant 1 h later)
     later = f"({earlier} + INTERVAL 1 HOUR)"
     utc = f"(CASE WHEN convert_timezone('UTC', {from_zone}, {later}) = {wall} THEN {later} ELSE {earlier} END)"
-    converted = f"date_format(convert_timezone('UTC', {to_zone}, {utc}), 'yyyy-MM-dd HH:mm:ss')"
-    year = part(1)
-    return f"(CASE WHEN {text} RLIKE {pattern} AND {year} BETWEEN 1 AND 9999 THEN {converted} END)"
+    converted = bound_once(read, wall, f"date_format(convert_timezone('UTC', {to_zone}, {utc}), 'yyyy-MM-dd HH:mm:ss')")
+    return bound_once(text, given, f"CASE WHEN {given} RLIKE {pattern} AND {part(1)} BETWEEN 1 AND 9999 THEN {converted} END")
