@@ -16,7 +16,10 @@ schema that shows it is refused, naming the column, rather than printed with Spa
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Optional
+
+from kindling.sql.time_values import holds_time_cast, time_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -279,6 +282,23 @@ def known_types(df: "DataFrame") -> list[Optional[str]]:
     return [types.of(output.apply(i)) for i in range(output.size())]
 
 
+def time_columns(df: "DataFrame", columns: list[str]) -> list[str]:
+    """Which of ``columns`` hold Flink TIME values (kindling holds them as their text, :mod:`kindling.sql.time_values`),
+    for results to hand them out as ``datetime.time`` as PyFlink does. Only a query whose string columns carry a declared
+    TIME or whose plan casts to TIME has its plan walked."""
+    from pyspark.sql.types import StringType
+
+    fields = {f.name: f for f in df.schema.fields}
+    texts = [c for c in columns if c in fields and isinstance(fields[c].dataType, StringType)]
+    if not texts:
+        return []
+    declared = any(str(fields[c].metadata.get(FLINK_TYPE, "")).startswith("TIME(") for c in texts)
+    if not declared and not holds_time_cast(df._jdf.queryExecution().analyzed().toString()):
+        return []
+    types = dict(zip(df.columns, known_types(df)))
+    return [c for c in texts if (types.get(c) or "").startswith("TIME(")]
+
+
 def expression_types(plan: Any, expressions: list[Any]) -> list[Optional[str]]:
     """The Flink types kindling derives for ``expressions`` of the analyzed ``plan`` (None where it derives none), by
     the rules :func:`known_types` follows for columns."""
@@ -378,12 +398,31 @@ class _PlanTypes:
             if target not in _NUMBERS or any(o is None or without_markers(o).removesuffix(_NOT_NULL) not in _NUMBERS for o in operands):
                 return None
             return target + (_NOT_NULL if all(without_markers(o).endswith(_NOT_NULL) for o in operands) else "")  # type: ignore[union-attr]
+        if kind == "ElementAt" and expression.left().nodeName() == "transform":  # bound_once: a transform of array(value)
+            return self._time_cast(expression.left(), grouped)
+        if kind == "Literal" and expression.dataType().typeName().startswith("time") and expression.value() is not None:
+            fraction = re.search(r"\.(\d+)'", expression.sql())  # TIME '10:11:12.5': Flink's precision is the digits written
+            return f"TIME({len(fraction.group(1)) if fraction else 0}) NOT NULL"
         if kind == "Literal":
             target = _SPARK_NAMES.get(expression.dataType().typeName())
             if target not in ("INT", "BIGINT", "BOOLEAN") or expression.value() is None:
                 return None
             return target + _NOT_NULL
         return None
+
+    def _time_cast(self, transform: Any, grouped: Optional[bool]) -> Optional[str]:
+        """A CAST to TIME (:func:`kindling.sql.time_values.cast_to_time`: its argument bound by a named lambda)."""
+        variables = transform.function().arguments()
+        array = transform.argument()
+        if variables.size() != 1 or array.nodeName() != "CreateArray" or array.children().size() != 1:
+            return None
+        argument = array.children().apply(0)
+        argument_type = self._derived(argument, grouped)
+        if argument_type is not None:
+            not_null = without_markers(argument_type).endswith(_NOT_NULL)
+        else:  # Spark's nullability: for its functions as for Flink's, NULL in gives NULL out
+            not_null = not argument.nullable()
+        return time_type(variables.apply(0).name(), not_null)
 
     def _union(self, node: Any) -> None:
         children = node.children()
@@ -419,4 +458,4 @@ def without_markers(flink_type: str) -> str:
 
 
 __all__ = ["FLINK_TYPE", "PROCTIME_TYPE", "aggregate_type", "carried_type", "computed_type", "declared_type", "expression_text", "known_types",
-           "nullable", "passing", "typed_field", "window_property_types", "with_type", "without_markers"]
+           "nullable", "passing", "time_columns", "typed_field", "window_property_types", "with_type", "without_markers"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from datetime import datetime
+from datetime import datetime, time
 from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
 from pyspark.sql import DataFrame, Row
@@ -24,6 +24,7 @@ from kindling.formats.java_text import java_floating
 from kindling.runtime import interrupts
 from kindling.runtime.job import TERMINAL_STATES
 from kindling.sql.table_schema import ResolvedSchema, TableSchema
+from kindling.sql.time_values import time_of_text
 
 
 class ResultKind:
@@ -121,6 +122,12 @@ def _flink_value(value: Any) -> Any:
     return value
 
 
+def _with_times(row: Row, columns: Sequence[str]) -> Row:
+    """``row`` with the text of its TIME ``columns`` as ``datetime.time`` values."""
+    values = row.asDict()
+    return Row(**{c: time_of_text(v) if c in columns else v for c, v in values.items()})
+
+
 class ResultRow(FlinkRow):
     """A row of a query's result as PyFlink's ``TableResult.collect()`` hands it out: positional (printed
     ``<Row('a', 1)>``, equal to ``Row('a', 1)`` of the same kind) with its change kind. kindling also reads its columns
@@ -163,11 +170,12 @@ class TableResult:
                  upsert_key: Optional[Sequence[str]] = None, cleanup: Any = None,
                  column_types: Optional[Sequence[Any]] = None,
                  flink_types: Union[Sequence[Optional[str]], Callable[[], Sequence[Optional[str]]], None] = None,
-                 raw: bool = False, row_kinds: bool = False) -> None:
+                 raw: bool = False, row_kinds: bool = False, time_columns: Optional[Callable[[], Sequence[str]]] = None) -> None:
         """``column_types``: a query's Spark column types (for the printed widths); ``flink_types``: its columns' Flink
         types as far as kindling knows them, or what gives them (``get_resolved_schema()``; a static result's columns
         are strings); ``raw``: printed as its values alone (Flink's raw content style, an INSERT's result); ``row_kinds``: a
-        bounded query's rows printed with their kind (+I), as streaming mode prints every query's."""
+        bounded query's rows printed with their kind (+I), as streaming mode prints every query's; ``time_columns``: what
+        gives the columns holding TIME values as their text, collected as ``datetime.time`` as PyFlink collects them."""
         self.columns = list(columns)
         self._rows = [Row(**dict(zip(self.columns, r))) for r in (rows or [])]
         self._job_client = job_client
@@ -178,6 +186,7 @@ class TableResult:
         self._flink_types = flink_types
         self._raw = raw
         self._row_kinds = row_kinds
+        self._time_columns = time_columns
 
     @staticmethod
     def ok() -> "TableResult":
@@ -220,7 +229,12 @@ class TableResult:
         if self._collector is None:
             return [("+I", row) for row in self._rows]
         self.wait(timeout)
-        return self._collector.changes()
+        changes = self._collector.changes()
+        if self._time_columns is not None:
+            self._time_columns = list(self._time_columns()) if callable(self._time_columns) else self._time_columns
+            if self._time_columns:
+                changes = [(kind, _with_times(row, self._time_columns)) for kind, row in changes]
+        return changes
 
     def collect(self, timeout: Optional[float] = None) -> CollectedRows:
         """The result's rows as PyFlink's ``collect()`` hands them out: a streaming query's changes in arrival order,
@@ -403,6 +417,9 @@ def _format(value: Any, shape: _Shape = _DEFAULT_SHAPE) -> str:
     if isinstance(value, datetime):
         text = value.strftime("%Y-%m-%d %H:%M:%S")
         return text + ("." + value.strftime("%f").ljust(shape.digits, "0")[:shape.digits] if shape.digits else "")
+    if isinstance(value, time):  # as a TIME(p)'s text (kindling.sql.time_values): trailing zeros dropped, one digit kept
+        fraction = f"{value.microsecond:06d}"[:shape.digits].rstrip("0") or "0"
+        return value.strftime("%H:%M:%S") + ("." + fraction if shape.digits else "")
     return _nested(value, shape.single)
 
 

@@ -45,7 +45,7 @@ from kindling.sql.aggregates import with_flink_aggregate_types
 from kindling.sql.builtin_functions import listed_functions
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, check_rowtime_type, describe_rows
 from kindling.sql.changelog_functions import TO_CHANGELOG, ChangelogCall, find_changelog_call, from_changelog, to_changelog
-from kindling.sql.column_types import carried_type, known_types, window_property_types, with_type
+from kindling.sql.column_types import carried_type, known_types, time_columns, window_property_types, with_type
 from kindling.sql.declared_types import with_declared_types
 from kindling.sql.division import with_flink_division
 from kindling.sql.errors import SqlError, from_spark
@@ -488,7 +488,8 @@ class SqlSession:
         self._track(client)
         types = [planned.df.schema[c].dataType if c in planned.df.columns else None for c in planned.columns]
         return TableResult(planned.columns, job_client=client, collector=collector, upsert_key=planned.upsert_key,
-                           cleanup=lambda: retire(checkpoint), column_types=types, flink_types=lambda: _result_types(planned))
+                           cleanup=lambda: retire(checkpoint), column_types=types, flink_types=lambda: _result_types(planned),
+                           time_columns=lambda: time_columns(planned.df, planned.columns))
 
     def _collect_batch(self, planned: PlannedQuery) -> TableResult:
         """A SELECT in batch mode: one Spark batch job whose rows are the final result, in the query's order."""
@@ -497,7 +498,8 @@ class SqlSession:
         self._track(job)
         types = [df.schema[c].dataType for c in planned.columns]
         return TableResult(planned.columns, job_client=job, collector=BatchCollector(job), column_types=types,
-                           flink_types=lambda: _result_types(planned), row_kinds=not self.batch)
+                           flink_types=lambda: _result_types(planned), row_kinds=not self.batch,
+                           time_columns=lambda: time_columns(planned.df, planned.columns))
 
     def _run_inserts_batch(self, inserts: Sequence[ddl.Insert], line: int) -> TableResult:
         """INSERTs in batch mode: the queries run as Spark batch jobs into staged files, then the sinks write

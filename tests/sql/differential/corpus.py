@@ -31,8 +31,8 @@ def expression_batch(entries: list[Entry]) -> str:
     return "SELECT order_id, " + ", ".join(f"{e.expression} AS v{i}" for i, e in enumerate(entries)) + " FROM orders"
 
 
-def _expr(id: str, expression: str) -> Entry:
-    return Entry(id, FUNCTIONS, f"SELECT order_id, {expression} AS v FROM orders", expression)
+def _expr(id: str, expression: str, mode: str = "streaming") -> Entry:
+    return Entry(id, FUNCTIONS, f"SELECT order_id, {expression} AS v FROM orders", expression, mode=mode)
 
 
 def _each_joined(template: str, values: list[str]) -> str:
@@ -49,6 +49,18 @@ def _map_text(map_expression: str) -> str:
 _CONVERT_TZ_TEXTS = ["2024-1-1 1:2:3", "2024-02-30 25:61:00.5", " 2024-01-01  10:00:00 x", "2024-01-01T10:00:00", "2024-01-01",
                      "2024-13-01 00:00:00", "2024-00-00 00:00:00", "2024--1-01 00:00:00", "0099-01-01 00:00:00", "2024-01-01 10:00"]
 _CONVERT_TZ_ZONES = ["UTC+8", "GMT+8", "PST", "Asia/Shanghai", "+08:00", "utc", "GMT-0530", "GMT+5:30", "EST", "Nowhere/City", "GMT+24"]
+
+
+# Strings Flink reads as TIME (DateTimeUtils.parseTime): fields without all their parts, blanks, a fraction's 4th
+# character rounding, characters that are no digits, offsets after the time (its hours past 24 or below 0), and ones it
+# does not read. Each is cut from a per-row string, so that Spark runs the generated code rather than folding a constant.
+_TIME_TEXTS = [["08:00:04.91x", "08:00:04.9x1", "8:0", "8", "08:00:04x", "25:00:00", "08:00:04.1239", "08:00:04.1235", " 08:00:04 ",
+                "08:00:04+01:00", "08:00:04-01:00", "-1:00:00"],
+               ["08:60:00", "08:00:60", "08:00:04.", "1:2:3", "23:59:59.9999", "", "08::04", "08 :00:04", "008:00:04", "24:00:00",
+                "08:00:04.123456789", "23:00:00+02:00"],
+               ["00:30:00-01:00", "12:00:00+99", "08:00:04.x5", "08:00:04.5.5", "8:5:", "08:00:04 + 01 : 30", "08:00:04+01:30:15",
+                "08:00:04.-5", "20:00:00+-5", "8-1:30", "08:00:04.12a4", "00:30:00.5-01:00", "08:00:04+99999999999"]]
+_TIME_OF_TEXT = "CAST(TRY_CAST(LEFT(CONCAT('{0}', CAST(order_id AS STRING)), CHAR_LENGTH('{0}')) AS TIME(%d)) AS STRING)"
 
 
 # A document per order: invalid for every fourth, NULL where the customer or the amount is NULL
@@ -132,6 +144,9 @@ _EXPRESSIONS = [
     ("tm-time3-of-timestamp-string", "CAST(CAST(ts AS TIME(3)) AS STRING)"),
     ("tm-time-typeof", "TYPEOF(TIME '10:11:12')"),
     ("tm-time-try-cast", "TRY_CAST(item AS TIME)"),
+    ("tm-time-rounding", "CAST(CAST(CONCAT('23:59:59.99', CAST(order_id AS STRING)) AS TIME(3)) AS STRING)"),
+    ("tm-time-typeof-cast", "CONCAT_WS(',', TYPEOF(CAST(SUBSTR(CAST(ts AS STRING), 12) AS TIME(3))), TYPEOF(TRY_CAST(tag AS TIME)), "
+     "TYPEOF(CAST(ts AS TIME)), TYPEOF(CAST('10:00' AS TIME(2))), TYPEOF(TRY_CAST('10:00' AS TIME(2))))"),
     ("tm-convert-tz", "CONVERT_TZ(CAST(ts AS STRING), 'UTC', 'America/Los_Angeles')"),
     ("tm-convert-tz-gap", "CONVERT_TZ(CONCAT('2024-03-31 0', CAST(MOD(order_id, 5) AS STRING), ':30:00'), 'Europe/Berlin', 'UTC')"),
     ("tm-convert-tz-overlap", "CONVERT_TZ(CONCAT('2024-10-27 0', CAST(MOD(order_id, 5) AS STRING), ':30:00'), 'Europe/Berlin', "
@@ -244,7 +259,15 @@ _EXPRESSIONS = [
     ("json-string-double-large", "JSON_STRING(price * 100000000)"), ("json-string-double-tiny", "JSON_STRING(price * 1.0E-9)"),
 ]
 
-EXPRESSIONS = [_expr(id, expression) for id, expression in _EXPRESSIONS]
+# Entries run in batch mode: the strings Flink reads as TIME test a function, not streaming, and each of their casts is
+# a large expression that a streaming query plans again for every micro-batch (in streaming mode they took a minute).
+_BATCH_EXPRESSIONS = [
+    *[(f"tm-time-lenient-{n}", _each_joined(_TIME_OF_TEXT % 3, texts)) for n, texts in enumerate(_TIME_TEXTS, start=1)],
+    ("tm-time0-lenient", _each_joined(_TIME_OF_TEXT % 0, ["08:00:04.96", "00:30:00.5-01:00", "00:00:00.7-00:00", "23:59:59.9995"])),
+    ("tm-time1-lenient", _each_joined(_TIME_OF_TEXT % 1, ["08:00:04.96", "08:00:04.999", "00:30:00.55-01:00"])),
+]
+EXPRESSIONS = [_expr(id, expression) for id, expression in _EXPRESSIONS] + \
+    [_expr(id, expression, "batch") for id, expression in _BATCH_EXPRESSIONS]
 
 QUERIES = [
     # select / where / distinct / set operations / order / limit / with

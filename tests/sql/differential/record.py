@@ -50,8 +50,8 @@ def main() -> int:
         REFERENCE.write_text("{}\n")
     started = time.monotonic()
 
-    def run(sql: str) -> tuple[list[str], list[str], list[list]]:
-        return finish(t_env.execute_sql(sql))
+    def run(sql: str, mode: str = "streaming") -> tuple[list[str], list[str], list[list]]:
+        return finish((b_env if mode == "batch" else t_env).execute_sql(sql))
 
     def finish(result, upsert_key: tuple[str, ...] = ()) -> tuple[list[str], list[str], list[list]]:
         """Collect a submitted query: its columns, Flink's types and the changelog applied to a multiset
@@ -99,12 +99,12 @@ def main() -> int:
         """Evaluate expression entries in one query; a batch Flink rejects is split until the culprit is alone."""
         if len(batch) == 1:
             try:
-                record(batch[0], run(batch[0].sql))
+                record(batch[0], run(batch[0].sql, batch[0].mode))
             except Exception as exc:
                 record(batch[0], exc)
             return
         try:
-            columns, types, final = run(corpus.expression_batch(batch))
+            columns, types, final = run(corpus.expression_batch(batch), batch[0].mode)
         except Exception:
             half = len(batch) // 2
             run_expressions(batch[:half])
@@ -114,9 +114,10 @@ def main() -> int:
             record(entry, (["order_id", "v"], [types[0], types[i]], [[row[0], row[i]] for row in final]))
 
     selected = [e for e in corpus.CORPUS if not only or e.id in only]
-    expressions = [e for e in selected if e.expression]
-    for k in range(0, len(expressions), 40):
-        run_expressions(expressions[k:k + 40])
+    for mode in ("streaming", "batch"):  # a batch of expressions runs in one mode
+        expressions = [e for e in selected if e.expression and e.mode == mode]
+        for k in range(0, len(expressions), 40):
+            run_expressions(expressions[k:k + 40])
     pending: list = []  # queries submitted to Flink, collected in order while the next ones run
     for entry in [e for e in selected if not e.expression]:
         try:

@@ -90,9 +90,10 @@ class _Outcomes:
             self.outcomes[entry.id] = ("rows", normalise.rows([(row[0], row[i]) for row in rows]))
 
     def run(self, entries: list[corpus.Entry]) -> dict[str, tuple[str, Any]]:
-        expressions = [e for e in entries if e.expression]
-        for k in range(0, len(expressions), EXPRESSIONS_PER_QUERY):
-            self.start(expressions[k:k + EXPRESSIONS_PER_QUERY])
+        for mode in ("streaming", "batch"):  # a batch of expressions runs in one mode
+            expressions = [e for e in entries if e.expression and e.mode == mode]
+            for k in range(0, len(expressions), EXPRESSIONS_PER_QUERY):
+                self.start(expressions[k:k + EXPRESSIONS_PER_QUERY])
         for entry in entries:
             if not entry.expression:
                 self.start([entry])
