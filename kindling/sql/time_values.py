@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Optional
+from typing import Optional, Union
 
 from kindling.sql.bound_values import bound_once
 
@@ -127,15 +127,17 @@ def holds_time_cast(plan_text: str) -> bool:
     return _VARIABLE.search(plan_text) is not None
 
 
-def time_of_text(text: Optional[str]) -> Optional[datetime.time]:
+def time_of_text(text: Optional[str]) -> Union[datetime.time, str, None]:
     """A TIME value's text (``HH:mm:ss[.fff]``) as the ``datetime.time`` PyFlink collects (a fraction's digits past the
-    microsecond cut).
+    microsecond cut); a text that is no time of day (a MySQL TIME of -01:02:03, a time read with an offset past 24 h)
+    stays text, which Python's time cannot hold.
 
     >>> time_of_text("08:00:04.91")
     datetime.time(8, 0, 4, 910000)
     """
     if text is None:
         return None
-    hours, minutes, rest = text.split(":")
-    seconds, _, fraction = rest.partition(".")
-    return datetime.time(int(hours), int(minutes), int(seconds), int((fraction + "000000")[:6]))
+    match = re.fullmatch(r"([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:[.]([0-9]+))?", text)
+    if match is None:  # no time of day (a database's negative TIME, one past 24 h): its text, as before
+        return text
+    return datetime.time(int(match[1]), int(match[2]), int(match[3]), int(((match[4] or "") + "000000")[:6]))

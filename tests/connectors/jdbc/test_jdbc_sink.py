@@ -116,8 +116,8 @@ MYSQL_TYPES = [
     ("b", "BOOLEAN", "BOOLEAN", True, True),
     ("t1", "TINYINT(1)", "BOOLEAN", False, False),
     ("dy", "DATE", "DATE", dt.date(2024, 2, 29), dt.date(2024, 2, 29)),
-    ("tm", "TIME", "TIME(0)", "13:45:30", "13:45:30"),
-    ("tm3", "TIME(3)", "TIME(3)", "13:45:30.125", "13:45:30.125"),
+    ("tm", "TIME", "TIME(0)", "13:45:30", dt.time(13, 45, 30)),  # collected as PyFlink collects a TIME
+    ("tm3", "TIME(3)", "TIME(3)", "13:45:30.125", dt.time(13, 45, 30, 125000)),
     ("ts", "DATETIME(6)", "TIMESTAMP(6)", WHEN, WHEN),
     ("ts0", "DATETIME", "TIMESTAMP(0)", WHEN.replace(microsecond=0), WHEN.replace(microsecond=0)),
     ("tp", "TIMESTAMP(3) NULL", "TIMESTAMP(3)", WHEN, WHEN),
@@ -142,8 +142,8 @@ POSTGRES_TYPES = [
      Decimal("12345678901234567890.123456789012345678")),
     ("b", "BOOLEAN", "BOOLEAN", True, True),
     ("dy", "DATE", "DATE", dt.date(2024, 2, 29), dt.date(2024, 2, 29)),
-    ("tm", "TIME(0)", "TIME(0)", "13:45:30", "13:45:30"),
-    ("tm3", "TIME(3) WITHOUT TIME ZONE", "TIME(3)", "13:45:30.125", "13:45:30.125"),
+    ("tm", "TIME(0)", "TIME(0)", "13:45:30", dt.time(13, 45, 30)),  # collected as PyFlink collects a TIME
+    ("tm3", "TIME(3) WITHOUT TIME ZONE", "TIME(3)", "13:45:30.125", dt.time(13, 45, 30, 125000)),
     ("ts", "TIMESTAMP(6)", "TIMESTAMP(6)", WHEN, WHEN),
     ("ts3", "TIMESTAMP(3) WITHOUT TIME ZONE", "TIMESTAMP(3)", WHEN, WHEN),
     ("tz", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP_LTZ(6)", WHEN.replace(tzinfo=dt.timezone.utc), WHEN),
@@ -205,8 +205,8 @@ READ_TYPES = {
         ("i4", "INT4", "INT", "-5", -5),
         ("i8", "INT8", "BIGINT", "6", 6),
         ("nu", "NUMERIC", "DECIMAL(38, 18)", "1.5", Decimal("1.5")),
-        ("tm", "TIME", "TIME(6)", "'01:02:03.456789'", "01:02:03.456"),  # Flink's JDBC runtime reads milliseconds
-        ("tn", "TIME", "TIME(6)", "'01:02:03.000456'", "01:02:03"),
+        ("tm", "TIME", "TIME(6)", "'01:02:03.456789'", dt.time(1, 2, 3, 456000)),  # Flink's JDBC runtime reads milliseconds
+        ("tn", "TIME", "TIME(6)", "'01:02:03.000456'", dt.time(1, 2, 3)),
         ("ab", "BIGINT[]", "ARRAY<BIGINT>", "'{1,2}'", [1, 2]),
     ],
     "mysql": [
