@@ -186,7 +186,8 @@ class TableResult:
         self._flink_types = flink_types
         self._raw = raw
         self._row_kinds = row_kinds
-        self._time_columns = time_columns
+        self._time_columns_of = time_columns
+        self._time_columns: Optional[list[str]] = None  # found once, at the first collect
 
     @staticmethod
     def ok() -> "TableResult":
@@ -230,10 +231,10 @@ class TableResult:
             return [("+I", row) for row in self._rows]
         self.wait(timeout)
         changes = self._collector.changes()
-        if self._time_columns is not None:
-            self._time_columns = list(self._time_columns()) if callable(self._time_columns) else self._time_columns
-            if self._time_columns:
-                changes = [(kind, _with_times(row, self._time_columns)) for kind, row in changes]
+        if self._time_columns is None:
+            self._time_columns = list(self._time_columns_of()) if self._time_columns_of is not None else []
+        if self._time_columns:
+            changes = [(kind, _with_times(row, self._time_columns)) for kind, row in changes]
         return changes
 
     def collect(self, timeout: Optional[float] = None) -> CollectedRows:

@@ -97,8 +97,8 @@ def _string_to_time(text: str, precision: int) -> str:
               f"+ ({f}.m + {f}.sign * {f}.om) * 60000 + {f}.s * 1000 + {fraction} END)")
     unit = 10 ** (3 - min(precision, 3))
     # Cut to the precision (towards zero, as Java's %), then a negative time a day later (DateTimeUtils.formatTimestampMillis)
-    of_day = f"transform({millis}, __kindling_tm -> __kindling_tm - __kindling_tm % {unit})"
-    of_day = f"transform({of_day}, __kindling_tm -> IF(__kindling_tm < 0, pmod(__kindling_tm, 86400000), __kindling_tm))"
+    cut = f"__kindling_tm - __kindling_tm % {unit}"
+    of_day = f"transform({millis}, __kindling_tm -> IF({cut} < 0, pmod({cut}, 86400000), {cut}))"
     return f"element_at(transform({of_day}, __kindling_td -> IF(__kindling_td IS NULL, NULL, {_written('__kindling_td', precision)})), 1)"
 
 
