@@ -1,4 +1,5 @@
-"""Session fixtures: one SparkSession and one local Kafka broker for the whole test run."""
+"""Session fixtures: one SparkSession and the local servers for the whole test run (of each pytest worker, in a
+parallel run: ``make test`` runs two)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,9 @@ def programs_in_background(request, tmp_path_factory) -> Iterator[None]:
     """Test modules that run example programs in a subprocess of their own (``start_in_background``) start it when the
     session starts, at the lowest CPU priority: it runs on the CPU the other tests leave idle (they mostly wait for
     micro-batches), instead of 3-4 minutes of its own at the end. A runner still going at the end is killed."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        yield  # a worker of a parallel run: its modules run their programs in the foreground, the other worker fills the CPU
+        return
     modules = {item.module for item in request.session.items if getattr(item, "module", None) is not None}
     for module in sorted(modules, key=lambda m: m.__name__):
         start = getattr(module, "start_in_background", None)
@@ -223,6 +227,21 @@ def topic(kafka) -> Iterator[str]:
 @pytest.fixture
 def checkpoint_dir(tmp_path) -> str:
     return str(tmp_path / "checkpoints")
+
+
+# Modules whose tests take minutes in all: collected first, so that in a parallel run (whole modules handed to the
+# worker that is free) the run does not end with one worker on them and the other idle. The differential corpus takes
+# 7-11 minutes, its neighbours in collection order seconds to two.
+FIRST_MODULES = ("tests/sql/differential/test_differential.py",)
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    root = Path(__file__).resolve().parents[1]
+
+    def first(item) -> bool:
+        return any(Path(item.fspath) == root / module for module in FIRST_MODULES)
+
+    items.sort(key=lambda item: not first(item))  # stable: every other test keeps its order
 
 
 def pytest_configure(config) -> None:
