@@ -51,9 +51,12 @@ if "SPARK_SUBMIT_OPTS" not in os.environ:
 def programs_in_background(request, tmp_path_factory) -> Iterator[None]:
     """Test modules that run example programs in a subprocess of their own (``start_in_background``) start it when the
     session starts, at the lowest CPU priority: it runs on the CPU the other tests leave idle (they mostly wait for
-    micro-batches), instead of 3-4 minutes of its own at the end. A runner still going at the end is killed."""
+    micro-batches), instead of 3-4 minutes of its own at the end. A runner still going at the end is killed.
+
+    Only in a run in one process: a worker of a parallel run (``make test``) does not know which modules it will be
+    handed, and the other worker fills the CPU meanwhile, so a module runs its programs in the foreground."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        yield  # a worker of a parallel run: its modules run their programs in the foreground, the other worker fills the CPU
+        yield
         return
     modules = {item.module for item in request.session.items if getattr(item, "module", None) is not None}
     for module in sorted(modules, key=lambda m: m.__name__):
