@@ -95,10 +95,25 @@ def kafka(tmp_path_factory) -> Iterator[object]:
     broker = LocalKafka(data_dir=tmp_path_factory.mktemp("kafka"))
     broker.start()
     yield broker
-    # Drop Kafka clients left unreferenced by tests while the broker still answers; otherwise
-    # librdkafka logs connection errors at interpreter exit, after pytest's summary.
+    # Kafka clients still alive when the broker stops (unreferenced ones not yet collected, and ones a finished job or
+    # test still holds) would reconnect to it and log each refusal until the process ends: in a parallel run that is
+    # the last seconds of a worker, between the tests' dots and the summary. So they are dropped or closed first,
+    # their unsent messages purged (a close would wait for them).
     gc.collect()
+    _close_kafka_clients()
     broker.stop()
+
+
+def _close_kafka_clients() -> None:
+    from confluent_kafka import Consumer, Producer
+
+    for client in [o for o in gc.get_objects() if isinstance(o, (Producer, Consumer))]:
+        try:
+            if isinstance(client, Producer):
+                client.purge(in_queue=True, in_flight=True, blocking=False)
+            client.close()
+        except Exception:  # already closed, or closing failed: nothing to keep alive for
+            pass
 
 
 @pytest.fixture(scope="session")
