@@ -255,11 +255,8 @@ FIRST_MODULES = ("tests/sql/differential/test_differential.py",)
 
 def pytest_collection_modifyitems(session, config, items) -> None:
     root = Path(__file__).resolve().parents[1]
-
-    def first(item) -> bool:
-        return any(Path(item.fspath) == root / module for module in FIRST_MODULES)
-
-    items.sort(key=lambda item: not first(item))  # stable: every other test keeps its order
+    first = {root / module for module in FIRST_MODULES}
+    items.sort(key=lambda item: item.path not in first)  # stable: every other test keeps its order
 
 
 def pytest_configure(config) -> None:

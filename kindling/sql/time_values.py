@@ -127,6 +127,9 @@ def holds_time_cast(plan_text: str) -> bool:
     return _VARIABLE.search(plan_text) is not None
 
 
+_TIME_OF_DAY = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:[.]([0-9]+))?")
+
+
 def time_of_text(text: Optional[str]) -> Union[datetime.time, str, None]:
     """A TIME value's text (``HH:mm:ss[.fff]``) as the ``datetime.time`` PyFlink collects (a fraction's digits past the
     microsecond cut); a text that is no time of day (a MySQL TIME of -01:02:03, a time read with an offset past 24 h)
@@ -137,7 +140,7 @@ def time_of_text(text: Optional[str]) -> Union[datetime.time, str, None]:
     """
     if text is None:
         return None
-    match = re.fullmatch(r"([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:[.]([0-9]+))?", text)
+    match = _TIME_OF_DAY.fullmatch(text)
     if match is None:  # no time of day (a database's negative TIME, one past 24 h): its text, as before
         return text
     return datetime.time(int(match[1]), int(match[2]), int(match[3]), int(((match[4] or "") + "000000")[:6]))
