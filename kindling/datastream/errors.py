@@ -66,6 +66,35 @@ def _choose_output() -> None:
         user_prints_to_program_stdout()
 
 
+class RecordCalls:
+    """A user function's calls over a batch of records, as :func:`calling` is for one call: any error leaves as one
+    UserFunctionError naming the function, the operator and ``record``, which the loop sets before each call.
+
+    One context per batch instead of one per record (a generator-based context costs about a microsecond a call).
+
+    >>> with RecordCalls(len, "Map") as calls:
+    ...     for record in ["ab", "c"]:
+    ...         calls.record = record
+    ...         size = len(record)
+    """
+
+    __slots__ = ("function", "operator", "record")
+
+    def __init__(self, function: Any, operator: str) -> None:
+        self.function = function
+        self.operator = operator
+        self.record: Any = None
+
+    def __enter__(self) -> "RecordCalls":
+        if not _OUTPUT_CHOSEN:
+            _choose_output()
+        return self
+
+    def __exit__(self, kind: Any, exc: Any, traceback: Any) -> None:
+        if isinstance(exc, Exception) and not isinstance(exc, UserFunctionError):
+            raise failure(self.function, self.operator, exc, self.record) from exc
+
+
 @contextmanager
 def calling(function: Any, operator: str, record: Any = None, has_record: bool = True) -> Iterator[None]:
     """Run a user function's call; any error leaves as one UserFunctionError naming function, operator and record."""

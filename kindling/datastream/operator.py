@@ -46,7 +46,7 @@ import pickle
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import (
@@ -157,33 +157,6 @@ def from_pandas(data_type: DataType) -> Optional[Callable[[Any], Any]]:
     if isinstance(data_type, TimestampNTZType):
         return lambda v: None if _missing(v) else (v.to_pydatetime() if hasattr(v, "to_pydatetime") else v)
     return None
-
-
-def row_class(names: Sequence[str]) -> type:
-    """The class of rows of these field names: a pyspark ``Row`` (``row.name``, ``row["name"]``, ``row[0]``,
-    ``asDict()``) that holds the names once and reads named fields through C-level properties. A row of it is
-    ``tuple.__new__(cls, values)``."""
-    namespace: Dict[str, Any] = {"__fields__": list(names)}
-    for i, name in enumerate(names):
-        if name.isidentifier() and not name.startswith("_") and not hasattr(Row, name) and name not in namespace:
-            namespace[name] = _field(i)
-    return type("Row", (Row,), namespace)
-
-
-def _field(index: int) -> Any:
-    """A descriptor reading a row's field by position, as tuple's own indexing does, not Row.__getitem__ (which tells
-    names from positions first): namedtuple's C-level one where this Python has it."""
-    try:
-        from _collections import _tuplegetter  # type: ignore[import-not-found]
-    except ImportError:  # another Python implementation
-        get = tuple.__getitem__
-        return property(lambda row: get(row, index))
-    return _tuplegetter(index, None)
-
-
-def row_factory(names: Sequence[str]) -> Callable[[Sequence[Any]], Row]:
-    """Rows of these field names (:func:`row_class`), each built from a sequence of values."""
-    return functools.partial(tuple.__new__, row_class(names))
 
 
 def _numbers(column: Sequence[Any], dtype: str) -> Any:
@@ -572,7 +545,7 @@ class KeyedRunner(StatefulProcessor):
         if self._input_types[index] is not None:
             decode = self._decoders[index].decode
             return lambda columns, rows: [decode(list(raw)) for raw in zip(*columns)] if columns else [decode([])] * rows
-        make = row_factory(self._input_names[index])
+        make = records.row_factory(self._input_names[index])
         return lambda columns, rows: list(map(make, zip(*columns))) if columns else [make(())] * rows
 
     def _values(self, inputs: Optional[List[int]], fields: List[List[list]], rows: int) -> List[Any]:

@@ -217,7 +217,7 @@ def process_batches(function: ProcessFunction, in_schema: Any, out_user: Any, ou
     from_timer = [n for n in internal if n.endswith("from_timer")]
 
     def run(batches: Any) -> Any:
-        from kindling.datastream.errors import calling
+        from kindling.datastream.errors import RecordCalls
 
         runner = _StatelessRunner()
         runtime_context = RuntimeContext("Process", None, 0, 1)
@@ -230,15 +230,16 @@ def process_batches(function: ProcessFunction, in_schema: Any, out_user: Any, ou
             times = batch.column(rowtime).to_pylist()
             flags = batch.column(from_timer[0]).to_pylist() if from_timer else [None] * batch.num_rows
             out: List[tuple] = []
-            for row, moment, flag in zip(records.to_rows(batch, names, decoder), times, flags):
-                runner.timestamp = int(moment.timestamp() * 1000) if moment is not None else None
-                carried = (moment, flag) if from_timer else (moment,)
-                with calling(function.process_element, "Process", row):
+            with RecordCalls(function.process_element, "Process") as calls:
+                for row, moment, flag in zip(records.to_rows(batch, names, decoder), times, flags):
+                    runner.timestamp = int(moment.timestamp() * 1000) if moment is not None else None
+                    carried = (moment, flag) if from_timer else (moment,)
+                    calls.record = row
                     for value in call(row, ctx):
                         out.append(encoder.encode(value, "Process result") + carried + (None, None))
-                for _timestamp, tag, blob in runner.side:
-                    out.append((None,) * width + carried + (tag, blob))
-                runner.side.clear()
+                    for _timestamp, tag, blob in runner.side:
+                        out.append((None,) * width + carried + (tag, blob))
+                    runner.side.clear()
             columns = list(zip(*out)) if out else [() for _ in out_arrow]
             arrays = [pa.array(list(c), type=f.type) for c, f in zip(columns, out_arrow)]
             yield pa.RecordBatch.from_arrays(arrays, schema=out_arrow)

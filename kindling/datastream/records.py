@@ -6,6 +6,7 @@ runs per record. kindling's internal columns (event time, keys) ride along untou
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import pyarrow as pa
@@ -40,6 +41,41 @@ def as_struct(output_type: TypeLike, *, single_name: str = "f0") -> StructType:
                     f"got {type(output_type).__name__}")
 
 
+def row_factory(names: Sequence[str]) -> Callable[[Iterable[Any]], Row]:
+    """Rows of these field names (:func:`row_class`), each built from a sequence of values.
+
+    >>> make = row_factory(["word", "count"])
+    >>> make(("flink", 2)).count
+    2
+    """
+    return functools.partial(tuple.__new__, row_class(tuple(names)))
+
+
+@functools.lru_cache(maxsize=256)
+def row_class(names: tuple[str, ...]) -> type:
+    """The class of rows of these field names: a pyspark ``Row`` (``row.name``, ``row["name"]``, ``row[0]``,
+    ``asDict()``, equal to and pickled as pyspark's own) that holds the names once, in the class, and reads named
+    fields through C-level properties. A row of it is ``tuple.__new__(cls, values)``: a fifth of what
+    ``Row(*names)(*values)`` costs, which checks and stores the names in every row. One class per field names
+    and process."""
+    namespace: dict[str, Any] = {"__fields__": list(names)}
+    for i, name in enumerate(names):
+        if name.isidentifier() and not name.startswith("_") and not hasattr(Row, name) and name not in namespace:
+            namespace[name] = _field(i)
+    return type("Row", (Row,), namespace)
+
+
+def _field(index: int) -> Any:
+    """A descriptor reading a row's field by position, as tuple's own indexing does, not Row.__getitem__ (which tells
+    names from positions first): namedtuple's C-level one where this Python has it."""
+    try:
+        from _collections import _tuplegetter  # type: ignore[import-not-found]
+    except ImportError:  # another Python implementation
+        get = tuple.__getitem__
+        return property(lambda row: get(row, index))
+    return _tuplegetter(index, None)
+
+
 class Codec:
     """How a stream's records look to Python functions and how results go back into columns.
 
@@ -53,12 +89,12 @@ class Codec:
         self.schema = schema
         self.type_info = type_info
         self.names = schema.fieldNames()
-        self._factory = Row(*self.names)
+        self._make = row_factory(self.names)
 
     def decode(self, values: Sequence[Any]) -> Any:
         if self.type_info is not None:
             return self.type_info.from_columns(values)
-        return self._factory(*values)
+        return self._make(values)
 
     def encode(self, value: Any, where: str = "") -> tuple:
         if self.type_info is not None:
@@ -91,10 +127,13 @@ def internal_columns(schema: StructType) -> list[str]:
 def to_rows(batch: pa.RecordBatch, names: Sequence[str], decoder: Optional[Codec] = None) -> list[Any]:
     """The batch's user columns as records: pyspark Rows, or what the stream's type information gives."""
     columns = [batch.column(name).to_pylist() for name in names]
-    decode = decoder.decode if decoder is not None else Row(*names)
-    if decoder is None:
-        return [decode(*values) for values in zip(*columns)] if columns else [decode() for _ in range(batch.num_rows)]
-    return [decode(values) for values in zip(*columns)]
+    if decoder is not None and decoder.type_info is not None:
+        decode = decoder.decode
+        return [decode(values) for values in zip(*columns)]
+    make = row_factory(names)
+    if decoder is None and not columns:
+        return [make(()) for _ in range(batch.num_rows)]
+    return list(map(make, zip(*columns)))
 
 
 def normalise(result: Any, schema: StructType, names: Optional[list[str]] = None) -> tuple:
@@ -140,13 +179,15 @@ def map_batches(
     decoder, encoder = codec(in_schema, in_type), Codec(out_user, out_type)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from kindling.datastream.errors import calling
+        from kindling.datastream.errors import RecordCalls
 
+        encode, where = encoder.encode, f"{operator} result"
         for batch in batches:
             results = []
-            for row in to_rows(batch, names, decoder):
-                with calling(function, operator, row):
-                    results.append(encoder.encode(function(row), f"{operator} result"))
+            with RecordCalls(function, operator) as calls:
+                for row in to_rows(batch, names, decoder):
+                    calls.record = row
+                    results.append(encode(function(row), where))
             mapped = to_batch(results, out_user, arrow_user)
             arrays = list(mapped.columns) + [batch.column(c) for c in internal]
             yield pa.RecordBatch.from_arrays(arrays, schema=arrow_out)
@@ -163,18 +204,20 @@ def flat_map_batches(
     decoder, encoder = codec(in_schema, in_type), Codec(out_user, out_type)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from kindling.datastream.errors import calling
+        from kindling.datastream.errors import RecordCalls
 
+        encode = encoder.encode
         for batch in batches:
             results: list[tuple] = []
             origin: list[int] = []
-            for index, row in enumerate(to_rows(batch, names, decoder)):
-                with calling(function, "FlatMap", row):
+            with RecordCalls(function, "FlatMap") as calls:
+                for index, row in enumerate(to_rows(batch, names, decoder)):
+                    calls.record = row
                     produced = function(row)
                     if produced is None:
                         continue
                     for item in produced:
-                        results.append(encoder.encode(item, "FlatMap result"))
+                        results.append(encode(item, "FlatMap result"))
                         origin.append(index)
             mapped = to_batch(results, out_user, arrow_user)
             taken = pa.array(origin, type=pa.int64())
@@ -192,12 +235,13 @@ def filter_batches(
     decoder = codec(in_schema, in_type)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from kindling.datastream.errors import calling
+        from kindling.datastream.errors import RecordCalls
 
         for batch in batches:
             keep = []
-            for row in to_rows(batch, names, decoder):
-                with calling(function, "Filter", row):
+            with RecordCalls(function, "Filter") as calls:
+                for row in to_rows(batch, names, decoder):
+                    calls.record = row
                     keep.append(bool(function(row)))
             mask = pa.array(keep, type=pa.bool_())
             yield batch.filter(mask)

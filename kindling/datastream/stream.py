@@ -516,13 +516,15 @@ def _key_batches(function: Callable[[Any], Any], schema: StructType, type_info: 
     decoder = records.codec(schema, type_info)
 
     def run(batches: Any) -> Any:
-        from kindling.datastream.errors import calling
+        from kindling.datastream.errors import RecordCalls
 
+        dumps = pickle.dumps
         for batch in batches:
             keys = []
-            for row in records.to_rows(batch, names, decoder):
-                with calling(function, "KeyBy", row):
-                    keys.append(pickle.dumps(function(row), protocol=5))
+            with RecordCalls(function, "KeyBy") as calls:
+                for row in records.to_rows(batch, names, decoder):
+                    calls.record = row
+                    keys.append(dumps(function(row), protocol=5))
             yield pa.RecordBatch.from_arrays(list(batch.columns) + [pa.array(keys, type=pa.binary())],
                                              names=list(batch.schema.names) + [SELECTOR_KEY])
 
