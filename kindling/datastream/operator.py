@@ -508,12 +508,20 @@ class KeyedRunner(StatefulProcessor):
         times: List[Any] = []
         inputs: Optional[List[int]] = [] if layout.multi_input else None
         origins: Optional[List[bool]] = [] if layout.chained else None
+        # A key selector's keys, pickled: each distinct pickle read once (a batch holds many records of a key).
+        selected: Optional[Dict[Any, tuple]] = {} if self._pickled_key else None
         for frame in key_group_batches.frames(frames, self.timezone) if self.packed else frames:
             rows = len(frame)
             if rows == 0:
                 continue
             indices, keys, stamps, from_timer, fields = layout.read(lambda name, frame=frame: self._column(frame, name), rows)
-            user_keys += keys[0] if single else [self._user_key(key) for key in zip(*keys)]
+            if selected is not None:
+                for blob in set(keys[0]).difference(selected):
+                    key = self._user_key((blob,))
+                    selected[blob] = (key, _hashable(key))
+                user_keys += map(selected.__getitem__, keys[0])
+            else:
+                user_keys += keys[0] if single else [self._user_key(key) for key in zip(*keys)]
             values += self._values(indices, fields, rows)
             times += stamps
             if inputs is not None:
@@ -523,7 +531,10 @@ class KeyedRunner(StatefulProcessor):
         count = len(values)
         if count == 0:
             return {}
-        stored = user_keys if self._plain_keys else [_hashable(k) for k in user_keys]
+        if selected is not None:  # (user key, its dict key) pairs
+            user_keys, stored = [pair[0] for pair in user_keys], [pair[1] for pair in user_keys]
+        else:
+            stored = user_keys if self._plain_keys else [_hashable(k) for k in user_keys]
         # Each record's code is the position of its key's first record: sorting by it (stably) groups the records by
         # key, keys in first-arrival order, a key's records in arrival order.
         first: Dict[Any, int] = {}
