@@ -44,6 +44,9 @@ class Benchmark:
 BENCHMARKS: List[Benchmark] = [
     Benchmark("stateful", "KeyedProcessFunction running average, 2M records / 100k keys (vs groupBy.avg)",
               "stateful.py", [], ["--records", "100000", "--keys", "5000"], "keyed process function", "built-in aggregation", ">= 0.5"),
+    Benchmark("stateful_selector", "The same, keyed by a Python function (key_by(lambda r: r.key))",
+              "stateful.py", ["--key-selector"], ["--records", "100000", "--keys", "5000", "--key-selector"],
+              "keyed process function", "built-in aggregation", "-"),
     Benchmark("kafka_source", "Kafka source, 1M JSON records (vs confluent-kafka loop)",
               "kafka_source.py", [], ["--records", "50000"], "kindling kafka source", "plain confluent-kafka + json.loads", "-"),
     Benchmark("kafka_sink", "Kafka sink exactly-once, 2M records (vs confluent-kafka producer)",
