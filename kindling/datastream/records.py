@@ -90,6 +90,7 @@ class Codec:
         self.type_info = type_info
         self.names = schema.fieldNames()
         self._make = row_factory(self.names)
+        self._distinct = len(set(self.names)) == len(self.names)
 
     def decode(self, values: Sequence[Any]) -> Any:
         if self.type_info is not None:
@@ -101,6 +102,8 @@ class Codec:
             return self.type_info.to_columns(value, where)
         if value.__class__ is tuple and len(value) == len(self.names):
             return value
+        if self._distinct and isinstance(value, Row) and getattr(value, "__fields__", None) == self.names:
+            return tuple(value)  # a Row of the output's fields in its order: what normalise gives, without a dict per row
         return normalise(value, self.schema, self.names)
 
     def format(self, value: Any) -> str:

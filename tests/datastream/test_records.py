@@ -96,3 +96,11 @@ def test_record_calls_leave_other_errors_and_their_own_as_they_are():
             raise KeyboardInterrupt
     with RecordCalls(len, "Map") as calls:  # no error: nothing raised
         calls.record = "x"
+
+
+def test_a_result_goes_back_in_the_output_types_field_order():
+    codec = records.Codec(StructType(OUT.fields[:2]))
+    assert codec.encode(Row(page="/a", inverse=0.5)) == ("/a", 0.5)
+    assert codec.encode(Row(inverse=0.5, page="/a")) == ("/a", 0.5)  # by name, whatever the Row's own order
+    assert codec.encode(records.row_factory(["page", "inverse"])(("/a", 0.5))) == ("/a", 0.5)
+    assert codec.encode({"inverse": 0.5, "page": "/a"}) == ("/a", 0.5) == codec.encode(["/a", 0.5])
