@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.functions import ArrowUDFType
 from pyspark.sql.types import (
     DataType,
     DateType,
@@ -43,7 +44,7 @@ from kindling.datastream import records
 from kindling.datastream.functions import ship_by_value
 from kindling.datastream.operator_sinks import OperatorSinks, operator_sinks
 from kindling.datastream.stream import ROWTIME, DataStream, DataStreamSink
-from kindling.datastream.watermarks import WatermarkStrategy, call_assigner
+from kindling.datastream.watermarks import WatermarkStrategy
 from kindling.durations import DurationLike, spark_interval, to_millis
 from kindling.options import OptionError
 from kindling.row_layout import LATE_WATERMARK_COLUMN
@@ -451,17 +452,7 @@ class StreamEnvironment:
             return _as_timestamp(expression, data_type)
         fields = [f for f in records.user_columns(df.schema) if f != EOS_COLUMN]
         ship_by_value(assigner)
-
-        def extract(row: Row, eos: Optional[bool]) -> Optional[int]:
-            from kindling.datastream.errors import calling
-
-            if eos:
-                return None
-            value = type_info.from_columns(list(row)) if type_info is not None else row
-            with calling(getattr(assigner, "extract_timestamp", assigner), "Timestamps/Watermarks", value):
-                return call_assigner(assigner, value, None)
-
-        udf = F.udf(extract, LongType(), useArrow=True)
+        udf = F.arrow_udf(records.timestamp_batches(assigner, fields, type_info), LongType(), ArrowUDFType.SCALAR)
         return F.timestamp_millis(udf(F.struct(*fields), F.col(EOS_COLUMN)))
 
     # --- sinks and execution ------------------------------------------------------------------

@@ -173,6 +173,37 @@ def _layout(in_schema: StructType, out_schema: StructType) -> tuple[list[str], l
     return user_columns(in_schema), internal_columns(in_schema), out_user, arrow_schema(out_schema), arrow_schema(out_user)
 
 
+def timestamp_batches(assigner: Any, names: Sequence[str], type_info: Any = None) -> Callable[[pa.Array, pa.Array], pa.Array]:
+    """An Arrow UDF's function giving each record's event time (epoch ms) from a Python timestamp assigner.
+
+    It takes the records as a struct array of the fields ``names`` and the end-of-input marker column; the marker's
+    row gets null (its event time is set apart). The assigner's shape is told apart once, not per record.
+    """
+    from kindling.datastream.watermarks import assigner_call
+
+    extract = assigner_call(assigner)
+    function = getattr(assigner, "extract_timestamp", assigner)
+
+    def run(values: pa.Array, eos: pa.Array) -> pa.Array:
+        from kindling.datastream.errors import RecordCalls
+
+        ends = eos.to_pylist()
+        columns = list(zip(*[child.to_pylist() for child in values.flatten()])) if names else [()] * len(ends)
+        decode = row_factory(names) if type_info is None else (lambda fields: type_info.from_columns(list(fields)))
+        rows = [None if end else decode(fields) for fields, end in zip(columns, ends)]
+        stamps: list[Optional[int]] = []
+        with RecordCalls(function, "Timestamps/Watermarks") as calls:
+            for row, end in zip(rows, ends):
+                if end:
+                    stamps.append(None)
+                else:
+                    calls.record = row
+                    stamps.append(extract(row, None))
+        return pa.array(stamps, type=pa.int64())
+
+    return run
+
+
 def map_batches(
     function: Callable[[Row], Any], in_schema: StructType, out_schema: StructType,
     in_type: Any = None, out_type: Any = None, operator: str = "Map",

@@ -112,12 +112,19 @@ class WatermarkStrategy:
 
 def call_assigner(assigner: Any, value: Any, record_timestamp: Optional[int]) -> int:
     """Call a Python assigner whichever of Flink's shapes it has."""
+    return assigner_call(assigner)(value, record_timestamp)
+
+
+def assigner_call(assigner: Any) -> Callable[[Any, Optional[int]], int]:
+    """A Python assigner as a call of Flink's shape ``(value, record_timestamp) -> epoch ms``, whichever shape it has:
+    told apart once (reading a function's signature costs more than calling it), then called per record."""
     if isinstance(assigner, TimestampAssigner):
-        return int(assigner.extract_timestamp(value, record_timestamp))
+        extract = assigner.extract_timestamp
+        return lambda value, record_timestamp: int(extract(value, record_timestamp))
     if callable(assigner):
         if _arity(assigner) >= 2:
-            return int(assigner(value, record_timestamp))
-        return int(assigner(value))
+            return lambda value, record_timestamp: int(assigner(value, record_timestamp))
+        return lambda value, record_timestamp: int(assigner(value))
     raise TypeError("the timestamp assigner is not a Python function")
 
 

@@ -10,6 +10,7 @@ from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, 
 from kindling.datastream import records
 from kindling.datastream.errors import RecordCalls, UserFunctionError
 from kindling.datastream.stream import _key_batches
+from kindling.datastream.watermarks import TimestampAssigner
 
 SCHEMA = StructType([StructField("page", StringType()), StructField("n", IntegerType()),
                      StructField("__kindling_rowtime", DoubleType())])
@@ -104,3 +105,35 @@ def test_a_result_goes_back_in_the_output_types_field_order():
     assert codec.encode(Row(inverse=0.5, page="/a")) == ("/a", 0.5)  # by name, whatever the Row's own order
     assert codec.encode(records.row_factory(["page", "inverse"])(("/a", 0.5))) == ("/a", 0.5)
     assert codec.encode({"inverse": 0.5, "page": "/a"}) == ("/a", 0.5) == codec.encode(["/a", 0.5])
+
+
+class ByN(TimestampAssigner):
+    """A PyFlink-style TimestampAssigner class."""
+
+    def extract_timestamp(self, value, record_timestamp):
+        assert record_timestamp is None
+        return value.n * 1000
+
+
+STRUCT = pa.StructArray.from_arrays([BATCH.column(0), BATCH.column(1)], names=["page", "n"])
+
+
+@pytest.mark.parametrize("assigner", [lambda r: r.n * 1000, lambda r, ts: r.n * 1000, ByN()])
+def test_a_python_timestamp_assigner_of_any_shape_times_each_record_but_the_end_marker(assigner):
+    run = records.timestamp_batches(assigner, ["page", "n"])
+    stamps = run(STRUCT, pa.array([None, False, True]))
+    assert stamps.type == pa.int64() and stamps.to_pylist() == [1000, 0, None]
+
+
+def test_a_typed_streams_assigner_reads_its_records_and_a_failure_names_the_record():
+    from kindling.common.typeinfo import Types
+
+    typed = records.timestamp_batches(lambda t: t[1], ["page", "n"], Types.TUPLE([Types.STRING(), Types.INT()]))
+    assert typed(STRUCT, pa.array([None, None, None])).to_pylist() == [1, 0, 2]
+
+    def seconds(row):
+        return 1000 // row.n
+
+    with pytest.raises(UserFunctionError, match=r"^user function \S*seconds in operator 'Timestamps/Watermarks' raised "
+                                                r"ZeroDivisionError: .* on record Row\(page='/b', n=0\)$"):
+        records.timestamp_batches(seconds, ["page", "n"])(STRUCT, pa.array([None, None, None]))
