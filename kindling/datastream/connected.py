@@ -192,15 +192,15 @@ def _co_batches(
         function._runtime_context = RuntimeContext("CoFunction", None, 0, 1)
         function.open(function._runtime_context)
         calls = _co_calls(function)
-        names = [t.fieldNames() for t in types]
         for batch in batches:
             inputs = batch.column(INPUT).to_pylist()
-            values = [batch.column(value_column(i)).to_pylist() for i in range(2)]
+            # Each input's fields as columns (a struct read row by row would be a dict per row), then a row's values.
+            values = [list(zip(*[c.to_pylist() for c in batch.column(value_column(i)).flatten()])) or [()] * len(inputs)
+                      for i in range(2)]
             times = batch.column(batch.num_columns - 1).to_pylist()
             out: list = []
             for n, index in enumerate(inputs):
-                raw = values[index][n]
-                value = decoders[index].decode([raw[f] for f in names[index]])
+                value = decoders[index].decode(list(values[index][n]))
                 for result in calls[index](value):
                     out.append(encoder.encode(result, "CoFunction result") + (times[n],))
             columns = list(zip(*out)) if out else [() for _ in out_arrow]
