@@ -14,6 +14,7 @@ from pyspark.sql.types import StructType
 
 from kindling.datastream import records
 from kindling.datastream.context import RuntimeContext
+from kindling.datastream.errors import RecordCalls
 from kindling.datastream.functions import ship_by_value
 from kindling.datastream.process import BaseContext, RichFunction, invoker
 
@@ -192,6 +193,9 @@ def _co_batches(
         function._runtime_context = RuntimeContext("CoFunction", None, 0, 1)
         function.open(function._runtime_context)
         calls = _co_calls(function)
+        # what a failure names: the input's method of the function, and the operator
+        methods = [function.map1, function.map2] if isinstance(function, CoMapFunction) else [function.flat_map1, function.flat_map2]
+        operator = "CoMap" if isinstance(function, CoMapFunction) else "CoFlatMap"
         for batch in batches:
             inputs = batch.column(INPUT).to_pylist()
             # Each input's fields as columns (a struct read row by row would be a dict per row), then a row's values.
@@ -199,10 +203,12 @@ def _co_batches(
                       for i in range(2)]
             times = batch.column(batch.num_columns - 1).to_pylist()
             out: list = []
-            for n, index in enumerate(inputs):
-                value = decoders[index].decode(list(values[index][n]))
-                for result in calls[index](value):
-                    out.append(encoder.encode(result, "CoFunction result") + (times[n],))
+            with RecordCalls(function, operator) as failing:
+                for n, index in enumerate(inputs):
+                    value = decoders[index].decode(list(values[index][n]))
+                    failing.function, failing.record = methods[index], value
+                    for result in calls[index](value):
+                        out.append(encoder.encode(result, "CoFunction result") + (times[n],))
             columns = list(zip(*out)) if out else [() for _ in out_arrow]
             arrays = [pa.array(list(c), type=f.type) for c, f in zip(columns, out_arrow)]
             yield pa.RecordBatch.from_arrays(arrays, schema=out_arrow)
