@@ -44,8 +44,8 @@ def as_struct(output_type: TypeLike, *, single_name: str = "f0") -> StructType:
 def row_factory(names: Sequence[str]) -> Callable[[Iterable[Any]], Row]:
     """Rows of these field names (:func:`row_class`), each built from a sequence of values.
 
-    >>> make = row_factory(["word", "count"])
-    >>> make(("flink", 2)).count
+    >>> make = row_factory(["word", "n"])
+    >>> make(("flink", 2)).n
     2
     """
     return functools.partial(tuple.__new__, row_class(tuple(names)))
