@@ -450,10 +450,10 @@ class StreamEnvironment:
             except Exception as exc:
                 raise ValueError(f"timestamp assigner {assigner!r} does not name a field of {records.user_columns(df.schema)}: {exc}") from None
             return _as_timestamp(expression, data_type)
-        fields = [f for f in records.user_columns(df.schema) if f != EOS_COLUMN]
+        decoder = records.codec(df.schema, type_info)  # the user's fields (not the end-of-input marker's column)
         ship_by_value(assigner)
-        udf = F.arrow_udf(records.timestamp_batches(assigner, fields, type_info), LongType(), ArrowUDFType.SCALAR)
-        return F.timestamp_millis(udf(F.struct(*fields), F.col(EOS_COLUMN)))
+        udf = F.arrow_udf(records.timestamp_batches(assigner, decoder), LongType(), ArrowUDFType.SCALAR)
+        return F.timestamp_millis(udf(F.struct(*decoder.names), F.col(EOS_COLUMN)))
 
     # --- sinks and execution ------------------------------------------------------------------
     def _add_sink(self, stream: DataStream, sink: Sink) -> DataStreamSink:

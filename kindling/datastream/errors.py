@@ -8,8 +8,7 @@ failure, so the job fails with it instead of a JVM stack trace.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 MAX_RECORD_TEXT = 300
 
@@ -67,10 +66,9 @@ def _choose_output() -> None:
 
 
 class RecordCalls:
-    """A user function's calls over a batch of records, as :func:`calling` is for one call: any error leaves as one
-    UserFunctionError naming the function, the operator and ``record``, which the loop sets before each call.
-
-    One context per batch instead of one per record (a generator-based context costs about a microsecond a call).
+    """A user function's calls: any error leaves as one UserFunctionError naming the function, the operator and
+    ``record``, which a loop over a batch sets before each call (one context per batch: a context per record costs
+    about a microsecond). ``has_record`` False: the call has no record (a timer, the end of a key's records).
 
     >>> with RecordCalls(len, "Map") as calls:
     ...     for record in ["ab", "c"]:
@@ -78,12 +76,13 @@ class RecordCalls:
     ...         size = len(record)
     """
 
-    __slots__ = ("function", "operator", "record")
+    __slots__ = ("function", "operator", "record", "has_record")
 
-    def __init__(self, function: Any, operator: str) -> None:
+    def __init__(self, function: Any, operator: str, record: Any = None, has_record: bool = True) -> None:
         self.function = function
         self.operator = operator
-        self.record: Any = None
+        self.record = record
+        self.has_record = has_record
 
     def __enter__(self) -> "RecordCalls":
         if not _OUTPUT_CHOSEN:
@@ -92,17 +91,10 @@ class RecordCalls:
 
     def __exit__(self, kind: Any, exc: Any, traceback: Any) -> None:
         if isinstance(exc, Exception) and not isinstance(exc, UserFunctionError):
-            raise failure(self.function, self.operator, exc, self.record) from exc
+            raise failure(self.function, self.operator, exc, self.record, self.has_record) from exc
 
 
-@contextmanager
-def calling(function: Any, operator: str, record: Any = None, has_record: bool = True) -> Iterator[None]:
-    """Run a user function's call; any error leaves as one UserFunctionError naming function, operator and record."""
-    if not _OUTPUT_CHOSEN:
-        _choose_output()
-    try:
-        yield
-    except UserFunctionError:
-        raise
-    except Exception as exc:
-        raise failure(function, operator, exc, record, has_record) from exc
+def calling(function: Any, operator: str, record: Any = None, has_record: bool = True) -> RecordCalls:
+    """Run one user function call (``with calling(...):``); any error leaves as one UserFunctionError naming
+    function, operator and record."""
+    return RecordCalls(function, operator, record, has_record)

@@ -130,10 +130,7 @@ def internal_columns(schema: StructType) -> list[str]:
 def to_rows(batch: pa.RecordBatch, names: Sequence[str], decoder: Optional[Codec] = None) -> list[Any]:
     """The batch's user columns as records: pyspark Rows, or what the stream's type information gives."""
     columns = [batch.column(name).to_pylist() for name in names]
-    if decoder is not None and decoder.type_info is not None:
-        decode = decoder.decode
-        return [decode(values) for values in zip(*columns)]
-    make = row_factory(names)
+    make = decoder.decode if decoder is not None and decoder.type_info is not None else row_factory(names)
     if decoder is None and not columns:
         return [make(()) for _ in range(batch.num_rows)]
     return list(map(make, zip(*columns)))
@@ -173,11 +170,11 @@ def _layout(in_schema: StructType, out_schema: StructType) -> tuple[list[str], l
     return user_columns(in_schema), internal_columns(in_schema), out_user, arrow_schema(out_schema), arrow_schema(out_user)
 
 
-def timestamp_batches(assigner: Any, names: Sequence[str], type_info: Any = None) -> Callable[[pa.Array, pa.Array], pa.Array]:
+def timestamp_batches(assigner: Any, decoder: Codec) -> Callable[[pa.Array, pa.Array], pa.Array]:
     """An Arrow UDF's function giving each record's event time (epoch ms) from a Python timestamp assigner.
 
-    It takes the records as a struct array of the fields ``names`` and the end-of-input marker column; the marker's
-    row gets null (its event time is set apart). The assigner's shape is told apart once, not per record.
+    It takes the records as a struct array of ``decoder``'s fields and the end-of-input marker column; the marker's
+    row gets null (its event time is set apart) and is not decoded. The assigner's shape is told apart once.
     """
     from kindling.datastream.watermarks import assigner_call
 
@@ -188,16 +185,15 @@ def timestamp_batches(assigner: Any, names: Sequence[str], type_info: Any = None
         from kindling.datastream.errors import RecordCalls
 
         ends = eos.to_pylist()
-        columns = list(zip(*[child.to_pylist() for child in values.flatten()])) if names else [()] * len(ends)
-        decode = row_factory(names) if type_info is None else (lambda fields: type_info.from_columns(list(fields)))
-        rows = [None if end else decode(fields) for fields, end in zip(columns, ends)]
+        kept = pa.RecordBatch.from_struct_array(values).filter(pa.array([not end for end in ends], pa.bool_()))
+        rows = iter(to_rows(kept, decoder.names, decoder))
         stamps: list[Optional[int]] = []
         with RecordCalls(function, "Timestamps/Watermarks") as calls:
-            for row, end in zip(rows, ends):
+            for end in ends:
                 if end:
                     stamps.append(None)
                 else:
-                    calls.record = row
+                    calls.record = row = next(rows)
                     stamps.append(extract(row, None))
         return pa.array(stamps, type=pa.int64())
 

@@ -120,7 +120,7 @@ STRUCT = pa.StructArray.from_arrays([BATCH.column(0), BATCH.column(1)], names=["
 
 @pytest.mark.parametrize("assigner", [lambda r: r.n * 1000, lambda r, ts: r.n * 1000, ByN()])
 def test_a_python_timestamp_assigner_of_any_shape_times_each_record_but_the_end_marker(assigner):
-    run = records.timestamp_batches(assigner, ["page", "n"])
+    run = records.timestamp_batches(assigner, records.codec(SCHEMA))
     stamps = run(STRUCT, pa.array([None, False, True]))
     assert stamps.type == pa.int64() and stamps.to_pylist() == [1000, 0, None]
 
@@ -128,7 +128,7 @@ def test_a_python_timestamp_assigner_of_any_shape_times_each_record_but_the_end_
 def test_a_typed_streams_assigner_reads_its_records_and_a_failure_names_the_record():
     from kindling.common.typeinfo import Types
 
-    typed = records.timestamp_batches(lambda t: t[1], ["page", "n"], Types.TUPLE([Types.STRING(), Types.INT()]))
+    typed = records.timestamp_batches(lambda t: t[1], records.codec(SCHEMA, Types.TUPLE([Types.STRING(), Types.INT()])))
     assert typed(STRUCT, pa.array([None, None, None])).to_pylist() == [1, 0, 2]
 
     def seconds(row):
@@ -136,4 +136,4 @@ def test_a_typed_streams_assigner_reads_its_records_and_a_failure_names_the_reco
 
     with pytest.raises(UserFunctionError, match=r"^user function \S*seconds in operator 'Timestamps/Watermarks' raised "
                                                 r"ZeroDivisionError: .* on record Row\(page='/b', n=0\)$"):
-        records.timestamp_batches(seconds, ["page", "n"])(STRUCT, pa.array([None, None, None]))
+        records.timestamp_batches(seconds, records.codec(SCHEMA))(STRUCT, pa.array([None, None, None]))
