@@ -6,8 +6,9 @@ third of the keyed operator's time. So the records are packed before the shuffle
 on the map side orders each partition's rows by key group (stably, so a key's records keep their arrival
 order) and writes each group's rows as one Arrow IPC stream in one binary cell. Spark then shuffles,
 sorts and regroups a few hundred rows per micro-batch instead of every record, and the operator unpacks each
-group's cells into one Arrow table, converted to pandas as Spark itself converts its input
-(:func:`frames`), so the operator reads the same values as from unpacked rows.
+group's cells into one Arrow table (:func:`table`) whose columns it reads as Spark itself would have converted
+them (:func:`column_values`: straight from Arrow where that gives the same values, through Spark's pandas
+conversion otherwise), so the operator reads the same values as from unpacked rows.
 
 Packing changes only the operator's input, not its state: Spark's state schema (the grouping key, the
 key group's blob) and the checkpoint stay as they were.
@@ -87,18 +88,51 @@ def split(batches: List[Any], group_columns: List[str]) -> Any:
     return pa.RecordBatch.from_arrays(columns + [blobs], names=group_columns + [PACKED])
 
 
-def frames(packed: Iterator[Any], timezone: str) -> Iterator[Any]:
-    """The records of a key group's packed frames (as Spark hands them to the operator) as pandas frames with the
-    packed columns, converted as Spark converts a ``transformWithStateInPandas`` input."""
-    import pandas as pd
+def table(packed: Iterator[Any]) -> Any:
+    """A key group's records from its packed frames (as Spark hands them to the operator): one Arrow table of the
+    packed columns, the map tasks' cells in the order Spark delivers them; None when nothing was packed."""
     import pyarrow as pa
-    from pyspark.sql.conversion import ArrowBatchTransformer
 
     tables = []
     for frame in packed:
         for blob in frame.iloc[:, -1].tolist():
             tables.append(pa.ipc.open_stream(blob).read_all())
     if not tables:
-        return
-    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-    yield pd.concat(ArrowBatchTransformer.to_pandas(table, timezone=timezone), axis=1)
+        return None
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+
+def column_values(records: Any, name: str, timezone: str) -> list:
+    """A packed column as Python values, exactly as Spark's conversion of the column to pandas and ``tolist()``
+    give them, without pandas where Arrow gives the same values directly: numbers and booleans without a null
+    (numpy's), strings (Arrow's own Python strings, None for a null)."""
+    import pyarrow as pa
+    from pyspark.sql.conversion import ArrowBatchTransformer
+
+    column = records.column(name)
+    kind = column.type
+    if column.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
+        return column.to_numpy().tolist()
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return column.to_pylist()
+    return ArrowBatchTransformer.to_pandas(records.select([name]), timezone=timezone)[0].tolist()
+
+
+def in_key_order(records: Any, key: str) -> Any:
+    """``records`` with each key's records together: keys in the order of their first record, a key's records in
+    arrival order. For an integer key column (any other is returned as it is: the operator groups it itself), where
+    ordering the Arrow table costs less than picking every record's Python objects."""
+    import numpy as np
+    import pyarrow as pa
+
+    column = records.column(key)
+    if records.num_rows < 2 or not pa.types.is_integer(column.type):
+        return records
+    keys = column.to_numpy(zero_copy_only=False)
+    distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(distinct) == len(keys):
+        return records
+    codes = first[inverse.reshape(-1)]
+    if bool(np.all(codes[1:] >= codes[:-1])):
+        return records
+    return records.take(np.argsort(codes, kind="stable"))
