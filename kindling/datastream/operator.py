@@ -72,6 +72,7 @@ from kindling import config as cfg
 from kindling.connectors.base import INTERNAL_PREFIX
 from kindling.datastream import key_group_batches, records
 from kindling.datastream.context import RuntimeContext
+from kindling.datastream.errors import UserFunctionError, calling, failure
 from kindling.datastream.operator_columns import FROM_TIMER, INPUT, TS, OperatorColumns
 from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN, encode
 from kindling.datastream.state import KeyState
@@ -412,15 +413,11 @@ class KeyedRunner(StatefulProcessor):
         self._elements(after)
         self._fire_due()
         if self._key_done:
-            from kindling.datastream.errors import calling
-
             self.timestamp = None
             with calling(getattr(self._adapter, "_function", None) or self._adapter, self._name, has_record=False):
                 self._emit_all(self._adapter.key_done())
 
     def _elements(self, keyed: "KeyRecords") -> None:
-        from kindling.datastream.errors import UserFunctionError, failure
-
         value = None
         self.time_domain = None
         # _emit_all's work, inlined: it is one call more per record on the operator's hottest loop.
@@ -648,8 +645,6 @@ class KeyedRunner(StatefulProcessor):
         timestamp, domain = due
         self.time_domain = domain
         self.timestamp = timestamp if domain == TimeDomain.EVENT_TIME else None
-        from kindling.datastream.errors import calling
-
         with calling(getattr(self._adapter, "_function", None) or self._adapter, self._name, has_record=False):
             self._emit_all(self._adapter.timer(timestamp), from_timer=True)
         return True

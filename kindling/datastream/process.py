@@ -107,10 +107,11 @@ _GENERATOR = type(x for x in ())
 _NO_CONTEXT = object()
 
 
-def invoker(method: Callable[..., Any], arguments: int, context: Any = _NO_CONTEXT) -> Callable[..., List[Any]]:
+def invoker(method: Callable[..., Any], arguments: int, context: Any = _NO_CONTEXT) -> Callable[..., Iterable[Any]]:
     """Call a user method the PyFlink way (results returned/yielded) or the Java way (a trailing Collector).
 
-    With ``context``, the method's last argument is fixed and the call takes the others (a record, a timestamp).
+    With ``context``, the method's last argument is fixed and the call takes the others (a record, a timestamp); a
+    generator method's results then come back as its generator, which the caller must run through before the next call.
     """
     try:
         params = [
@@ -135,9 +136,11 @@ def invoker(method: Callable[..., Any], arguments: int, context: Any = _NO_CONTE
     if with_collector:
         return lambda value: call(value, context)
 
-    def with_context(value: Any) -> List[Any]:
+    def with_context(value: Any) -> Iterable[Any]:
+        # A generator is handed back as it is, to be run through at once by the caller (the keyed operator's record
+        # loop): no list of its results per record. Its side outputs then interleave with its results as it emits them.
         result = method(value, context)
-        return list(result) if result.__class__ is _GENERATOR else _as_list(result)
+        return result if result.__class__ is _GENERATOR else _as_list(result)
     return with_context
 
 
@@ -166,7 +169,7 @@ class KeyedProcessAdapter:
     def element(self, index: int, value: Any) -> List[Any]:
         return self._element(value, self._ctx)
 
-    def element_function(self, index: int) -> Callable[[Any], List[Any]]:
+    def element_function(self, index: int) -> Callable[[Any], Iterable[Any]]:
         return invoker(self._function.process_element, 2, self._ctx)
 
     def timer(self, timestamp: int) -> List[Any]:
