@@ -47,6 +47,8 @@ BENCHMARKS: List[Benchmark] = [
     Benchmark("stateful_selector", "The same, keyed by a Python function (key_by(lambda r: r.key))",
               "stateful.py", ["--key-selector"], ["--records", "100000", "--keys", "5000", "--key-selector"],
               "keyed process function", "built-in aggregation", "-"),
+    Benchmark("keyed_runner", "The keyed operator's Python per record without Spark, 240k records (vs a hand-written loop)",
+              "keyed_runner.py", [], ["--groups", "4", "--repeat", "2"], "kindling keyed runner", "hand-written Python loop", "-"),
     Benchmark("kafka_source", "Kafka source, 1M JSON records (vs confluent-kafka loop)",
               "kafka_source.py", [], ["--records", "50000"], "kindling kafka source", "plain confluent-kafka + json.loads", "-"),
     Benchmark("kafka_sink", "Kafka sink exactly-once, 2M records (vs confluent-kafka producer)",
