@@ -107,7 +107,6 @@ _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
 # The latest millisecond Spark's microsecond timestamps can hold. Flink stamps a global or count window's
 # result with Long.MAX_VALUE ms; it travels as this millisecond and reads back as Long.MAX_VALUE.
 _LATEST_MS = (2**63 - 1) // 1000
-_NAT = -(2**63)  # numpy's not-a-time, as int64
 _NUMPY_TYPES = {LongType: "int64", IntegerType: "int32", ShortType: "int16", ByteType: "int8", DoubleType: "float64",
                 FloatType: "float32", BooleanType: "bool"}
 
@@ -181,6 +180,35 @@ def _numbers(column: Sequence[Any], dtype: str) -> Any:
         return None
     limits = np.iinfo(dtype)
     return values.astype(dtype) if len(values) == 0 or (values.min() >= limits.min and values.max() <= limits.max) else None
+
+
+# A result column's numpy dtype (or "string") -> its Arrow type and the Python types its values may have to travel as
+# Arrow; a value of any other type (a bool in an integer column, an int in a floating one, a numpy scalar) leaves the
+# column to Spark's conversion, which checks each value and names a wrong one.
+_ARROW_RESULTS = {
+    "int64": ("int64", {int}), "int32": ("int32", {int}), "int16": ("int16", {int}), "int8": ("int8", {int}),
+    "float64": ("float64", {float}), "float32": ("float32", {float}), "bool": ("bool_", {bool}), "string": ("string", {str}),
+}
+
+
+def _result_column(column: Sequence[Any], dtype: Optional[str]) -> Any:
+    """One result column as the frame Spark converts takes it: an Arrow array where every value is exactly of the
+    column's Python kind (or None), else a pandas Series (numbers as numpy where exact, otherwise objects)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if dtype == "map":  # a map as functions see it (a list of pairs) as Spark's conversion takes it (a dict)
+        return pd.Series([dict(v) if isinstance(v, (list, tuple)) else v for v in column], dtype=object)
+    arrow = _ARROW_RESULTS.get(dtype) if dtype is not None else None
+    if arrow is not None and set(map(type, column)) - {type(None)} <= arrow[1]:
+        try:
+            return pa.array(column, getattr(pa, arrow[0])())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            pass  # out of the type's range: Spark's conversion names the value
+    exact = _numbers(column, dtype) if dtype is not None and dtype != "string" else None
+    if exact is None and dtype is not None and dtype.startswith("float"):
+        exact = _floats_with_nulls(column, dtype)
+    return pd.Series(exact) if exact is not None else pd.Series(column, dtype=object)
 
 
 def _floats_with_nulls(column: Sequence[Any], dtype: str) -> Any:
@@ -473,8 +501,8 @@ class KeyedRunner(StatefulProcessor):
                 isinstance(t, (StructType, ArrayType, MapType)) for t in self._key_types)
             self._encoder = records.Codec(self._out_schema, self._out_type)
             self._result_where = f"{self._name} result"
-            self._out_dtypes = ["map" if isinstance(f.dataType, MapType) else _NUMPY_TYPES.get(type(f.dataType))
-                                for f in self._out_schema.fields]
+            self._out_dtypes = ["map" if isinstance(f.dataType, MapType) else "string" if isinstance(f.dataType, StringType)
+                                else _NUMPY_TYPES.get(type(f.dataType)) for f in self._out_schema.fields]
             self._none = (None,) * len(self._out_names)
             self._out = _Results()
             self.state = KeyState(None, 0)
@@ -669,28 +697,25 @@ class KeyedRunner(StatefulProcessor):
         return out
 
     def _frame(self, results: "_Results") -> Any:
-        """The results as the columns Spark expects (None when there are none): the function's values as objects,
-        event times as microseconds.
+        """The results as the columns Spark expects (None when there are none).
 
-        Event times travel as ``datetime64[us]``: a global window's end (Long.MAX_VALUE ms) is beyond
-        what Python's datetime can hold. Spark's event time (SPARK_EVENT_TIME) is the row's, raised to the
-        batch's watermark where it is behind it or missing.
+        A result column whose values are all exactly of its type's Python kind (ints for an integer column, floats
+        for a floating one, bools, strings; None for null) goes to Spark as an Arrow-backed column, which Spark's
+        conversion passes through; any other keeps the path Spark checks value by value (:func:`_result_column`).
+        Event times travel as UTC microseconds: a global window's end (Long.MAX_VALUE ms) is beyond what Python's
+        datetime can hold. Spark's event time (SPARK_EVENT_TIME) is the row's, raised to the batch's watermark
+        where it is behind it or missing.
         """
         import numpy as np
         import pandas as pd
+        import pyarrow as pa
 
         if not results.times:
             return None
         data = {}
         columns = list(zip(*results.values)) if self._out_names else []
         for name, column, dtype in zip(self._out_names, columns, self._out_dtypes):
-            if dtype == "map":  # a map as functions see it (a list of pairs) as Spark's conversion takes it (a dict)
-                column = [dict(v) if isinstance(v, (list, tuple)) else v for v in column]
-                dtype = None
-            exact = _numbers(column, dtype) if dtype is not None else None
-            if exact is None and dtype is not None and dtype.startswith("float"):
-                exact = _floats_with_nulls(column, dtype)
-            data[name] = pd.Series(exact) if exact is not None else pd.Series(column, dtype=object)
+            data[name] = _result_column(column, dtype)
         rows = len(results.times)
         missing = results.times.count(None)
         if missing == rows:
@@ -704,18 +729,24 @@ class KeyedRunner(StatefulProcessor):
             present = ~np.asarray(times.isna())
             millis = times.to_numpy(dtype=np.int64, na_value=0)
         millis = np.minimum(millis, _LATEST_MS)
-        data[ROWTIME] = pd.Series(np.where(present, millis * 1000, _NAT).view("datetime64[us]"))
-        data[FROM_TIMER] = pd.Series(np.array(results.timers, dtype=bool))
-        tags = np.full(rows, None, dtype=object)
-        sides = np.full(rows, None, dtype=object)
-        for position, (tag, side) in results.sides.items():
-            tags[position], sides[position] = tag, side
-        data[TAG_COLUMN] = pd.Series(tags)
-        data[SIDE_COLUMN] = pd.Series(sides)
+        instants = pa.timestamp("us", tz="UTC")
+        data[ROWTIME] = pa.array(millis * 1000, instants, mask=None if missing == 0 else ~present)
+        data[FROM_TIMER] = pa.array(results.timers, pa.bool_())
+        if results.sides:
+            tags: List[Optional[str]] = [None] * rows
+            sides: List[Optional[bytes]] = [None] * rows
+            for position, (tag, side) in results.sides.items():
+                tags[position], sides[position] = tag, side
+            data[TAG_COLUMN] = pa.array(tags, pa.string())
+            data[SIDE_COLUMN] = pa.array(sides, pa.binary())
+        else:
+            data[TAG_COLUMN] = pa.nulls(rows, pa.string())
+            data[SIDE_COLUMN] = pa.nulls(rows, pa.binary())
         floor = self._spark_watermark
         spark_ms = np.minimum(np.where(present & (millis > floor), millis, floor), _LATEST_MS)
-        data[SPARK_EVENT_TIME] = pd.Series((spark_ms * 1000).view("datetime64[us]"))
-        return pd.DataFrame(data)
+        data[SPARK_EVENT_TIME] = pa.array(spark_ms * 1000, instants)
+        return pd.DataFrame({name: pd.arrays.ArrowExtensionArray(column) if isinstance(column, pa.Array) else column
+                             for name, column in data.items()})
 
     def _broadcast_rows(self, keyed: List["KeyRecords"]) -> "_Results":
         self._grouping_key = self._slot_key()

@@ -4,6 +4,7 @@ It drives the exact code Spark runs (KeyedRunner and the adapters) batch by batc
 watermarks, so operator semantics are checked in milliseconds; the Spark tests check the wiring.
 """
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql import Row
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -90,13 +91,17 @@ def _grouping(key, broadcast, key_groups):
 
 
 def _rows(frames):
-    """The runner's result frames as Rows, event times as the microseconds Spark reads from them."""
+    """The runner's result frames as Rows, event times as the microseconds Spark reads from them (Arrow-backed
+    columns read as Spark reads them, others as their Python values)."""
     rows = []
     for frame in frames:
         columns = []
         for name in frame.columns:
             column = frame[name]
-            if str(column.dtype).startswith("datetime64"):
+            if isinstance(column.dtype, pd.ArrowDtype):
+                values = pa.array(column.array)
+                columns.append((values.cast(pa.int64()) if pa.types.is_timestamp(values.type) else values).to_pylist())
+            elif str(column.dtype).startswith("datetime64"):
                 micros = column.to_numpy().view("int64").tolist()
                 columns.append([None if column.isna().iloc[i] else micros[i] for i in range(len(column))])
             else:
