@@ -118,6 +118,13 @@ def column_values(records: Any, name: str, timezone: str) -> list:
     return ArrowBatchTransformer.to_pandas(records.select([name]), timezone=timezone)[0].tolist()
 
 
+def any_flag(records: Any, mask: str, bit: int) -> bool:
+    """Whether any record has flag ``bit`` set in the (integer) column ``mask``."""
+    import numpy as np
+
+    return bool(np.any(records.column(mask).to_numpy(zero_copy_only=False) & (1 << bit)))
+
+
 def in_key_order(records: Any, key: str) -> Any:
     """``records`` with each key's records together: keys in the order of their first record, a key's records in
     arrival order. For an integer key column (any other is returned as it is: the operator groups it itself), where

@@ -591,8 +591,10 @@ class KeyedRunner(StatefulProcessor):
         table = key_group_batches.table(frames)
         if table is None:
             return
-        if self._key_count == 1 and not self._pickled_key:
-            table = key_group_batches.in_key_order(table, self.columns.keys[0].name)
+        key = self.columns.keys[0] if self._key_count == 1 and not self._pickled_key else None
+        if key is not None and not (key.mask is not None and key_group_batches.any_flag(table, key.mask, key.bit)):
+            # (a null key travels as 0 with its null flag set: grouped with the 0s it would change the keys' order)
+            table = key_group_batches.in_key_order(table, key.name)
         timezone = self.timezone
         yield (lambda name: key_group_batches.column_values(table, name, timezone)), table.num_rows
 

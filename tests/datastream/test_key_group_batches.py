@@ -117,3 +117,41 @@ def test_records_already_in_key_order_or_not_keyed_by_an_integer_stay_as_they_ar
     assert kgb.in_key_order(distinct, "k") is distinct
     strings = pa.table({"k": pa.array(["b", "a", "b"])})
     assert kgb.in_key_order(strings, "k") is strings
+
+
+def test_a_null_integer_key_keeps_the_keys_in_order_of_first_arrival():
+    """A null key travels as 0 with its null flag: the keyed operator must not group it with the 0s."""
+    from keyed_harness import TV, Handle, _rows
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+    from kindling.datastream import operator as op
+    from kindling.datastream.operator_columns import NO_TIME, OperatorColumns
+    from kindling.datastream.process import KeyedProcessAdapter, KeyedProcessFunction
+
+    class Echo(KeyedProcessFunction):
+        def process_element(self, value, ctx):
+            yield ctx.get_current_key(), value.v
+
+    record = StructType([StructField("k", IntegerType()), StructField("v", StringType())])
+    runner = op.KeyedRunner(KeyedProcessAdapter(Echo()), "Echo", record, 1, 1, [["k", "v"]], key_types=[IntegerType()],
+                            value_types=[record], timeless=True)
+    runner.columns = layout = OperatorColumns([IntegerType()], [record], chained=False, convert=op.from_pandas)
+    runner.layout = ["g"] + layout.names
+    runner.packed = True
+    handle = Handle()
+    runner.init(handle)
+    keys = [None, 5, 0, None, 5]
+    key, number, text = layout.keys[0], layout.values[0][0], layout.values[0][1]
+    flags = [(1 << key.bit | 1 << number.bit) if k is None else 0 for k in keys]
+    table = pa.table({"g": pa.array([0] * 5, pa.int32()), key.name: pa.array([k or 0 for k in keys], pa.int32()),
+                      op.TS: pa.array([NO_TIME] * 5, pa.int64()), number.name: pa.array([k or 0 for k in keys], pa.int32()),
+                      text.name: pa.array(list("abcde")), layout.masks[0]: pa.array(flags, pa.int64())})
+    frame = _as_spark_hands_it(kgb.split(table.to_batches(), ["g"]))[[kgb.PACKED]]
+    handle.key = (0,)
+    out = _rows(runner.handleInputRows((0,), iter([frame]), TV(1000, -1)))
+    assert [(r.k, r.v) for r in out] == [(None, "a"), (None, "d"), (5, "b"), (5, "e"), (0, "c")]
+
+
+def test_any_flag_reads_one_bit_of_a_mask_column():
+    table = pa.table({"m": pa.array([0, 4, 1], pa.int64())})
+    assert kgb.any_flag(table, "m", 2) and kgb.any_flag(table, "m", 0) and not kgb.any_flag(table, "m", 1)
