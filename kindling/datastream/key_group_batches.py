@@ -128,7 +128,8 @@ def any_flag(records: Any, mask: str, bit: int) -> bool:
 def in_key_order(records: Any, key: str) -> Any:
     """``records`` with each key's records together: keys in the order of their first record, a key's records in
     arrival order. For an integer key column (any other is returned as it is: the operator groups it itself), where
-    ordering the Arrow table costs less than picking every record's Python objects."""
+    ordering the Arrow table costs less than picking every record's Python objects. The column must hold no null key
+    that travels as another value (the operator's numbers travel with nulls as 0 and a flag: see :func:`any_flag`)."""
     import numpy as np
     import pyarrow as pa
 

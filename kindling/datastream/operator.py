@@ -120,7 +120,8 @@ def key_column(index: int) -> str:
 
 
 class Stamped:
-    """A result carrying its own event time (a window's last millisecond, a join pair's later timestamp)."""
+    """A result carrying its own event time (a window's last millisecond, a join pair's later timestamp). Not to be
+    subclassed: the runner tells it by its class."""
 
     __slots__ = ("value", "timestamp")
 
@@ -203,8 +204,8 @@ def _result_column(column: Sequence[Any], dtype: Optional[str]) -> Any:
     if arrow is not None and set(map(type, column)) - {type(None)} <= arrow[1]:
         try:
             return pa.array(column, getattr(pa, arrow[0])())
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            pass  # out of the type's range: Spark's conversion names the value
+        except (ValueError, TypeError, OverflowError):  # (Arrow's errors are these) out of range, a lone surrogate
+            pass  # Spark's conversion names the value
     exact = _numbers(column, dtype) if dtype is not None and dtype != "string" else None
     if exact is None and dtype is not None and dtype.startswith("float"):
         exact = _floats_with_nulls(column, dtype)
@@ -283,6 +284,7 @@ class Adapter:
 
     # An adapter may also have ``element_function(index)``: a quicker call of ``element`` with the index bound,
     # which the runner then calls with each record of that input (KeyedProcessAdapter's calls the function directly).
+    # Its result may be a generator: the runner runs it through before the next record.
     def element(self, index: int, value: Any) -> List[Any]:
         raise NotImplementedError
 
@@ -448,7 +450,7 @@ class KeyedRunner(StatefulProcessor):
     def _elements(self, keyed: "KeyRecords") -> None:
         value = None
         self.time_domain = None
-        # _emit_all's work, inlined: it is one call more per record on the operator's hottest loop.
+        # _emit_all's work, inlined (keep the two alike): it is one call more per record on the operator's hottest loop.
         encode, where, out = self._encoder.encode, self._result_where, self._out
         add_value, add_time, add_origin = out.values.append, out.times.append, out.timers.append
         try:
@@ -684,8 +686,8 @@ class KeyedRunner(StatefulProcessor):
             encode = self._encoder.encode
             where = self._result_where
             out = self._out
-            for value in values:
-                if isinstance(value, Stamped):
+            for value in values:  # (as _elements' loop does inline)
+                if value.__class__ is Stamped:
                     out.values.append(encode(value.value, where))
                     out.times.append(value.timestamp)
                 else:

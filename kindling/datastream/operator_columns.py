@@ -17,6 +17,10 @@ field travels as what pandas keeps exactly:
 
 The event time travels as epoch milliseconds with Long.MIN for none; the input index only when the
 operator has several inputs, the timer origin only when an input comes from a keyed operator.
+
+The operator's input now crosses the shuffle packed as Arrow (:mod:`kindling.datastream.key_group_batches`), whose
+``column_values`` reads each column as Spark's pandas conversion would have given it, so this layout still decides
+what the operator reads; with Arrow on both ends the null masks could give way to Arrow's own nulls.
 """
 
 from __future__ import annotations

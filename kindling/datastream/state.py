@@ -235,7 +235,7 @@ class ValueState(_State):
         if value is not None and self._ttl is None:
             store = self._store()
             store.data[self._name] = value
-            store.dirty = True
+            store.touch()
             return
         self._set(None if value is None else self._wrap(value))
 

@@ -70,6 +70,7 @@ def _as_checked(values, dtype):
     ("int64", [decimal.Decimal(1)]),
     ("string", ["a", b"b"]),
     ("int32", [2**40]),  # out of range: Spark's conversion names it
+    ("string", ["\ud800"]),  # a lone surrogate, which no UTF-8 holds
 ])
 def test_a_column_with_another_kind_of_value_is_left_to_spark(dtype, values):
     assert isinstance(op._result_column(values, dtype), pd.Series)
