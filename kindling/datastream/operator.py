@@ -183,13 +183,11 @@ def _numbers(column: Sequence[Any], dtype: str) -> Any:
     return values.astype(dtype) if len(values) == 0 or (values.min() >= limits.min and values.max() <= limits.max) else None
 
 
-# A result column's numpy dtype (or "string") -> its Arrow type and the Python types its values may have to travel as
-# Arrow; a value of any other type (a bool in an integer column, an int in a floating one, a numpy scalar) leaves the
-# column to Spark's conversion, which checks each value and names a wrong one.
-_ARROW_RESULTS = {
-    "int64": ("int64", {int}), "int32": ("int32", {int}), "int16": ("int16", {int}), "int8": ("int8", {int}),
-    "float64": ("float64", {float}), "float32": ("float32", {float}), "bool": ("bool_", {bool}), "string": ("string", {str}),
-}
+# A result column's numpy dtype (or "string", each also its Arrow type's alias) -> the Python types its values may have
+# to travel as Arrow; a value of any other type (a bool in an integer column, an int in a floating one, a numpy scalar)
+# leaves the column to Spark's conversion, which checks each value and names a wrong one.
+_ARROW_RESULTS = {"int64": {int}, "int32": {int}, "int16": {int}, "int8": {int}, "float64": {float}, "float32": {float},
+                  "bool": {bool}, "string": {str}}
 
 
 def _result_column(column: Sequence[Any], dtype: Optional[str]) -> Any:
@@ -200,10 +198,10 @@ def _result_column(column: Sequence[Any], dtype: Optional[str]) -> Any:
 
     if dtype == "map":  # a map as functions see it (a list of pairs) as Spark's conversion takes it (a dict)
         return pd.Series([dict(v) if isinstance(v, (list, tuple)) else v for v in column], dtype=object)
-    arrow = _ARROW_RESULTS.get(dtype) if dtype is not None else None
-    if arrow is not None and set(map(type, column)) - {type(None)} <= arrow[1]:
+    kinds = _ARROW_RESULTS.get(dtype) if dtype is not None else None
+    if kinds is not None and set(map(type, column)) - {type(None)} <= kinds:
         try:
-            return pa.array(column, getattr(pa, arrow[0])())
+            return pa.array(column, pa.type_for_alias(dtype))
         except (ValueError, TypeError, OverflowError):  # (Arrow's errors are these) out of range, a lone surrogate
             pass  # Spark's conversion names the value
     exact = _numbers(column, dtype) if dtype is not None and dtype != "string" else None

@@ -6,23 +6,12 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from pyspark.sql.conversion import PandasToArrowConversion
-from pyspark.sql.types import (
-    BooleanType,
-    ByteType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-    StructField,
-    StructType,
-)
+from pyspark.sql.types import StringType, StructField, StructType
 
 from kindling.datastream import operator as op
 
-_TYPES = {"int64": LongType(), "int32": IntegerType(), "int16": ShortType(), "int8": ByteType(), "float64": DoubleType(),
-          "float32": FloatType(), "bool": BooleanType(), "string": StringType()}
+# The operator's result dtypes and the Spark types they stand for (a STRING column is "string").
+_TYPES = {**{dtype: spark_type() for spark_type, dtype in op._NUMPY_TYPES.items()}, "string": StringType()}
 
 
 def _spark(column, dtype: str) -> pa.Array:
