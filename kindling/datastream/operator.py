@@ -74,6 +74,7 @@ from kindling.datastream import key_group_batches, records
 from kindling.datastream.context import RuntimeContext
 from kindling.datastream.errors import UserFunctionError, calling, failure
 from kindling.datastream.operator_columns import FROM_TIMER, INPUT, TS, OperatorColumns
+from kindling.datastream.process import GENERATOR, as_results
 from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN, encode
 from kindling.datastream.state import KeyState
 from kindling.datastream.timers import (
@@ -282,7 +283,9 @@ class Adapter:
 
     # An adapter may also have ``element_function(index)``: a quicker call of ``element`` with the index bound,
     # which the runner then calls with each record of that input (KeyedProcessAdapter's calls the function directly).
-    # Its result may be a generator: the runner runs it through before the next record.
+    # Its result may be a generator: the runner runs it through before the next record. An adapter of one input may
+    # also have ``element_call(0)``: the user's method and its trailing context, which the runner then calls itself
+    # (``method(record, context)``, results taken by process.as_results), or None to use ``element_function``.
     def element(self, index: int, value: Any) -> List[Any]:
         raise NotImplementedError
 
@@ -449,13 +452,39 @@ class KeyedRunner(StatefulProcessor):
         value = None
         self.time_domain = None
         # _emit_all's work, inlined (keep the two alike): it is one call more per record on the operator's hottest loop.
-        encode, where, out = self._encoder.encode, self._result_where, self._out
+        # So is Codec.encode's first case: a plain tuple of the output's width is the row as it is.
+        encode, where, out, width = self._encoder.encode, self._result_where, self._out, self._tuple_width
         add_value, add_time, add_origin = out.values.append, out.times.append, out.timers.append
         try:
+            if self._element_call is not None and keyed.inputs is None:
+                # One input whose function the loop calls itself: no call of a wrapper per record.
+                method, context = self._element_call
+                for value, stamp in zip(keyed.values, keyed.times):
+                    self.timestamp = stamp
+                    results = method(value, context)
+                    if results.__class__ is not GENERATOR:
+                        results = as_results(results)
+                    for result in results:
+                        kind = result.__class__
+                        if kind is tuple and len(result) == width:
+                            add_value(result)
+                            add_time(stamp)
+                        elif kind is Stamped:
+                            add_value(encode(result.value, where))
+                            add_time(result.timestamp)
+                        else:
+                            add_value(encode(result, where))
+                            add_time(stamp)
+                        add_origin(False)
+                return
             functions = self._element_functions
             for value, self.timestamp, index in zip(keyed.values, keyed.times, keyed.inputs or itertools.repeat(0)):
                 for result in functions[index](value):
-                    if result.__class__ is Stamped:
+                    kind = result.__class__
+                    if kind is tuple and len(result) == width:
+                        add_value(result)
+                        add_time(self.timestamp)
+                    elif kind is Stamped:
                         add_value(encode(result.value, where))
                         add_time(result.timestamp)
                     else:
@@ -515,6 +544,11 @@ class KeyedRunner(StatefulProcessor):
             direct = getattr(self._adapter, "element_function", None)
             self._element_functions = [direct(i) if direct is not None else functools.partial(self._adapter.element, i)
                                        for i in range(len(self._input_names))]
+            call = getattr(self._adapter, "element_call", None)
+            self._element_call = call(0) if call is not None and len(self._input_names) == 1 else None
+            # A result that is a plain tuple of this many fields is its row as it is (Codec.encode's first case);
+            # -1 where a PyFlink output type encodes every result.
+            self._tuple_width = len(self._out_names) if self._out_type is None else -1
             self._runtime_context = runtime_context
             self._opened = True
         # Spark's time mode "None" gives no batch time (-1): the wall clock, as Flink's processing time is
@@ -862,7 +896,7 @@ class KeyGroup:
 
     def put(self, key: Any, data: Dict[str, Any], user_key: Any, now: Optional[int] = None) -> None:
         """Store a key's state under its hashable form, keeping the key as the function saw it where they differ."""
-        if any(name != _USER_KEY for name in data):
+        if len(data) > (_USER_KEY in data):  # an entry besides the key as the function saw it
             if user_key is not key:
                 data[_USER_KEY] = user_key
             self._keys[key] = data

@@ -7,7 +7,7 @@ results) or Java's way (``process_element(value, ctx, out)`` calling ``out.colle
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Iterable, List, Optional
+from typing import Any, Callable, Iterable, List, Optional, Tuple
 
 from kindling.datastream.context import RuntimeContext
 from kindling.datastream.side_outputs import OutputTag
@@ -103,7 +103,7 @@ class KeyedProcessFunction(RichFunction):
         return None
 
 
-_GENERATOR = type(x for x in ())
+GENERATOR = type(x for x in ())  # what a generator function's call returns
 _NO_CONTEXT = object()
 
 
@@ -113,15 +113,7 @@ def invoker(method: Callable[..., Any], arguments: int, context: Any = _NO_CONTE
     With ``context``, the method's last argument is fixed and the call takes the others (a record, a timestamp); a
     generator method's results then come back as its generator, which the caller must run through before the next call.
     """
-    try:
-        params = [
-            p for p in inspect.signature(method).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        with_collector = len(params) > arguments
-    except (TypeError, ValueError):
-        with_collector = False
-
+    with_collector = takes_collector(method, arguments)
     if with_collector:
         def call(*args: Any) -> List[Any]:
             out: List[Any] = []
@@ -130,7 +122,7 @@ def invoker(method: Callable[..., Any], arguments: int, context: Any = _NO_CONTE
     else:
         def call(*args: Any) -> List[Any]:
             result = method(*args)
-            return list(result) if result.__class__ is _GENERATOR else _as_list(result)
+            return list(result) if result.__class__ is GENERATOR else _as_list(result)
     if context is _NO_CONTEXT:
         return call
     if with_collector:
@@ -140,8 +132,27 @@ def invoker(method: Callable[..., Any], arguments: int, context: Any = _NO_CONTE
         # A generator is handed back as it is, to be run through at once by the caller (the keyed operator's record
         # loop): no list of its results per record. Its side outputs then interleave with its results as it emits them.
         result = method(value, context)
-        return result if result.__class__ is _GENERATOR else _as_list(result)
+        return result if result.__class__ is GENERATOR else _as_list(result)
     return with_context
+
+
+def takes_collector(method: Callable[..., Any], arguments: int) -> bool:
+    """Whether ``method`` takes a trailing Collector after its ``arguments`` (the Java way) rather than returning or
+    yielding its results (the PyFlink way)."""
+    try:
+        params = [
+            p for p in inspect.signature(method).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        return False
+    return len(params) > arguments
+
+
+def as_results(result: Any) -> Iterable[Any]:
+    """A user method's return value as its results: a generator as it is (to be run through before the method's next
+    call), anything else as a list (:func:`_as_list`)."""
+    return result if result.__class__ is GENERATOR else _as_list(result)
 
 
 def _as_list(result: Any) -> List[Any]:
@@ -171,6 +182,13 @@ class KeyedProcessAdapter:
 
     def element_function(self, index: int) -> Callable[[Any], Iterable[Any]]:
         return invoker(self._function.process_element, 2, self._ctx)
+
+    def element_call(self, index: int) -> Optional[Tuple[Callable[[Any, Any], Any], Any]]:
+        """``process_element`` and its context, for the runner to call as ``method(value, ctx)`` itself and take the
+        results with :func:`as_results` (one Python call less per record than :meth:`element_function`'s); None when
+        the function takes a Collector."""
+        method = self._function.process_element
+        return None if takes_collector(method, 2) else (method, self._ctx)
 
     def timer(self, timestamp: int) -> List[Any]:
         return self._timer(timestamp, self._ctx)

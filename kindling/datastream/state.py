@@ -163,7 +163,8 @@ class KeyState:
     """One key's state as the runner loaded it: a dict of named entries, written back when changed.
 
     An entry with TTL is stored as ``(value, last_update_ms)``; lists and maps keep one such
-    pair per element, as Flink's TTL does.
+    pair per element, as Flink's TTL does. ``dirty`` says it changed (states set it directly; a part of another
+    key's state, such as a window's trigger state, passes it on through a property).
     """
 
     def __init__(self, data: Optional[Dict[str, Any]], now_ms: int) -> None:
@@ -235,7 +236,7 @@ class ValueState(_State):
         if value is not None and self._ttl is None:
             store = self._store()
             store.data[self._name] = value
-            store.touch()
+            store.dirty = True  # (touch(), inlined: the commonest state write)
             return
         self._set(None if value is None else self._wrap(value))
 

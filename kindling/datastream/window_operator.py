@@ -33,8 +33,15 @@ class _WindowState(KeyState):
         super().__init__(data, parent.now_ms)
         self._parent = parent
 
-    def touch(self) -> None:
-        self._parent.touch()
+    @property
+    def dirty(self) -> bool:  # type: ignore[override]
+        return self._parent.dirty
+
+    @dirty.setter
+    def dirty(self, changed: bool) -> None:
+        """A change of the trigger's state is a change of the key's state (which the runner writes back)."""
+        if changed:
+            self._parent.dirty = True
 
 
 class TriggerContext:
