@@ -16,7 +16,7 @@ key group's blob) and the checkpoint stay as they were.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, List, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, StructField, StructType
@@ -125,22 +125,29 @@ def any_flag(records: Any, mask: str, bit: int) -> bool:
     return bool(np.any(records.column(mask).to_numpy(zero_copy_only=False) & (1 << bit)))
 
 
-def in_key_order(records: Any, key: str) -> Any:
-    """``records`` with each key's records together: keys in the order of their first record, a key's records in
-    arrival order. For an integer key column (any other is returned as it is: the operator groups it itself), where
-    ordering the Arrow table costs less than picking every record's Python objects. The column must hold no null key
-    that travels as another value (the operator's numbers travel with nulls as 0 and a flag: see :func:`any_flag`)."""
+def in_key_order(records: Any, key: str) -> Tuple[Any, Optional[List[int]]]:
+    """``records`` with each key's records together, and where each key's records start: keys in the order of their
+    first record, a key's records in arrival order. For an integer key column, where ordering the Arrow table costs
+    less than picking every record's Python objects; any other is returned as it is with no starts (the operator
+    groups it itself). The column must hold no null key that travels as another value (the operator's numbers travel
+    with nulls as 0 and a flag: see :func:`any_flag`)."""
     import numpy as np
     import pyarrow as pa
 
     column = records.column(key)
-    if records.num_rows < 2 or not pa.types.is_integer(column.type):
-        return records
+    rows = records.num_rows
+    if rows == 0 or not pa.types.is_integer(column.type):
+        return records, None
     keys = column.to_numpy(zero_copy_only=False)
-    distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    if len(distinct) == len(keys):
-        return records
-    codes = first[inverse.reshape(-1)]
-    if bool(np.all(codes[1:] >= codes[:-1])):
-        return records
-    return records.take(np.argsort(codes, kind="stable"))
+    # One stable sort by key: each key's records in a run, in arrival order, so a run's first record is its key's
+    # first. The runs are then put in order of those first records.
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.concatenate(([0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1))
+    by_arrival = np.argsort(order[starts])
+    lengths = np.diff(np.append(starts, rows))[by_arrival]
+    placed = np.concatenate(([0], np.cumsum(lengths)[:-1]))  # where each run starts in the result
+    picks = order[np.repeat(starts[by_arrival] - placed, lengths) + np.arange(rows)]
+    if bool(np.all(picks[1:] > picks[:-1])):
+        return records, placed.tolist()
+    return records.take(picks), placed.tolist()

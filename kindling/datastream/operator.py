@@ -576,7 +576,9 @@ class KeyedRunner(StatefulProcessor):
         origins: Optional[List[bool]] = [] if layout.chained else None
         # A key selector's keys, pickled: each distinct pickle read once (a batch holds many records of a key).
         selected: Optional[Dict[Any, tuple]] = {} if self._pickled_key else None
-        for column, rows in self._sources(frames):
+        grouped: Optional[List[int]] = None  # where each key's records start, when the one source came grouped by key
+        for sources, (column, rows, runs) in enumerate(self._sources(frames)):
+            grouped = runs if sources == 0 else None
             if rows == 0:
                 continue
             indices, keys, stamps, from_timer, fields = layout.read(column, rows)
@@ -600,11 +602,14 @@ class KeyedRunner(StatefulProcessor):
             user_keys, stored = [pair[0] for pair in user_keys], [pair[1] for pair in user_keys]
         else:
             stored = user_keys if self._plain_keys else [_hashable(k) for k in user_keys]
+        batch = KeyRecords(values, times, inputs, origins)
+        if grouped is not None:
+            ends = grouped[1:] + [count]
+            return {stored[start]: (user_keys[start], batch.slice(start, end)) for start, end in zip(grouped, ends)}
         # Each record's code is the position of its key's first record: sorting by it (stably) groups the records by
         # key, keys in first-arrival order, a key's records in arrival order.
         first: Dict[Any, int] = {}
         codes = np.fromiter(map(first.setdefault, stored, range(count)), dtype=np.int64, count=count)
-        batch = KeyRecords(values, times, inputs, origins)
         if len(first) < count and not bool(np.all(codes[1:] >= codes[:-1])):
             order = np.argsort(codes, kind="stable")
             codes = codes[order]
@@ -614,13 +619,13 @@ class KeyedRunner(StatefulProcessor):
         return {key: (user_keys[code], batch.slice(start, end))
                 for (key, code), start, end in zip(first.items(), starts, ends)}
 
-    def _sources(self, frames: Iterator[Any]) -> Iterator[Tuple[Callable[[str], list], int]]:
-        """The key group's input as (a reader of a column's values by name, the row count) per frame: packed input as
-        one Arrow table, read without pandas and, for one integer key, already in key order (records grouped by key
-        in Arrow rather than by picking Python objects)."""
+    def _sources(self, frames: Iterator[Any]) -> Iterator[Tuple[Callable[[str], list], int, Optional[List[int]]]]:
+        """The key group's input as (a reader of a column's values by name, the row count, where each key's records
+        start or None) per frame: packed input as one Arrow table, read without pandas and, for one integer key,
+        already grouped by key (in Arrow rather than by picking Python objects), with the groups' starts."""
         if not self.packed:
             for frame in frames:
-                yield (lambda name, frame=frame: self._column(frame, name)), len(frame)
+                yield (lambda name, frame=frame: self._column(frame, name)), len(frame), None
             return
         table = key_group_batches.table(frames)
         if table is None:
@@ -628,9 +633,11 @@ class KeyedRunner(StatefulProcessor):
         key = self.columns.keys[0] if self._key_count == 1 and not self._pickled_key else None
         if key is not None and not (key.mask is not None and key_group_batches.any_flag(table, key.mask, key.bit)):
             # (a null key travels as 0 with its null flag set: grouped with the 0s it would change the keys' order)
-            table = key_group_batches.in_key_order(table, key.name)
+            table, starts = key_group_batches.in_key_order(table, key.name)
+        else:
+            starts = None
         timezone = self.timezone
-        yield (lambda name: key_group_batches.column_values(table, name, timezone)), table.num_rows
+        yield (lambda name: key_group_batches.column_values(table, name, timezone)), table.num_rows, starts
 
     def _maker(self, index: int) -> Callable[[List[list], int], List[Any]]:
         """How input ``index``'s records are made, as the function sees them, from their field columns."""

@@ -105,18 +105,35 @@ def test_a_column_read_from_arrow_is_what_spark_converts_it_to():
 
 def test_records_in_key_order_keep_first_arrivals_and_arrival_order_within_a_key():
     table = pa.table({"k": pa.array([7, 3, 7, 9, 3, 7], pa.int64()), "n": pa.array(range(6), pa.int64())})
-    ordered = kgb.in_key_order(table, "k")
+    ordered, starts = kgb.in_key_order(table, "k")
     assert ordered.column("k").to_pylist() == [7, 7, 7, 3, 3, 9]
     assert ordered.column("n").to_pylist() == [0, 2, 5, 1, 4, 3]
+    assert starts == [0, 3, 5]
+
+
+def test_records_in_key_order_match_grouping_by_first_arrival():
+    import random
+
+    draw = random.Random(19)
+    for _ in range(100):
+        keys = [draw.randrange(draw.randrange(1, 40)) - 5 for _ in range(draw.randrange(1, 200))]
+        ordered, starts = kgb.in_key_order(pa.table({"k": pa.array(keys, pa.int32()), "n": pa.array(range(len(keys)))}), "k")
+        by_key: dict = {}
+        for n, key in enumerate(keys):
+            by_key.setdefault(key, []).append(n)
+        assert ordered.column("n").to_pylist() == [n for positions in by_key.values() for n in positions]
+        sizes = [len(positions) for positions in by_key.values()]
+        assert starts == [sum(sizes[:i]) for i in range(len(sizes))]
 
 
 def test_records_already_in_key_order_or_not_keyed_by_an_integer_stay_as_they_are():
     grouped = pa.table({"k": pa.array([4, 4, 1, 2], pa.int32())})
-    assert kgb.in_key_order(grouped, "k") is grouped
+    assert kgb.in_key_order(grouped, "k")[0] is grouped
+    assert kgb.in_key_order(grouped, "k")[1] == [0, 2, 3]
     distinct = pa.table({"k": pa.array([4, 1, 2], pa.int32())})
-    assert kgb.in_key_order(distinct, "k") is distinct
+    assert kgb.in_key_order(distinct, "k") == (distinct, [0, 1, 2])
     strings = pa.table({"k": pa.array(["b", "a", "b"])})
-    assert kgb.in_key_order(strings, "k") is strings
+    assert kgb.in_key_order(strings, "k") == (strings, None)
 
 
 def test_a_null_integer_key_keeps_the_keys_in_order_of_first_arrival():
