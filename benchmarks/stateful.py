@@ -14,8 +14,10 @@ before its pipeline is built), the state size each query reported, and last ``ra
 
 ``--key-selector`` keys kindling's stream by a Python function, ``key_by(lambda r: r.key)``, as PyFlink programs
 usually do, instead of by the field's name: the key is then computed, pickled and hashed per record on the map side.
+``--stages`` starts Spark's UI and prints, after each run, its stages' task time summed by kind (the map side, which
+writes the shuffle, and the keyed or aggregating side, which reads it) from Spark's REST API: where a side's time goes.
 
-    python benchmarks/stateful.py [--records 2000000] [--keys 100000] [--key-selector] [--rounds 2]
+    python benchmarks/stateful.py [--records 2000000] [--keys 100000] [--key-selector] [--rounds 2] [--stages]
 """
 
 from __future__ import annotations
@@ -103,16 +105,49 @@ def run_builtin(env: StreamEnvironment, records: int, keys: int, checkpoint: str
     return elapsed, rows, size
 
 
+def _stages() -> dict:
+    """Spark's completed stages by (id, attempt), from its REST API."""
+    import json
+    import urllib.request
+
+    from pyspark.sql import SparkSession
+
+    context = SparkSession.getActiveSession().sparkContext
+    url = f"{context.uiWebUrl}/api/v1/applications/{context.applicationId}/stages?status=complete"
+    return {(s["stageId"], s["attemptId"]): s for s in json.load(urllib.request.urlopen(url))}
+
+
+def _print_stages(side: str, before: dict) -> None:
+    """The task time (and JVM task-thread CPU) of the stages completed since ``before``, summed by kind: the map side
+    writes the shuffle, the keyed (or aggregating) side reads it. A Python worker's CPU is in the task time only."""
+    import time as clock
+
+    clock.sleep(1)  # the listener bus reports a stage's metrics shortly after the query ends
+    kinds: dict = {}
+    for key, stage in _stages().items():
+        if key in before:
+            continue
+        kind = "map side" if stage.get("shuffleWriteBytes") else "keyed side" if stage.get("shuffleReadBytes") else "other"
+        run, cpu, tasks, shuffled = kinds.get(kind, (0, 0, 0, 0))
+        kinds[kind] = (run + stage["executorRunTime"], cpu + stage["executorCpuTime"] / 1e6, tasks + stage["numTasks"],
+                       shuffled + stage.get("shuffleWriteBytes", 0))
+    print(f"  {side} stages: " + "; ".join(f"{kind} {run / 1000:.2f} s task time ({cpu / 1000:.2f} s JVM CPU, {tasks} tasks"
+                                            + (f", {shuffled / 1e6:.1f} MB shuffled)" if shuffled else ")")
+                                            for kind, (run, cpu, tasks, shuffled) in sorted(kinds.items())))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--keys", type=int, default=100_000)
     parser.add_argument("--key-selector", action="store_true", help="key kindling's stream by a Python function")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each side, taking turns; the fastest counts")
+    parser.add_argument("--stages", action="store_true", help="print each run's stage task times (Spark's REST API)")
     args = parser.parse_args()
     root = tempfile.mkdtemp(prefix="kindling-stateful-")
     env = StreamEnvironment({"execution.checkpointing.interval": "1 s", "state.checkpoints.dir": root + "/ck",
-                             "parallelism.default": 2, "kindling.log.level": "ERROR"})
+                             "parallelism.default": 2, "kindling.log.level": "ERROR",
+                             "kindling.spark.ui.enabled": "true" if args.stages else "false"})
     # Warm-up: JVM, Python workers and the RocksDB provider, on a small input.
     # The built-in warm-up runs at scale: the JVM compiles its hot paths during the first large batch.
     run_builtin(env, min(args.records, 1_000_000), args.keys, root + "/warm-builtin")
@@ -121,10 +156,14 @@ def main() -> None:
     # the ratio by +-0.05 with the machine's load (the built-in's own time varied from 2.6 to 4.4 s).
     builtin_runs, process_runs = [], []
     for round_ in range(args.rounds):
-        sides = [lambda n=round_: builtin_runs.append(run_builtin(env, args.records, args.keys, f"{root}/builtin{n}")),
-                 lambda: process_runs.append(run_process_function(env, args.records, args.keys, args.key_selector))]
-        for side in sides if round_ % 2 == 0 else sides[::-1]:
+        sides = [("built-in", lambda n=round_: builtin_runs.append(run_builtin(env, args.records, args.keys, f"{root}/builtin{n}"))),
+                 ("keyed process function",
+                  lambda: process_runs.append(run_process_function(env, args.records, args.keys, args.key_selector)))]
+        for name, side in sides if round_ % 2 == 0 else sides[::-1]:
+            seen = _stages() if args.stages else None
             side()
+            if seen is not None:
+                _print_stages(name, seen)
     print("runs (s, in order): built-in " + ", ".join(f"{r[0]:.2f}" for r in builtin_runs)
           + "; keyed process function " + ", ".join(f"{r[0]:.2f}" for r in process_runs))
     builtin_s, builtin_rows, builtin_bytes = min(builtin_runs)
