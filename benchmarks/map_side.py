@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from stateful import source
 
 from kindling import StreamEnvironment
-from kindling.datastream import key_group_batches
+from kindling.datastream import key_group_batches, operator
 
 
 def _identity(batches: Iterator[Any]) -> Iterator[Any]:
@@ -47,7 +47,8 @@ def main() -> None:
 
     def project() -> DataFrame:
         nulls = sum(F.when(F.col(c).isNull(), F.lit(1 << i)).otherwise(F.lit(0)) for i, c in enumerate(["key", "id", "value"]))
-        return read().select(F.pmod(F.xxhash64("key"), F.lit(128)).cast("int").alias("group"),
+        keyed = read().withColumn(operator.key_column(0), F.col("key"))
+        return keyed.select(operator.key_group(1, 128, False).alias("group"),  # the operator's own key groups
                              F.coalesce("key", F.lit(0)).alias("k0"), F.lit(-(2**63)).alias("ts"),
                              F.coalesce("id", F.lit(0).cast("long")).alias("v0"), F.coalesce("key", F.lit(0)).alias("v1"),
                              F.coalesce("value", F.lit(0.0)).alias("v2"), nulls.cast("long").alias("nulls"))

@@ -105,28 +105,27 @@ def run_builtin(env: StreamEnvironment, records: int, keys: int, checkpoint: str
     return elapsed, rows, size
 
 
-def _stages() -> dict:
+def _stages(env: StreamEnvironment) -> dict:
     """Spark's completed stages by (id, attempt), from its REST API."""
     import json
     import urllib.request
 
-    from pyspark.sql import SparkSession
-
-    context = SparkSession.getActiveSession().sparkContext
+    context = env.spark.sparkContext
     url = f"{context.uiWebUrl}/api/v1/applications/{context.applicationId}/stages?status=complete"
     return {(s["stageId"], s["attemptId"]): s for s in json.load(urllib.request.urlopen(url))}
 
 
-def _print_stages(side: str, before: dict) -> None:
+def _print_stages(env: StreamEnvironment, side: str, before: dict) -> None:
     """The task time (and JVM task-thread CPU) of the stages completed since ``before``, summed by kind: the map side
     writes the shuffle, the keyed (or aggregating) side reads it. A Python worker's CPU is in the task time only."""
     import time as clock
 
     clock.sleep(1)  # the listener bus reports a stage's metrics shortly after the query ends
     kinds: dict = {}
-    for key, stage in _stages().items():
+    for key, stage in _stages(env).items():
         if key in before:
             continue
+        # (these jobs have one shuffle: a stage that wrote it is the map side, whether or not it also read one)
         kind = "map side" if stage.get("shuffleWriteBytes") else "keyed side" if stage.get("shuffleReadBytes") else "other"
         run, cpu, tasks, shuffled = kinds.get(kind, (0, 0, 0, 0))
         kinds[kind] = (run + stage["executorRunTime"], cpu + stage["executorCpuTime"] / 1e6, tasks + stage["numTasks"],
@@ -160,10 +159,10 @@ def main() -> None:
                  ("keyed process function",
                   lambda: process_runs.append(run_process_function(env, args.records, args.keys, args.key_selector)))]
         for name, side in sides if round_ % 2 == 0 else sides[::-1]:
-            seen = _stages() if args.stages else None
+            seen = _stages(env) if args.stages else None
             side()
             if seen is not None:
-                _print_stages(name, seen)
+                _print_stages(env, name, seen)
     print("runs (s, in order): built-in " + ", ".join(f"{r[0]:.2f}" for r in builtin_runs)
           + "; keyed process function " + ", ".join(f"{r[0]:.2f}" for r in process_runs))
     builtin_s, builtin_rows, builtin_bytes = min(builtin_runs)

@@ -172,3 +172,49 @@ def test_a_null_integer_key_keeps_the_keys_in_order_of_first_arrival():
 def test_any_flag_reads_one_bit_of_a_mask_column():
     table = pa.table({"m": pa.array([0, 4, 1], pa.int64())})
     assert kgb.any_flag(table, "m", 2) and kgb.any_flag(table, "m", 0) and not kgb.any_flag(table, "m", 1)
+
+
+def test_packed_integer_keys_reach_the_function_as_the_operator_groups_any_other_key(monkeypatch):
+    """The keys' starts that in_key_order gives stand in for the operator's own grouping: the same keys, in the same
+    order, with the same records, event times, inputs and timer origins, over two inputs and two map tasks' cells."""
+    import random
+
+    from keyed_harness import TV, Handle
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from kindling.datastream import operator as op
+    from kindling.datastream.operator_columns import OperatorColumns
+    from kindling.datastream.process import KeyedProcessAdapter, KeyedProcessFunction
+
+    records = [StructType([StructField("a", StringType())]), StructType([StructField("b", StringType())])]
+    runner = op.KeyedRunner(KeyedProcessAdapter(KeyedProcessFunction()), "t", StructType([StructField("x", LongType())]),
+                            1, 1, [["a"], ["b"]], key_types=[LongType()], value_types=records, key_groups=1, timeless=True)
+    runner.columns = layout = OperatorColumns([LongType()], records, chained=True, convert=op.from_pandas)
+    runner.layout = ["g"] + layout.names
+    runner.packed = True
+    runner.init(Handle())
+    runner._begin(TV(1000, -1))
+    draw = random.Random(59)
+    ordered = kgb.in_key_order
+    for _ in range(50):
+        keys = [draw.randrange(-3, 4) for _ in range(draw.randrange(1, 40))]
+        rows = len(keys)
+        columns = {"g": pa.array([0] * rows, pa.int32()), op.INPUT: pa.array([n % 2 for n in range(rows)], pa.int32()),
+                   layout.keys[0].name: pa.array(keys, pa.int64()), op.TS: pa.array(range(rows), pa.int64()),
+                   op.FROM_TIMER: pa.array([n % 3 == 0 for n in range(rows)])}
+        for fields in layout.values:
+            columns.update({f.name: pa.array([str(n) for n in range(rows)]) for f in fields})
+        columns.update({m: pa.array([0] * rows, pa.int64()) for m in layout.masks})
+        table = pa.table(columns)
+        cut = draw.randrange(rows + 1)
+        cells = [kgb.split(part.to_batches(), ["g"]) for part in (table.slice(0, cut), table.slice(cut)) if part.num_rows]
+
+        def grouped(in_key_order, cells=cells):
+            monkeypatch.setattr(kgb, "in_key_order", in_key_order)
+            frames = [_as_spark_hands_it(cell)[[kgb.PACKED]] for cell in cells]
+            return [(key, user_key, keyed.values, keyed.times, keyed.inputs, keyed.origins)
+                    for key, (user_key, keyed) in runner._records(iter(frames)).items()]
+
+        by_starts = grouped(ordered)
+        assert by_starts == grouped(lambda table, key: (ordered(table, key)[0], None))
+        assert [key for key, *_ in by_starts] == list(dict.fromkeys(keys))
