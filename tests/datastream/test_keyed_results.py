@@ -1,5 +1,5 @@
 """What a KeyedProcessFunction's process_element gives back reaches the output alike however it is given: yielded,
-returned as a list, a single record or None, or collected the Java way; and a wrong record fails naming the function."""
+returned as a list, an iterator or None, or collected the Java way; and a wrong record fails naming the function."""
 
 import sys
 from pathlib import Path
@@ -34,7 +34,7 @@ class ReturnsList(KeyedProcessFunction):
 
 class ReturnsOne(KeyedProcessFunction):
     def process_element(self, value, ctx):
-        return (ctx.get_current_key(), int(value["n"])) if value["n"] != "2" else None
+        return iter([(ctx.get_current_key(), int(value["n"]))]) if value["n"] != "2" else None
 
 
 class Collects(KeyedProcessFunction):
