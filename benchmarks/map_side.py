@@ -24,10 +24,12 @@ from typing import Any, Callable, Dict, Iterator
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 from stateful import source
 
 from kindling import StreamEnvironment
 from kindling.datastream import key_group_batches, operator
+from kindling.datastream.operator_columns import OperatorColumns
 
 
 def _identity(batches: Iterator[Any]) -> Iterator[Any]:
@@ -46,12 +48,13 @@ def main() -> None:
         return env.from_source(source(args.records, 100_000), source_name="datagen").to_dataframe()
 
     def project() -> DataFrame:
-        nulls = sum(F.when(F.col(c).isNull(), F.lit(1 << i)).otherwise(F.lit(0)) for i, c in enumerate(["key", "id", "value"]))
-        keyed = read().withColumn(operator.key_column(0), F.col("key"))
-        return keyed.select(operator.key_group(1, 128, False).alias("group"),  # the operator's own key groups
-                             F.coalesce("key", F.lit(0)).alias("k0"), F.lit(-(2**63)).alias("ts"),
-                             F.coalesce("id", F.lit(0).cast("long")).alias("v0"), F.coalesce("key", F.lit(0)).alias("v1"),
-                             F.coalesce("value", F.lit(0.0)).alias("v2"), nulls.cast("long").alias("nulls"))
+        # The keyed operator's own input columns (kindling.datastream.operator.run_operator's projection, one input)
+        df = read().withColumn(operator.key_column(0), F.col("key"))
+        record = StructType([f for f in df.schema.fields if f.name in ("id", "key", "value")])
+        layout = OperatorColumns([record["key"].dataType], [record], False, operator.from_pandas)
+        columns = layout.columns(lambda i: F.col(operator.key_column(i)), lambda i, name: F.col(name), F.lit(0),
+                                 F.lit(None).cast("long"), F.lit(False), [record])
+        return df.select(operator.key_group(1, 128, False).alias("group"), *columns)
 
     variants: Dict[str, Callable[[], DataFrame]] = {
         "source": read,

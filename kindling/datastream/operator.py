@@ -74,7 +74,7 @@ from kindling.datastream import key_group_batches, records
 from kindling.datastream.context import RuntimeContext
 from kindling.datastream.errors import UserFunctionError, calling, failure
 from kindling.datastream.operator_columns import FROM_TIMER, INPUT, TS, OperatorColumns
-from kindling.datastream.process import GENERATOR, as_results
+from kindling.datastream.process import GENERATOR, as_list
 from kindling.datastream.side_outputs import SIDE_COLUMN, TAG_COLUMN, encode
 from kindling.datastream.state import KeyState
 from kindling.datastream.timers import (
@@ -283,9 +283,10 @@ class Adapter:
 
     # An adapter may also have ``element_function(index)``: a quicker call of ``element`` with the index bound,
     # which the runner then calls with each record of that input (KeyedProcessAdapter's calls the function directly).
-    # Its result may be a generator: the runner runs it through before the next record. An adapter of one input may
-    # also have ``element_call(0)``: the user's method and its trailing context, which the runner then calls itself
-    # (``method(record, context)``, results taken by process.as_results), or None to use ``element_function``.
+    # Its result may be a generator: the runner runs it through before the next record. An adapter may also have
+    # ``element_call(index)``: the user's method and its trailing context, which the runner then calls itself
+    # (``method(record, context)``, a result other than a generator taken by process.as_list), or None to use
+    # ``element_function``.
     def element(self, index: int, value: Any) -> List[Any]:
         raise NotImplementedError
 
@@ -456,40 +457,27 @@ class KeyedRunner(StatefulProcessor):
         encode, where, out, width = self._encoder.encode, self._result_where, self._out, self._tuple_width
         add_value, add_time, add_origin = out.values.append, out.times.append, out.timers.append
         try:
-            if self._element_call is not None and keyed.inputs is None:
-                # One input whose function the loop calls itself: no call of a wrapper per record.
-                method, context = self._element_call
-                for value, stamp in zip(keyed.values, keyed.times):
-                    self.timestamp = stamp
+            calls = self._element_calls
+            for value, stamp, index in zip(keyed.values, keyed.times, keyed.inputs or itertools.repeat(0)):
+                self.timestamp = stamp
+                method, context = calls[index]
+                if context is None:
+                    results = method(value)
+                else:  # the user's method, called here rather than through a wrapper
                     results = method(value, context)
                     if results.__class__ is not GENERATOR:
-                        results = as_results(results)
-                    for result in results:
-                        kind = result.__class__
-                        if kind is tuple and len(result) == width:
-                            add_value(result)
-                            add_time(stamp)
-                        elif kind is Stamped:
-                            add_value(encode(result.value, where))
-                            add_time(result.timestamp)
-                        else:
-                            add_value(encode(result, where))
-                            add_time(stamp)
-                        add_origin(False)
-                return
-            functions = self._element_functions
-            for value, self.timestamp, index in zip(keyed.values, keyed.times, keyed.inputs or itertools.repeat(0)):
-                for result in functions[index](value):
+                        results = as_list(results)
+                for result in results:
                     kind = result.__class__
                     if kind is tuple and len(result) == width:
                         add_value(result)
-                        add_time(self.timestamp)
+                        add_time(stamp)
                     elif kind is Stamped:
                         add_value(encode(result.value, where))
                         add_time(result.timestamp)
                     else:
                         add_value(encode(result, where))
-                        add_time(self.timestamp)
+                        add_time(stamp)
                     add_origin(False)
         except UserFunctionError:
             raise
@@ -541,11 +529,14 @@ class KeyedRunner(StatefulProcessor):
             self._key_done = getattr(type(self._adapter), "key_done", Adapter.key_done) is not Adapter.key_done
             self._key_ttl = getattr(self._adapter, "key_ttl_ms", None)
             self._adapter.open(self, runtime_context)
+            # Per input, (the call, its trailing context or None): the user's method itself where the adapter offers it
+            # (element_call), else the adapter's call of it (element_function, or element with the index bound).
             direct = getattr(self._adapter, "element_function", None)
-            self._element_functions = [direct(i) if direct is not None else functools.partial(self._adapter.element, i)
-                                       for i in range(len(self._input_names))]
             call = getattr(self._adapter, "element_call", None)
-            self._element_call = call(0) if call is not None and len(self._input_names) == 1 else None
+            self._element_calls = [
+                (call(i) if call is not None else None)
+                or (direct(i) if direct is not None else functools.partial(self._adapter.element, i), None)
+                for i in range(len(self._input_names))]
             # A result that is a plain tuple of this many fields is its row as it is (Codec.encode's first case);
             # -1 where a PyFlink output type encodes every result.
             self._tuple_width = len(self._out_names) if self._out_type is None else -1

@@ -122,7 +122,7 @@ def invoker(method: Callable[..., Any], arguments: int, context: Any = _NO_CONTE
     else:
         def call(*args: Any) -> List[Any]:
             result = method(*args)
-            return list(result) if result.__class__ is GENERATOR else _as_list(result)
+            return list(result) if result.__class__ is GENERATOR else as_list(result)
     if context is _NO_CONTEXT:
         return call
     if with_collector:
@@ -132,7 +132,7 @@ def invoker(method: Callable[..., Any], arguments: int, context: Any = _NO_CONTE
         # A generator is handed back as it is, to be run through at once by the caller (the keyed operator's record
         # loop): no list of its results per record. Its side outputs then interleave with its results as it emits them.
         result = method(value, context)
-        return result if result.__class__ is GENERATOR else _as_list(result)
+        return result if result.__class__ is GENERATOR else as_list(result)
     return with_context
 
 
@@ -149,13 +149,7 @@ def takes_collector(method: Callable[..., Any], arguments: int) -> bool:
     return len(params) > arguments
 
 
-def as_results(result: Any) -> Iterable[Any]:
-    """A user method's return value as its results: a generator as it is (to be run through before the method's next
-    call), anything else as a list (:func:`_as_list`)."""
-    return result if result.__class__ is GENERATOR else _as_list(result)
-
-
-def _as_list(result: Any) -> List[Any]:
+def as_list(result: Any) -> List[Any]:
     """A user method's result as a list of records: none, one, or what it iterates."""
     if result is None:
         return []
@@ -184,9 +178,9 @@ class KeyedProcessAdapter:
         return invoker(self._function.process_element, 2, self._ctx)
 
     def element_call(self, index: int) -> Optional[Tuple[Callable[[Any, Any], Any], Any]]:
-        """``process_element`` and its context, for the runner to call as ``method(value, ctx)`` itself and take the
-        results with :func:`as_results` (one Python call less per record than :meth:`element_function`'s); None when
-        the function takes a Collector."""
+        """``process_element`` and its context, for the runner to call as ``method(value, ctx)`` itself, taking a
+        result other than a generator with :func:`as_list` (one Python call less per record than
+        :meth:`element_function`'s); None when the function takes a Collector."""
         method = self._function.process_element
         return None if takes_collector(method, 2) else (method, self._ctx)
 
