@@ -98,12 +98,15 @@ def run_kindling(frames: List[pd.DataFrame]) -> int:
     runner.init(store)
     schema = operator.output_schema(RESULT)
     rows = 0
+    results = []
     for group, frame in enumerate(frames):
         store.key = (group,)
-        for result in runner.handleInputRows((group,), iter([frame]), _BatchTime()):
-            PandasToArrowConversion.convert(result, schema, timezone="UTC", safecheck=True, arrow_cast=True,
-                                            assign_cols_by_name=True, int_to_decimal_coercion_enabled=False)
-            rows += len(result)
+        results += runner.handleInputRows((group,), iter([frame]), _BatchTime())
+    results += runner.gathered()  # the partition's end: what the runner gathered across key groups
+    for result in results:
+        PandasToArrowConversion.convert(result, schema, timezone="UTC", safecheck=True, arrow_cast=True,
+                                        assign_cols_by_name=True, int_to_decimal_coercion_enabled=False)
+        rows += len(result)
     return rows
 
 

@@ -14,7 +14,8 @@ and records reach Python and results leave it as columns (``transformWithStateIn
 bucket's value holds its keys' states; the key-group count is fixed for the life of a job's state,
 as Flink's max parallelism is. The records cross the shuffle packed, one Arrow stream per key group
 and map task (``kindling.datastream.key_group_batches``), so Spark's worker hands a group's records
-over whole instead of regrouping them row by row. ``benchmarks/README.md`` has the measurements behind this.
+over whole instead of regrouping them row by row; results leave it gathered across key groups, a frame per ten
+thousand or so (``kindling.runtime.transform_with_state``). ``benchmarks/README.md`` has the measurements behind this.
 
 Input records are never dropped as late by Spark (the operator's input carries event time as a
 plain number, so the function decides, as in Flink), and Spark's watermark reaches the function
@@ -91,6 +92,7 @@ from kindling.datastream.timers import (
 )
 from kindling.runtime import hash_partitioning
 from kindling.runtime.progress import END_OF_TIME_THRESHOLD
+from kindling.runtime.transform_with_state import transform_with_state
 
 SLOT = INTERNAL_PREFIX + "slot"
 ROWTIME = INTERNAL_PREFIX + "rowtime"  # the same name as stream.ROWTIME (stream imports this module lazily)
@@ -108,6 +110,9 @@ _END_MS = int(END_OF_TIME_THRESHOLD.timestamp() * 1000)
 # The latest millisecond Spark's microsecond timestamps can hold. Flink stamps a global or count window's
 # result with Long.MAX_VALUE ms; it travels as this millisecond and reads back as Long.MAX_VALUE.
 _LATEST_MS = (2**63 - 1) // 1000
+# Results a worker gathers across key groups before handing them to Spark as one frame (the rest at the partition's
+# end): Spark's default Arrow batch. A frame is then at most this many rows larger than one key group's results.
+_GATHERED_ROWS = 10_000
 _NUMPY_TYPES = {LongType: "int64", IntegerType: "int32", ShortType: "int16", ByteType: "int8", DoubleType: "float64",
                 FloatType: "float32", BooleanType: "bool"}
 
@@ -351,15 +356,16 @@ class KeyedRunner(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         with _cycle_collection_paused():
-            frame = self._input_rows(key, rows, timerValues)
-        if frame is not None:
-            yield frame
+            self._input_rows(key, rows, timerValues)
+        if len(self._out.times) >= _GATHERED_ROWS:
+            yield self._frame(self._drain())
 
-    def _input_rows(self, key: Any, rows: Iterator[Any], timer_values: Any) -> Any:
+    def _input_rows(self, key: Any, rows: Iterator[Any], timer_values: Any) -> None:
         self._begin(timer_values)
         by_key = self._records(rows)
         if self._slots is not None and key[0] != KEYED_SLOT:
-            return self._frame(self._broadcast_rows([keyed for _, keyed in by_key.values()]))
+            self._broadcast_rows([keyed for _, keyed in by_key.values()])
+            return
         self._grouping_key = tuple(key)
         group = self._load_group()
         self._set_clock(group)
@@ -368,25 +374,29 @@ class KeyedRunner(StatefulProcessor):
         if self._clocked():
             group.tick(self.processing_time)
         self._save_group(group)
-        return self._frame(self._drain())
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
         with _cycle_collection_paused():
-            frame = self._expired_timer(key, timerValues, expiredTimerInfo)
-        if frame is not None:
-            yield frame
+            self._expired_timer(key, timerValues, expiredTimerInfo)
+        if len(self._out.times) >= _GATHERED_ROWS:
+            yield self._frame(self._drain())
 
-    def _expired_timer(self, key: Any, timer_values: Any, expired_timer_info: Any) -> Any:
+    def _expired_timer(self, key: Any, timer_values: Any, expired_timer_info: Any) -> None:
         self._begin(timer_values)
         if self._slots is not None and key[0] != KEYED_SLOT:
-            return None
+            return
         self._grouping_key = tuple(key)
         group = self._load_group()
         self._set_clock(group)
         group.woken(expired_timer_info.getExpiryTimeInMs())
         self._fire_group_due(group)
         self._save_group(group)
-        return self._frame(self._drain())
+
+    def gathered(self) -> Iterator[Any]:
+        """The results gathered across key groups and not yet handed to Spark, as one frame (none when there are
+        none): Spark asks at the end of each partition's input (kindling.runtime.transform_with_state)."""
+        if self._opened and self._out.times:
+            yield self._frame(self._drain())
 
     def close(self) -> None:
         if self._opened:
@@ -782,7 +792,7 @@ class KeyedRunner(StatefulProcessor):
         return pd.DataFrame({name: pd.arrays.ArrowExtensionArray(column) if isinstance(column, pa.Array) else column
                              for name, column in data.items()})
 
-    def _broadcast_rows(self, keyed: List["KeyRecords"]) -> "_Results":
+    def _broadcast_rows(self, keyed: List["KeyRecords"]) -> None:
         self._grouping_key = self._slot_key()
         self.current_key = None
         self.state = self._broadcast = self._read_blob(self.processing_time)
@@ -794,7 +804,6 @@ class KeyedRunner(StatefulProcessor):
             self._emit_all(emitted)
         if self.state.dirty:
             self._blob.update((pickle.dumps(self.state.data, protocol=5),))
-        return self._drain()
 
 
 @contextlib.contextmanager
@@ -1022,9 +1031,8 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     group_columns = ([SLOT] if with_slot else []) + [bucket]
     grouped = key_group_batches.pack(union, group_columns).groupBy(*group_columns)
     if runner.event_time_mode:
-        return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "EventTime",
-                                                  eventTimeColumnName=SPARK_EVENT_TIME)
-    return grouped.transformWithStateInPandas(runner, output_schema(out_user), "Append", "None" if runner.timeless else "ProcessingTime")
+        return transform_with_state(grouped, runner, output_schema(out_user), "EventTime", SPARK_EVENT_TIME)
+    return transform_with_state(grouped, runner, output_schema(out_user), "None" if runner.timeless else "ProcessingTime")
 
 
 def key_group(key_count: int, key_groups: int, with_slot: bool, hashed_keys: Optional[Sequence[int]] = None) -> Column:

@@ -75,12 +75,16 @@ def run(adapter, out_schema, input_names, batches, key_count=1, broadcast=False,
                 for field, name in zip(fields, input_names[j]):
                     frame[field.name] = [v[name] if i == j and v is not None else None for _, i, _, v in members]
             out += _rows(runner.handleInputRows(grouping, iter([pd.DataFrame(frame)]), TV(pt, wm)))
+        # The partition's input ended: Spark's call for expired timers, with the gathered results handed over
+        # around it (kindling.runtime.transform_with_state).
+        out += _rows(runner.gathered())
         for key, timers in list(h.timers.items()):
             for t in sorted(timers):
                 if t <= pt:
                     timers.discard(t)
                     h.key = key
                     out += _rows(runner.handleExpiredTimer(key, TV(pt, wm), ET(t)))
+        out += _rows(runner.gathered())
     return out
 
 

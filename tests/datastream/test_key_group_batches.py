@@ -165,7 +165,7 @@ def test_a_null_integer_key_keeps_the_keys_in_order_of_first_arrival():
                       text.name: pa.array(list("abcde")), layout.masks[0]: pa.array(flags, pa.int64())})
     frame = _as_spark_hands_it(kgb.split(table.to_batches(), ["g"]))[[kgb.PACKED]]
     handle.key = (0,)
-    out = _rows(runner.handleInputRows((0,), iter([frame]), TV(1000, -1)))
+    out = _rows(list(runner.handleInputRows((0,), iter([frame]), TV(1000, -1))) + list(runner.gathered()))
     assert [(r.k, r.v) for r in out] == [(None, "a"), (None, "d"), (5, "b"), (5, "e"), (0, "c")]
 
 

@@ -78,3 +78,24 @@ def test_a_result_of_the_wrong_width_fails_naming_the_function_and_the_record():
     message = str(failed.value)
     assert message.startswith("user function TooWide in operator 't' raised ValueError: function returned 3 values")
     assert message.endswith("on record Row(n='1')")
+
+
+def test_results_gathered_past_a_frames_worth_go_to_spark_with_the_key_group_that_filled_it(monkeypatch):
+    from keyed_harness import run
+
+    from kindling.datastream import operator as op
+
+    expected = _run(Yields())
+    monkeypatch.setattr(op, "_GATHERED_ROWS", 4)  # each group's results, once four or more have gathered
+    handed = []
+    gathered = op.KeyedRunner.gathered
+
+    def counted(runner):
+        frames = list(gathered(runner))
+        handed.extend(len(f) for f in frames)
+        return iter(frames)
+
+    monkeypatch.setattr(op.KeyedRunner, "gathered", counted)
+    rows = run(KeyedProcessAdapter(Yields()), OUT, [["n"]], BATCHES, key_groups=2)  # a and b in groups of their own
+    assert [(r.k, r.n, r[ROWTIME], r[TAG_COLUMN]) for r in rows] == expected
+    assert handed == [3]  # six results (a's two records) went with the group's own call; b's three at the end
