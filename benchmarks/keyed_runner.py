@@ -81,7 +81,6 @@ def packed_groups(layout: OperatorColumns, groups: int, records: int, keys: int)
                    operator.TS: pa.array(np.full(records, NO_TIME, np.int64))}
         for field, values in zip(layout.values[0], (np.arange(records, dtype=np.int64), key, rng.random(records) * 100)):
             columns[field.name] = pa.array(values)
-        columns[layout.masks[0]] = pa.array(np.zeros(records, np.int64))
         table = pa.table(columns)
         packed = key_group_batches.split(table.to_batches(max_chunksize=records // 3 + 1), ["bucket"])
         frames.append(pd.concat(ArrowBatchTransformer.to_pandas(packed, timezone="UTC"), axis=1)[[key_group_batches.PACKED]])

@@ -3,7 +3,7 @@
 Each variant reads the same bounded datagen input (``--records`` rows, 100k keys) and writes to Spark's no-op sink:
 
 * ``source``: the input alone;
-* ``project``: the keyed operator's columns (key group, key, event time, fields, null mask), computed in the JVM;
+* ``project``: the keyed operator's columns (key group, key, event time, fields), computed in the JVM;
 * ``identity``: the same through a ``mapInArrow`` that hands its batches back unchanged (the passage JVM -> Arrow ->
   Python -> JVM alone);
 * ``pack``: the same through kindling's packing (``key_group_batches.pack``: one Arrow IPC cell per key group);

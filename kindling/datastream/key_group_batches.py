@@ -34,7 +34,7 @@ _FLUSH_BYTES = 16 << 20
 
 def pack(df: DataFrame, group_columns: Sequence[str]) -> DataFrame:
     """``df`` as one row per key group and batch of a map partition: the group columns, and the group's rows
-    (all of ``df``'s columns, in arrival order) as an Arrow IPC stream in :data:`PACKED`."""
+    (``df``'s other columns, in arrival order) as an Arrow IPC stream in :data:`PACKED`."""
     schema = StructType([df.schema[c] for c in group_columns] + [StructField(PACKED, BinaryType(), False)])
     return df.mapInArrow(_packer(list(group_columns)), schema)
 
@@ -59,7 +59,8 @@ def _packer(group_columns: List[str]) -> Callable[[Iterator[Any]], Iterator[Any]
 
 
 def split(batches: List[Any], group_columns: List[str]) -> Any:
-    """The batches' rows as one row per key group: the group columns and the group's rows as an Arrow IPC stream."""
+    """The batches' rows as one row per key group: the group columns and the group's rows (the other columns) as an
+    Arrow IPC stream."""
     import numpy as np
     import pyarrow as pa
 
@@ -75,12 +76,13 @@ def split(batches: List[Any], group_columns: List[str]) -> Any:
     starts = np.flatnonzero(changed)
     ends = np.append(starts[1:], len(order))
     # Every group's stream written one after another into one buffer: the binary column is that buffer and the
-    # streams' offsets in it, no copy per group.
+    # streams' offsets in it, no copy per group. A cell leaves out the group columns, which its row holds once.
+    rows = table.drop_columns(group_columns)
     sink = pa.BufferOutputStream()
     offsets = [0]
     for start, end in zip(starts.tolist(), ends.tolist()):
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table.slice(start, end - start))
+        with pa.ipc.new_stream(sink, rows.schema) as writer:
+            writer.write_table(rows.slice(start, end - start))
         offsets.append(sink.tell())
     blobs = pa.Array.from_buffers(pa.binary(), len(starts), [None, pa.py_buffer(np.array(offsets, dtype=np.int32)),
                                                              sink.getvalue()])
@@ -104,39 +106,34 @@ def table(packed: Iterator[Any]) -> Any:
 
 def column_values(records: Any, name: str, timezone: str) -> list:
     """A packed column as Python values, exactly as Spark's conversion of the column to pandas and ``tolist()``
-    give them, without pandas where Arrow gives the same values directly: numbers and booleans without a null
-    (numpy's), strings (Arrow's own Python strings, None for a null)."""
+    give them, without pandas where Arrow gives the same values directly: numbers (numpy's, or Arrow's own where the
+    column holds a null: an integer stays an int beside None, where pandas would make every value a float),
+    booleans without a null (numpy's), strings (Arrow's own Python strings, None for a null)."""
     import pyarrow as pa
     from pyspark.sql.conversion import ArrowBatchTransformer
 
     column = records.column(name)
     kind = column.type
-    if column.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return column.to_numpy().tolist() if column.null_count == 0 else column.to_pylist()
+    if column.null_count == 0 and pa.types.is_boolean(kind):
         return column.to_numpy().tolist()
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         return column.to_pylist()
     return ArrowBatchTransformer.to_pandas(records.select([name]), timezone=timezone)[0].tolist()
 
 
-def any_flag(records: Any, mask: str, bit: int) -> bool:
-    """Whether any record has flag ``bit`` set in the (integer) column ``mask``."""
-    import numpy as np
-
-    return bool(np.any(records.column(mask).to_numpy(zero_copy_only=False) & (1 << bit)))
-
-
 def in_key_order(records: Any, key: str) -> Tuple[Any, Optional[List[int]]]:
     """``records`` with each key's records together, and where each key's records start: keys in the order of their
     first record, a key's records in arrival order. For an integer key column, where ordering the Arrow table costs
     less than picking every record's Python objects; any other is returned as it is with no starts (the operator
-    groups it itself). The column must hold no null key that travels as another value (the operator's numbers travel
-    with nulls as 0 and a flag: see :func:`any_flag`)."""
+    groups it itself), as is one holding a null."""
     import numpy as np
     import pyarrow as pa
 
     column = records.column(key)
     rows = records.num_rows
-    if rows == 0 or not pa.types.is_integer(column.type):
+    if rows == 0 or not pa.types.is_integer(column.type) or column.null_count:
         return records, None
     keys = column.to_numpy(zero_copy_only=False)
     # One stable sort by key: each key's records in a run, in arrival order, so a run's first record is its key's

@@ -357,8 +357,9 @@ class KeyedRunner(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         with _cycle_collection_paused():
             self._input_rows(key, rows, timerValues)
-        if len(self._out.times) >= _GATHERED_ROWS:
-            yield self._frame(self._drain())
+            frame = self._frame(self._drain()) if len(self._out.times) >= _GATHERED_ROWS else None
+        if frame is not None:
+            yield frame
 
     def _input_rows(self, key: Any, rows: Iterator[Any], timer_values: Any) -> None:
         self._begin(timer_values)
@@ -378,8 +379,9 @@ class KeyedRunner(StatefulProcessor):
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
         with _cycle_collection_paused():
             self._expired_timer(key, timerValues, expiredTimerInfo)
-        if len(self._out.times) >= _GATHERED_ROWS:
-            yield self._frame(self._drain())
+            frame = self._frame(self._drain()) if len(self._out.times) >= _GATHERED_ROWS else None
+        if frame is not None:
+            yield frame
 
     def _expired_timer(self, key: Any, timer_values: Any, expired_timer_info: Any) -> None:
         self._begin(timer_values)
@@ -396,7 +398,9 @@ class KeyedRunner(StatefulProcessor):
         """The results gathered across key groups and not yet handed to Spark, as one frame (none when there are
         none): Spark asks at the end of each partition's input (kindling.runtime.transform_with_state)."""
         if self._opened and self._out.times:
-            yield self._frame(self._drain())
+            with _cycle_collection_paused():
+                frame = self._frame(self._drain())
+            yield frame
 
     def close(self) -> None:
         if self._opened:
@@ -632,11 +636,7 @@ class KeyedRunner(StatefulProcessor):
         if table is None:
             return
         key = self.columns.keys[0] if self._key_count == 1 and not self._pickled_key else None
-        if key is not None and not (key.mask is not None and key_group_batches.any_flag(table, key.mask, key.bit)):
-            # (a null key travels as 0 with its null flag set: grouped with the 0s it would change the keys' order)
-            table, starts = key_group_batches.in_key_order(table, key.name)
-        else:
-            starts = None
+        table, starts = key_group_batches.in_key_order(table, key.name) if key is not None else (table, None)
         timezone = self.timezone
         yield (lambda name: key_group_batches.column_values(table, name, timezone)), table.num_rows, starts
 

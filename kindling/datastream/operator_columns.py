@@ -1,47 +1,25 @@
 """How a keyed operator's keys and record fields travel to its Python worker: top-level columns, read back exactly.
 
-Spark hands ``transformWithStateInPandas`` each batch as pandas columns. A struct column arrives as one
-Python dict per row, which costs more than everything else the operator does with a record; a top-level
-column arrives as a numpy array that ``tolist()`` turns into Python values at C speed. But pandas has no
-null for an integer (a column with a null becomes floats, and a BIGINT past 2^53 loses digits) nor one
-apart from NaN for a float, and it turns a timestamp into the session time zone's wall time. So each
-field travels as what pandas keeps exactly:
-
-* integers and floats as their value with nulls replaced by zero, their nulls as bits of a null-mask column
-  (one BIGINT per 63 such fields);
-* TIMESTAMP (an instant) as its epoch microseconds, likewise, read back as a UTC ``datetime``;
-* strings, booleans, decimals, dates and bytes as they are (pandas keeps them as Python objects or, without
-  nulls, as numpy values that ``tolist()`` returns as Python ones);
-* structs, arrays, maps and TIMESTAMP_NTZ as they are, converted back as before
-  (:func:`kindling.datastream.operator.from_pandas`).
+The operator's input crosses the shuffle packed as Arrow (:mod:`kindling.datastream.key_group_batches`), each key
+and record field as a top-level column: a struct column would reach Python as one dict per row, which costs more
+than everything else the operator does with a record, where a top-level column becomes Python values at C speed.
+Nulls travel as Arrow's own; a TIMESTAMP (an instant) as its epoch microseconds, read back as a UTC ``datetime``;
+every other field as it is, read as Spark's own conversion of the column gives it
+(:func:`kindling.datastream.key_group_batches.column_values`; nested values then through
+:func:`kindling.datastream.operator.from_pandas`).
 
 The event time travels as epoch milliseconds with Long.MIN for none; the input index only when the
 operator has several inputs, the timer origin only when an input comes from a keyed operator.
-
-The operator's input now crosses the shuffle packed as Arrow (:mod:`kindling.datastream.key_group_batches`), whose
-``column_values`` reads each column as Spark's pandas conversion would have given it, so this layout still decides
-what the operator reads; with Arrow on both ends the null masks could give way to Arrow's own nulls.
 """
 
 from __future__ import annotations
 
 import datetime
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    BooleanType,
-    ByteType,
-    DataType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.types import BooleanType, DataType, StructType, TimestampType
 
 from kindling.row_layout import INTERNAL_PREFIX
 
@@ -50,42 +28,28 @@ INPUT = INTERNAL_PREFIX + "input"  # which input of the operator a row belongs t
 TS = INTERNAL_PREFIX + "ts"  # a record's event time
 # True on records a keyed operator emitted while firing timers (they precede the batch's watermark downstream).
 FROM_TIMER = INTERNAL_PREFIX + "from_timer"
-_NUMBERS = (ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType)
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 NO_TIME = -(2**63)  # the event time of a record without one
-_BITS = 63  # null flags per mask column (a BIGINT's non-negative bits)
 
 
 class _Field:
-    """One field as one top-level column: its kind, and (for numbers and instants) its bit in a null mask."""
+    """One field as one top-level column (an instant as its epoch microseconds), and how its values are read back."""
 
     def __init__(self, name: str, data_type: DataType, convert: Optional[Callable[[Any], Any]]) -> None:
         self.name = name
         self.data_type = data_type
-        self.kind = "number" if isinstance(data_type, _NUMBERS) else "instant" if isinstance(data_type, TimestampType) else "plain"
-        self.convert = convert  # plain fields: the conversion of a nested value (None: as it is)
-        self.mask: Optional[str] = None  # the null-mask column holding this field's null flag
-        self.bit = 0
+        self.instant = isinstance(data_type, TimestampType)
+        self.convert = convert  # the conversion of a nested value (None: as it is)
 
     def column(self, value: Column) -> Column:
-        if self.kind == "plain":
-            return value.alias(self.name)
-        carried = F.unix_micros(value) if self.kind == "instant" else value
-        zero = F.lit(0).cast(LongType() if self.kind == "instant" else self.data_type)
-        return F.coalesce(carried, zero).alias(self.name)
+        return (F.unix_micros(value) if self.instant else value).alias(self.name)
 
-    def read(self, values: list, masks: Dict[str, Optional[list]]) -> list:
-        if self.kind == "plain":
-            convert = self.convert
-            return values if convert is None else [convert(v) for v in values]
-        if self.kind == "instant":
+    def read(self, values: list) -> list:
+        if self.instant:
             epoch, delta = _EPOCH, datetime.timedelta
-            values = [epoch + delta(microseconds=v) for v in values]
-        mask = masks[self.mask] if self.mask is not None else None
-        if mask is None:  # no null in this frame's mask column
-            return values
-        bit = 1 << self.bit
-        return [None if m & bit else v for v, m in zip(values, mask)]
+            return [None if v is None else epoch + delta(microseconds=v) for v in values]
+        convert = self.convert
+        return values if convert is None else [convert(v) for v in values]
 
 
 class OperatorColumns:
@@ -101,19 +65,12 @@ class OperatorColumns:
         self.keys = [_Field(f"{_PREFIX}k{i}", t, convert(t)) for i, t in enumerate(key_types)]
         self.values = [[_Field(f"{_PREFIX}v{i}_{j}", f.dataType, convert(f.dataType)) for j, f in enumerate(record.fields)]
                        for i, record in enumerate(inputs)]
-        flagged = [f for f in self.keys + [f for fields in self.values for f in fields] if f.kind != "plain"]
-        self.masks: List[str] = []
-        for n, field in enumerate(flagged):
-            if n % _BITS == 0:
-                self.masks.append(f"{_PREFIX}nulls{n // _BITS}")
-            field.mask, field.bit = self.masks[-1], n % _BITS
-        self._flagged = flagged
 
     @property
     def names(self) -> List[str]:
         """The columns in order, after the slot and key-group columns."""
         return ([INPUT] if self.multi_input else []) + [f.name for f in self.keys] + [TS] \
-            + ([FROM_TIMER] if self.chained else []) + [f.name for fields in self.values for f in fields] + self.masks
+            + ([FROM_TIMER] if self.chained else []) + [f.name for fields in self.values for f in fields]
 
     def columns(self, key: Callable[[int], Column], value: Callable[[int, str], Column], input_index: Column, millis: Column,
                 from_timer: Column, records: Sequence[StructType]) -> List[Column]:
@@ -126,32 +83,14 @@ class OperatorColumns:
             columns.append(F.coalesce(from_timer, F.lit(False).cast(BooleanType())).alias(FROM_TIMER))
         for i, fields in enumerate(self.values):
             columns += [f.column(value(i, name)) for f, name in zip(fields, records[i].fieldNames())]
-        sources: Dict[str, Column] = {}
-        for f in self._flagged:
-            source = key(self.keys.index(f)) if f in self.keys else self._value_source(f, value, records)
-            flag = F.when(source.isNull(), F.lit(1 << f.bit)).otherwise(F.lit(0)).cast(LongType())
-            sources[f.mask] = flag if f.mask not in sources else sources[f.mask] + flag  # type: ignore[operator]
-        columns += [sources[m].alias(m) for m in self.masks]
         return columns
-
-    def _value_source(self, field: _Field, value: Callable[[int, str], Column], records: Sequence[StructType]) -> Column:
-        for i, fields in enumerate(self.values):
-            if field in fields:
-                return value(i, records[i].fieldNames()[fields.index(field)])
-        raise AssertionError(field.name)
 
     def read(self, column: Callable[[str], list], rows: int) -> tuple:
         """A frame's (input indices or None, keys per key column, event times, timer origins or None, and per input its
         field columns; a row of another input has None in them)."""
-        masks: Dict[str, Optional[list]] = {}
-        for m in self.masks:
-            mask = column(m)
-            masks[m] = mask if any(mask) else None
-        keys = [f.read(column(f.name), masks) for f in self.keys]
+        keys = [f.read(column(f.name)) for f in self.keys]
         times = column(TS)
         if NO_TIME in times:
             times = [None] * rows if times.count(NO_TIME) == rows else [None if t == NO_TIME else t for t in times]
-        fields = [[f.read(column(f.name), masks) for f in record] for record in self.values]
+        fields = [[f.read(column(f.name)) for f in record] for record in self.values]
         return (column(INPUT) if self.multi_input else None, keys, times, column(FROM_TIMER) if self.chained else None, fields)
-
-
