@@ -340,8 +340,9 @@ class KeyedRunner(StatefulProcessor):
         self._pickled_key = pickled_key  # the key is a Python key selector's result, pickled
         self.key_groups = key_groups
         self.layout: List[str] = []  # the operator input's columns, in order (set by run_operator)
-        # Whether the input comes packed per key group (kindling.datastream.key_group_batches), as run_operator sends it,
-        # and Spark's session time zone, which the conversion of unpacked records to pandas takes.
+        # Whether the input comes packed per key group (kindling.datastream.key_group_batches), as run_operator sends it
+        # (unpacked pandas frames, the test harness's, hold plain columns: pandas has no null for a number), and
+        # Spark's session time zone, which the conversion of packed records' nested values takes.
         self.packed = False
         self.timezone = "UTC"
         self._key_types = list(key_types) if key_types is not None else [StringType()] * key_count
@@ -357,7 +358,7 @@ class KeyedRunner(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         with _cycle_collection_paused():
             self._input_rows(key, rows, timerValues)
-            frame = self._frame(self._drain()) if len(self._out.times) >= _GATHERED_ROWS else None
+            frame = self._full_frame()
         if frame is not None:
             yield frame
 
@@ -379,7 +380,7 @@ class KeyedRunner(StatefulProcessor):
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
         with _cycle_collection_paused():
             self._expired_timer(key, timerValues, expiredTimerInfo)
-            frame = self._frame(self._drain()) if len(self._out.times) >= _GATHERED_ROWS else None
+            frame = self._full_frame()
         if frame is not None:
             yield frame
 
@@ -393,6 +394,10 @@ class KeyedRunner(StatefulProcessor):
         group.woken(expired_timer_info.getExpiryTimeInMs())
         self._fire_group_due(group)
         self._save_group(group)
+
+    def _full_frame(self) -> Any:
+        """The gathered results as one frame once a frame's worth has gathered (_GATHERED_ROWS), else None."""
+        return self._frame(self._drain()) if len(self._out.times) >= _GATHERED_ROWS else None
 
     def gathered(self) -> Iterator[Any]:
         """The results gathered across key groups and not yet handed to Spark, as one frame (none when there are
