@@ -28,7 +28,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Optional
 
-from kindling.local.ports import free_port, wait_until
+from kindling.local.ports import free_ports, wait_until
 from kindling.local.process import OwnedServer, StateFile, start_and_wait
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,7 +144,7 @@ class LocalKinesis(OwnedServer):
         if self.running:
             return self
         log_path = self._prepare()
-        self._process = _start(self.port, free_port(), log_path, self.data_dir, timeout, detached=False)
+        self._process = _start(self.port, free_ports(1, avoid=[self.port])[0], log_path, self.data_dir, timeout, detached=False)
         return self
 
     def client(self, region: str = DEFAULT_REGION) -> Any:
@@ -214,7 +214,7 @@ def start_background(port: int = 4568, state_dir: Path = DEFAULT_STATE_DIR, time
     record = _state(state_dir)
     record.refuse_second("a local Kinesis server", "kindling local kinesis stop")
     state_dir.mkdir(parents=True, exist_ok=True)
-    process = _start(port, free_port(), state_dir / _LOG_FILE, state_dir.resolve(), timeout, detached=True)
+    process = _start(port, free_ports(1, avoid=[port])[0], state_dir / _LOG_FILE, state_dir.resolve(), timeout, detached=True)
     record.write({"pid": process.pid, "port": port, "host": "127.0.0.1"})
     return {**status(state_dir), "already_running": False}
 

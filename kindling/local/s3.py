@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from kindling.local.ports import free_port
+from kindling.local.ports import free_ports
 from kindling.local.process import OwnedServer, StateFile, start_and_wait
 
 DEFAULT_STATE_DIR = Path(".kindling/local/s3")
@@ -44,7 +44,7 @@ def weed_binary() -> str:
 
 
 def _command(s3_port: int, host: str, data_dir: Path, config: Path) -> list[str]:
-    ports = {name: free_port() for name in _PORTS}
+    ports = dict(zip(_PORTS, free_ports(len(_PORTS), avoid=[s3_port])))
     return [
         weed_binary(), "mini", f"-dir={data_dir}", f"-ip={host}", f"-ip.bind={host}",
         f"-master.port={ports['master']}", f"-master.port.grpc={ports['master.grpc']}",
