@@ -9,9 +9,7 @@ from typing import Callable, Iterable
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def free_ports(count: int, avoid: Iterable[int] = ()) -> list[int]:
