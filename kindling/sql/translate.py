@@ -1084,13 +1084,43 @@ _ENDS_AN_OPERAND = ("AND", "OR", "AS", "FROM", "WHERE", "GROUP", "ORDER", "HAVIN
 
 
 def _may_name_a_table(tokens: list[Token], i: int) -> bool:
-    """Whether the name at ``i`` may be a table or view the query reads: one after FROM, JOIN, TABLE, a comma or an
-    opening parenthesis (over-approximate: commas and parentheses also separate and enclose columns, but a view Spark
-    still holds from an earlier statement must not be read in its place), not a column, qualifier or field
-    (``SELECT auction``, ``bid.auction``)."""
+    """Whether the name at ``i`` may be a table or view the query reads: one after FROM, JOIN or TABLE, or after a comma
+    or an opening parenthesis where a value cannot be all that stands there (:func:`_in_value_position`; still
+    over-approximate, since a view Spark holds from an earlier statement must not be read in its place), not a column,
+    qualifier or field (``SELECT auction``, ``bid.auction``)."""
     before, after = previous_significant(tokens, i), next_significant(tokens, i)
-    return (before is not None and (tokens[before].is_word("FROM", "JOIN", "TABLE") or tokens[before].is_symbol(",", "("))
-            and (after is None or not tokens[after].is_symbol(".")))
+    if before is None or (after is not None and tokens[after].is_symbol(".")):
+        return False
+    if tokens[before].is_word("FROM", "JOIN", "TABLE"):
+        return True
+    return tokens[before].is_symbol(",", "(") and not _in_value_position(tokens, i)
+
+
+_TABLE_CLAUSES = ("FROM", "JOIN", "TABLE", "LATERAL")
+# the clauses whose lists are of values (a comma after a join's ON condition starts another FROM item: ON is neither)
+_VALUE_CLAUSES = ("SELECT", "DISTINCT", "WHERE", "BY", "HAVING")
+
+
+def _in_value_position(tokens: list[Token], i: int) -> bool:
+    """Whether the name at ``i`` (after a comma or an opening parenthesis) stands where only a value can: in a select
+    list or a grouping (``SELECT *, auction AS k``), or directly inside the parentheses of a function call,
+    ``OVER``, ``IN`` or a column list (``MOD(auction, 123)``). Only FROM, JOIN, TABLE and LATERAL open a list or
+    parentheses a table's name may stand in; False where that cannot be told."""
+    depth = 0
+    for k in range(i - 1, -1, -1):
+        token = tokens[k]
+        if token.is_symbol(")"):
+            depth += 1
+        elif token.is_symbol("("):
+            if depth == 0:
+                before = previous_significant(tokens, k)
+                return before is not None and tokens[before].kind in (WORD, QUOTED) and not tokens[before].is_word(*_TABLE_CLAUSES)
+            depth -= 1
+        elif depth == 0 and token.is_word(*_TABLE_CLAUSES):
+            return False
+        elif depth == 0 and token.is_word(*_VALUE_CLAUSES):
+            return True
+    return False
 
 
 def _operand_end(tokens: list[Token], start: int) -> int:

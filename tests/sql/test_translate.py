@@ -383,3 +383,8 @@ def test_the_names_a_query_may_read_are_those_in_table_positions():
                             "WHERE o.price IN (SELECT price FROM prices)", 1, lambda: "v").names
     assert {"bid", "person", "category", "prices"} <= names
     assert not {"auction", "o", "price", "bidder", "id"} & names
+    # a function's argument, a select list after `*` and a grouping are values, not tables
+    names = translate_query("SELECT *, bidder AS k, MOD(auction, 123) AS m FROM bid, person WHERE CONCAT(city, state) <> '' "
+                            "GROUP BY price, channel", 1, lambda: "v").names
+    assert {"bid", "person"} <= names
+    assert not {"bidder", "auction", "price", "channel", "city", "state"} & names
