@@ -88,6 +88,56 @@ def computed_type(expression: str, columns: dict[str, Optional[str]]) -> Optiona
     return declared_type(parsed.cast_type, not without_markers(argument_type).endswith(_NOT_NULL))
 
 
+def result_columns(expression: str) -> Optional[list[tuple[str, ...]]]:
+    """The columns (each a path of names: ``("bid", "dateTime")``) an expression's value is always one of: the
+    expression itself when it names a column or a row's field, or every result of a ``CASE`` whose results all do
+    (Nexmark's ``CASE WHEN event_type = 0 THEN person.dateTime ... ELSE bid.dateTime END``); None for any other form.
+    A type those columns share is the expression's, with no planning of it.
+
+    >>> result_columns("CASE WHEN k = 0 THEN a.`t` ELSE b.t END"), result_columns("CASE WHEN k = 0 THEN t + 1 END")
+    ([('a', 't'), ('b', 't')], None)
+    """
+    from kindling.sql.tokens import QUOTED, WORD, significant, tokenize
+
+    def path(tokens: list[Any]) -> Optional[tuple[str, ...]]:
+        names = tokens[0::2]
+        if not tokens or len(tokens) % 2 == 0 or any(t.kind not in (WORD, QUOTED) for t in names) \
+                or any(not t.is_symbol(".") for t in tokens[1::2]):
+            return None
+        return tuple(t.identifier for t in names)
+
+    try:
+        tokens = significant(tokenize(expression))
+    except Exception:
+        return None
+    if not tokens:
+        return None
+    if not tokens[0].is_word("CASE"):
+        single = path(tokens)
+        return [single] if single is not None else None
+    if not tokens[-1].is_word("END"):
+        return None
+    results: list[list[Any]] = []
+    depth = 0
+    for token in tokens[1:-1]:
+        if token.is_symbol("("):
+            depth += 1
+        elif token.is_symbol(")"):
+            depth -= 1
+        if depth == 0 and token.is_word("CASE", "END"):
+            return None  # a nested CASE: not a form read here
+        if depth == 0 and token.is_word("WHEN"):
+            results.append([])  # the condition: not a result
+        elif depth == 0 and token.is_word("THEN", "ELSE"):
+            results.append([])
+        elif results:
+            results[-1].append(token)
+    paths = [path(result) for result in results[1::2]]  # WHEN c THEN r ... [ELSE r]: every other part is a result
+    if len(results) % 2 == 1:  # ELSE r
+        paths.append(path(results[-1]))
+    return None if not paths or any(p is None for p in paths) else paths  # type: ignore[return-value]
+
+
 def expression_text(expression: str) -> Optional[str]:
     """A computed column's or watermark's expression as Flink's schemas and DESCRIBE print it (names quoted); None for
     a form this does not know how Flink prints.

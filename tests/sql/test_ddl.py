@@ -283,3 +283,19 @@ def test_a_watermark_needs_a_time_field_of_millisecond_precision(columns, printe
                      "n BIGINT, ts AS TO_TIMESTAMP_LTZ(n, 3), WATERMARK FOR ts AS ts"):
         catalog.create_table(parse_statement(f"CREATE TABLE ok ({accepted}) WITH ('connector' = 'datagen')"))
         catalog.drop("TABLE", "ok", False, 1)
+
+
+@pytest.mark.parametrize("expression, columns", [
+    ("CASE WHEN event_type = 0 THEN person.`dateTime` WHEN event_type = 1 THEN auction.`dateTime` ELSE bid.`dateTime` END",
+     [("person", "dateTime"), ("auction", "dateTime"), ("bid", "dateTime")]),
+    ("CASE k WHEN 1 THEN a WHEN 2 THEN b END", [("a",), ("b",)]),
+    ("r.ts", [("r", "ts")]),
+    ("CASE WHEN k = 0 THEN ts + INTERVAL '1' SECOND ELSE ts END", None),
+    ("CASE WHEN k = 0 THEN (CASE WHEN j = 0 THEN a ELSE b END) ELSE c END", None),
+    ("CAST(s AS TIMESTAMP(3))", None),
+    ("CASE WHEN k = 0 THEN a", None),
+])
+def test_the_columns_a_computed_time_field_comes_from(expression, columns):
+    from kindling.sql.column_types import result_columns
+
+    assert result_columns(expression) == columns

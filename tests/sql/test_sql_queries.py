@@ -215,6 +215,11 @@ def test_errors_name_the_construct_and_line_without_spark_traces(sql_env, kafka)
     with pytest.raises(SqlError, match=r"line 1: Invalid data type of time field for watermark definition\. .*"
                                        r"but the time field type is BIGINT\. Supported form"):
         sql_env.execute_sql("SELECT * FROM not_a_time")
+    # a CASE of columns is typed from their declared types (no planning): fields of other types are refused alike
+    sql_env.execute_sql("CREATE TABLE case_time (k INT, r ROW<n BIGINT, m BIGINT>, ts AS CASE WHEN k = 0 THEN r.n ELSE r.m END, "
+                        "WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen')")
+    with pytest.raises(SqlError, match=r"but the time field type is BIGINT\. Supported form"):
+        sql_env.execute_sql("SELECT * FROM case_time")
 
 
 def test_interval_join_of_two_streams(sql_env):
