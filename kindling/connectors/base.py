@@ -204,6 +204,10 @@ class Connector:
     # A sink Spark writes itself, in the JVM (its format name, e.g. "noop"): the query never hands its rows to Python.
     spark_sink_format: ClassVar[Optional[str]] = None
 
+    # Whether the sink reads none of its rows' values (Flink's blackhole): an INSERT's values need no cut to the
+    # table's TIMESTAMP precision before it (its type is still checked against the table's).
+    discards_values: ClassVar[bool] = False
+
     # Whether the source's reader selects only the columns and applies the filters the SQL planner declares for its
     # scan (kindling.connectors.scan_pushdown): the planner reads the optimized plan for them only then.
     reads_scan_needs: ClassVar[bool] = False

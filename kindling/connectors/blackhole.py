@@ -64,6 +64,7 @@ class BlackholeConnector(Connector):
     # Jobs write into Spark's own no-op sink: discarding rows needs no Python, so a pipeline into a blackhole costs what
     # the same pipeline costs by hand in PySpark (the Python writer above stays for readers that name it directly).
     spark_sink_format = "noop"
+    discards_values = True
 
 
 CONNECTOR = BlackholeConnector

@@ -587,8 +587,10 @@ class SqlSession:
                            hint="an upsert sink: 'connector' = 'upsert-kafka' with PRIMARY KEY (...) NOT ENFORCED, or a windowed GROUP BY")
         # The query's frame as it is when its columns are the table's (names, order, types, no precision to cut);
         # otherwise a projection onto the table's columns.
+        discards = get_connector(table.connector).discards_values
         as_is = [c.name for c in targets] == list(schema.names) and all(
-            source.get(c.name) == c.name and schema[c.name].dataType == c.type.spark and _timestamp_precision(c.type.flink) is None
+            source.get(c.name) == c.name and schema[c.name].dataType == c.type.spark
+            and (discards or _timestamp_precision(c.type.flink) is None)
             for c in targets if c.type is not None)
         df = planned.df if as_is else planned.df.select(*self._sink_projection(targets, source, schema, planned.updating))
         window_end = next((target for target, column in source.items()
