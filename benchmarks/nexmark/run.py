@@ -11,8 +11,8 @@ For each query:
   from JSON lines written by the same generator (in its own venv, see ``--pyflink-python``).
 
 Each figure is events / wall seconds from building the job (planning the ``INSERT``, building the
-DataFrames) to its end; kindling and PySpark run each
-query ``--rounds`` times (2), taking turns in one JVM, and the fastest run of each counts. The table shows the
+DataFrames) to its end; kindling and PySpark run each query once untimed (a warm-up) and then
+``--rounds`` times (2), taking turns in one JVM, and the fastest timed run of each counts. The table shows the
 ratios kindling/PySpark and kindling/PyFlink; the last line is the geometric mean of
 kindling/PyFlink over the queries both ran: ``geomean_ratio_vs_pyflink=<x>``, after the lowest
 kindling/PySpark ratio: ``min_ratio_vs_pyspark=<x>``.
@@ -220,7 +220,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--queries", default=",".join(suite.QUERIES))
     parser.add_argument("--pyflink-python", default=str(suite.ROOT / ".venv" / "pyflink" / "bin" / "python"))
     parser.add_argument("--timeout", type=float, default=1200)
-    parser.add_argument("--no-warmup", dest="warmup", action="store_false", help="time the first query on a cold JVM")
+    parser.add_argument("--no-warmup", dest="warmup", action="store_false",
+                        help="no untimed run of each query through kindling and PySpark before its timed rounds")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each query through kindling and through PySpark, "
                         "taking turns; the fastest of each counts")
     args = parser.parse_args(argv)
@@ -240,37 +241,44 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         print(f"PyFlink not found at {pyflink}: run `make nexmark-bench` (it creates .venv/pyflink)", file=sys.stderr)
 
-    if args.warmup:
-        # The JVM compiles its hot paths during a session's first large job, which runs about twice as slow: an
-        # untimed q0 through kindling and through PySpark first, so the first timed query is not penalised.
-        run_kindling(env, "q0", args.timeout)
-        run_pyspark(env.spark, "q0", workload, checkpoints)
     rows = []
     for query in queries:
         figures: dict[str, Any] = {}
         notes = []
-        # kindling and PySpark share one JVM: whichever ran a query's shape first would pay for compiling its code,
-        # and each run leaves the JVM a little warmer for the next. So they take turns in a balanced order (kindling
-        # first in odd rounds, PySpark first in even ones: k p p k ...) and each one's fastest round counts; always
-        # going second would favour one side. PyFlink starts a JVM per job.
+        timed: dict[str, list[str]] = {"kindling": [], "pyspark": []}
+        # kindling and PySpark share one JVM: whichever runs a query's shape first pays for compiling its code, and
+        # the first run after another query (or after PyFlink's job) is the slowest of a side's runs. So each query
+        # first runs once untimed through both (warm-up), then they take turns in a balanced order (kindling first in
+        # odd rounds, PySpark first in even ones: k p p k ...) and each one's fastest round counts. Without the
+        # warm-up, kindling's first turn was the cold one in every query (q0, 1M events: 1.25-1.36 s against its
+        # 1.06-1.09 in later turns) and only PySpark had two warm turns to take the faster of. PyFlink starts a JVM
+        # per job.
         pair = [("kindling", lambda query=query: run_kindling(env, query, args.timeout)),
                 ("pyspark", lambda query=query: run_pyspark(env.spark, query, workload, checkpoints))]
-        turns = [turn for n in range(args.rounds) for turn in (pair if n % 2 == 0 else pair[::-1])]
+        turns = [("warm-up " + system, run) for system, run in pair] if args.warmup else []
+        turns += [turn for n in range(args.rounds) for turn in (pair if n % 2 == 0 else pair[::-1])]
         turns.append(("pyflink", lambda query=query: run_pyflink(str(pyflink), query, events_json, args.timeout) if events_json else None))
         for system, run in turns:
-            if system in figures and figures[system] is None:
+            warm_up = system.startswith("warm-up ")
+            side = system.removeprefix("warm-up ")
+            if side in figures and figures[side] is None:
                 continue  # failed, or cannot be expressed: once is enough
             try:
                 seconds = run()
             except Exception as exc:  # reported in the table, not fatal
                 seconds = None
-                notes.append(f"{system}: {str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__}")
-            figures[system] = seconds if figures.get(system) is None or seconds is None else min(figures[system], seconds)
+                notes.append(f"{side}: {str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__}")
+            if side in timed:
+                timed[side].append("-" if seconds is None else f"{'(' if warm_up else ''}{seconds:.2f}{')' if warm_up else ''}")
+            if warm_up and seconds is not None:
+                continue
+            figures[side] = seconds if figures.get(side) is None or seconds is None else min(figures[side], seconds)
         if figures["pyspark"] is None and query in PYSPARK_CANNOT:
             notes.append("pyspark: Structured Streaming cannot express " + PYSPARK_CANNOT[query])
         rows.append((query, figures, notes))
         k, s, f = (figures[x] for x in ("kindling", "pyspark", "pyflink"))
         print(f"{query}: kindling {_rate(args.events, k)} ev/s, pyspark {_rate(args.events, s)} ev/s, pyflink {_rate(args.events, f)} ev/s"
+              f" (seconds per run, warm-up in brackets: kindling {' '.join(timed['kindling'])}, pyspark {' '.join(timed['pyspark'])})"
               + ("".join(f"; {n}" for n in notes)), file=sys.stderr, flush=True)
     shutil.rmtree(checkpoints, ignore_errors=True)
 
