@@ -12,6 +12,11 @@ conversion otherwise), so the operator reads the same values as from unpacked ro
 
 Packing changes only the operator's input, not its state: Spark's state schema (the grouping key, the
 key group's blob) and the checkpoint stay as they were.
+
+Where kindling starts the session's Python workers itself, they hand a key group's rows over as Arrow without
+regrouping them (:mod:`kindling.runtime.keyed_arrow_input`) and nothing is packed: :func:`unpacked_table` reads
+those batches into the table :func:`table` gives. Packing remains for workers kindling does not start (a remote
+cluster's).
 """
 
 from __future__ import annotations
@@ -102,6 +107,18 @@ def table(packed: Iterator[Any]) -> Any:
     if not tables:
         return None
     return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+
+def unpacked_table(batches: Iterator[Any], layout: Sequence[str], group_columns: Sequence[str]) -> Any:
+    """The same table as :func:`table` gives, from a key group's rows themselves: Arrow record batches of the operator
+    input's columns (``layout``, in order; :mod:`kindling.runtime.keyed_arrow_input`), the group columns left out as a
+    cell leaves them out; None when there are no rows."""
+    import pyarrow as pa
+
+    batches = [batch for batch in batches if batch.num_rows]
+    if not batches:
+        return None
+    return pa.Table.from_batches(batches).rename_columns(list(layout)).drop_columns(list(group_columns))
 
 
 def column_values(records: Any, name: str, timezone: str) -> list:

@@ -12,10 +12,12 @@ Spark's grouping key is a hash bucket of the record's key, so one state read and
 round trips to Spark's state server) serve every key of the bucket with work in the micro-batch,
 and records reach Python and results leave it as columns (``transformWithStateInPandas``). A
 bucket's value holds its keys' states; the key-group count is fixed for the life of a job's state,
-as Flink's max parallelism is. The records cross the shuffle packed, one Arrow stream per key group
-and map task (``kindling.datastream.key_group_batches``), so Spark's worker hands a group's records
-over whole instead of regrouping them row by row; results leave it gathered across key groups, a frame per ten
-thousand or so (``kindling.runtime.transform_with_state``). ``benchmarks/README.md`` has the measurements behind this.
+as Flink's max parallelism is. A key group's records reach the runner whole, as Arrow, never regrouped row by
+row in Python: where kindling starts the session's Python workers (a local master), the workers cut each group's
+rows out of Spark's Arrow batches (``kindling.runtime.keyed_arrow_input``); elsewhere the records cross the shuffle
+packed, one Arrow stream per key group and map task (``kindling.datastream.key_group_batches``). Results leave it
+gathered across key groups, a frame per ten thousand or so (``kindling.runtime.transform_with_state``).
+``benchmarks/README.md`` has the measurements behind this.
 
 Input records are never dropped as late by Spark (the operator's input carries event time as a
 plain number, so the function decides, as in Flink), and Spark's watermark reaches the function
@@ -92,7 +94,7 @@ from kindling.datastream.timers import (
 )
 from kindling.runtime import hash_partitioning
 from kindling.runtime.progress import END_OF_TIME_THRESHOLD
-from kindling.runtime.transform_with_state import transform_with_state
+from kindling.runtime.transform_with_state import arrow_input_available, transform_with_state
 
 SLOT = INTERNAL_PREFIX + "slot"
 ROWTIME = INTERNAL_PREFIX + "rowtime"  # the same name as stream.ROWTIME (stream imports this module lazily)
@@ -344,6 +346,8 @@ class KeyedRunner(StatefulProcessor):
         # (unpacked pandas frames, the test harness's, hold plain columns: pandas has no null for a number), and
         # Spark's session time zone, which the conversion of packed records' nested values takes.
         self.packed = False
+        self.arrow_input = False  # the workers hand the input over as Arrow record batches of the layout's columns
+        self.group_columns: List[str] = []  # the grouping columns Spark keys the operator's state by
         self.timezone = "UTC"
         self._key_types = list(key_types) if key_types is not None else [StringType()] * key_count
         self._value_types = list(value_types) if value_types is not None else [
@@ -633,11 +637,12 @@ class KeyedRunner(StatefulProcessor):
         """The key group's input as (a reader of a column's values by name, the row count, where each key's records
         start or None) per frame: packed input as one Arrow table, read without pandas and, for one integer key,
         already grouped by key (in Arrow rather than by picking Python objects), with the groups' starts."""
-        if not self.packed:
+        if not self.packed and not self.arrow_input:
             for frame in frames:
                 yield (lambda name, frame=frame: self._column(frame, name)), len(frame), None
             return
-        table = key_group_batches.table(frames)
+        table = key_group_batches.unpacked_table(frames, self.layout, self.group_columns) if self.arrow_input \
+            else key_group_batches.table(frames)
         if table is None:
             return
         key = self.columns.keys[0] if self._key_count == 1 and not self._pickled_key else None
@@ -1031,13 +1036,17 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     union = union.select(*([SLOT] if with_slot else []), key_group(key_count, runner.key_groups, with_slot, hashed_keys).alias(bucket), *columns)
     runner.layout = union.columns
     runner.columns = layout
-    runner.packed = True
     runner.timezone = union.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
     group_columns = ([SLOT] if with_slot else []) + [bucket]
-    grouped = key_group_batches.pack(union, group_columns).groupBy(*group_columns)
-    if runner.event_time_mode:
-        return transform_with_state(grouped, runner, output_schema(out_user), "EventTime", SPARK_EVENT_TIME)
-    return transform_with_state(grouped, runner, output_schema(out_user), "None" if runner.timeless else "ProcessingTime")
+    runner.group_columns = group_columns
+    # The workers hand a key group's rows over as Arrow where kindling starts them; elsewhere the rows are packed per
+    # key group on the map side (kindling.runtime.keyed_arrow_input, kindling.datastream.key_group_batches).
+    arrow_input = arrow_input_available(union.sparkSession)
+    runner.packed, runner.arrow_input = not arrow_input, arrow_input
+    grouped = (union if arrow_input else key_group_batches.pack(union, group_columns)).groupBy(*group_columns)
+    time_mode = "EventTime" if runner.event_time_mode else "None" if runner.timeless else "ProcessingTime"
+    return transform_with_state(grouped, runner, output_schema(out_user), time_mode,
+                                SPARK_EVENT_TIME if runner.event_time_mode else None, arrow_input=arrow_input)
 
 
 def key_group(key_count: int, key_groups: int, with_slot: bool, hashed_keys: Optional[Sequence[int]] = None) -> Column:

@@ -32,6 +32,7 @@ from pyspark.sql.streaming import StreamingQuery
 from kindling import config as cfg
 from kindling.config import Configuration
 from kindling.object_store import S3_OPTIONS, S3Settings, bucket_path, explain, is_missing, is_s3, s3_filesystem
+from kindling.row_layout import INTERNAL_PREFIX
 
 if TYPE_CHECKING:
     from kindling.runtime.job import JobClient
@@ -57,21 +58,45 @@ def _plan_text(df: DataFrame) -> str:
     return str(df._jdf.queryExecution().analyzed().toString())  # type: ignore[attr-defined]
 
 
+# A keyed operator's function and the columns it is given: the state is keyed by its grouping columns (the slot and
+# key group, kindling.datastream.operator), whatever else the input holds or how it travels (packed or not).
+_KEYED_INPUT = re.compile(r"(transformWithStateUDF)\(([^()]*)\)")
+_GROUPING = (INTERNAL_PREFIX + "bucket", INTERNAL_PREFIX + "slot")
+
+
+def _normalized(line: str) -> str:
+    """A stateful node's line as its state depends on it: expression ids removed (they change every run), and a keyed
+    operator's input columns left out but for its grouping columns. Applied again to a normalised line, it is that
+    line."""
+    text = re.sub(r"#\d+L?|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "", line).strip(" :+-!~|")
+    text = _KEYED_INPUT.sub(lambda m: f"{m.group(1)}({', '.join(a for a in m.group(2).split(', ') if a.startswith(_GROUPING))})",
+                            text)
+    return re.sub(r"\s+", " ", text)
+
+
 def stateful_operators(df: DataFrame) -> list[str]:
-    """The stateful nodes of a sink's plan, with expression ids removed (they change every run)."""
-    lines = []
-    for line in _plan_text(df).splitlines():
-        if _STATEFUL.match(line):
-            text = re.sub(r"#\d+L?|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "", line).strip(" :+-!~|")
-            lines.append(re.sub(r"\s+", " ", text))
-    return lines
+    """The stateful nodes of a sink's plan, normalised (:func:`_normalized`)."""
+    return [_normalized(line) for line in _plan_text(df).splitlines() if _STATEFUL.match(line)]
+
+
+def _digest(operators: list[str]) -> str:
+    return hashlib.sha256("\n".join(operators).encode()).hexdigest()[:16]
 
 
 def fingerprint(df: DataFrame) -> dict[str, Any]:
     """What a sink's state depends on: its stateful operators and a hash of them."""
     operators = stateful_operators(df)
-    digest = hashlib.sha256("\n".join(operators).encode()).hexdigest()[:16]
-    return {"fingerprint": digest, "statefulOperators": operators}
+    return {"fingerprint": _digest(operators), "statefulOperators": operators}
+
+
+def _same_state(saved: Mapping[str, Any], planned: Mapping[str, Any]) -> bool:
+    """Whether a savepoint's operator (its metadata) maps onto a planned sink's fingerprint: the same fingerprint, or
+    the same once the savepoint's operators are normalised as now (a savepoint of an earlier kindling, whose keyed
+    operators' lines named every input column: `transformWithStateUDF(__kindling_bucket0, __kindling_packed)`)."""
+    if saved["fingerprint"] == planned["fingerprint"]:
+        return True
+    lines = saved.get("statefulOperators")
+    return bool(lines) and _digest([_normalized(line) for line in lines]) == planned["fingerprint"]
 
 
 def pipeline_fingerprint(operators: Mapping[str, Mapping[str, Any]]) -> str:
@@ -297,7 +322,7 @@ def restore(
     for uid, operator in metadata["operators"].items():
         if uid not in pipeline:
             unmapped.append(f"'{uid}' (no sink with this uid in the new pipeline)")
-        elif pipeline[uid]["fingerprint"] != operator["fingerprint"]:
+        elif not _same_state(operator, pipeline[uid]):
             unmapped.append(
                 f"'{uid}' (its stateful operators changed: savepoint has {operator['statefulOperators']}, "
                 f"the pipeline has {pipeline[uid]['statefulOperators']})"
@@ -310,7 +335,7 @@ def restore(
         )
     restored = []
     for uid in metadata["operators"]:
-        if uid not in pipeline or pipeline[uid]["fingerprint"] != metadata["operators"][uid]["fingerprint"]:
+        if uid not in pipeline or not _same_state(metadata["operators"][uid], pipeline[uid]):
             log.warning("savepoint %s: skipping the state of operator %s (allowNonRestoredState)", source, uid)
             continue
         target = checkpoint_root / uid

@@ -15,9 +15,10 @@ also asks the processor for its gathered results around the expired timers' call
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator, Optional
 
-from pyspark.sql import DataFrame, GroupedData
+from pyspark.sql import DataFrame, GroupedData, SparkSession
 from pyspark.sql.streaming.stateful_processor_util import (
     TransformWithStateInPandasFuncMode,
     TransformWithStateInPandasUdfUtils,
@@ -28,7 +29,11 @@ from pyspark.util import PythonEvalType
 
 class _HandOver(TransformWithStateInPandasUdfUtils):
     """PySpark's dispatch of Spark's calls, with the processor's gathered results handed over at the partition's
-    end: before the expired timers (the key groups' results, as Spark would have had them first) and after them."""
+    end: before the expired timers (the key groups' results, as Spark would have had them first) and after them.
+    ``arrow_input``: the workers hand each key group's rows over as Arrow record batches
+    (:mod:`kindling.runtime.keyed_arrow_input`)."""
+
+    arrow_input = False
 
     def transformWithStateUDF(self, stateful_processor_api_client: Any, mode: TransformWithStateInPandasFuncMode,
                               key: Any, input_rows: Any) -> Iterator[Any]:
@@ -44,15 +49,34 @@ class _HandOver(TransformWithStateInPandasUdfUtils):
         yield from processor.gathered()
 
 
+def arrow_input_available(session: SparkSession) -> bool:
+    """Whether every Python worker of ``session`` hands a keyed operator's rows over as Arrow record batches
+    (:mod:`kindling.runtime.keyed_arrow_input`): its workers are forked by kindling's daemon (a local master), and
+    this PySpark's worker has the step that module replaces. Otherwise the operator's input is packed on the map side
+    (:mod:`kindling.datastream.key_group_batches`), as it also is with the environment variable
+    ``KINDLING_KEYED_INPUT=packed`` (a diagnostic switch; the state is the same either way)."""
+    from kindling.runtime import keyed_arrow_input, warm_daemon
+
+    if os.environ.get("KINDLING_KEYED_INPUT", "").lower() == "packed":
+        return False
+    conf = session.sparkContext.getConf()
+    return (conf.get("spark.python.daemon.module", "") == warm_daemon.MODULE
+            and (conf.get("spark.python.use.daemon", "true") or "true").lower() != "false"
+            and keyed_arrow_input.worker_supports())
+
+
 def transform_with_state(grouped: GroupedData, processor: Any, output_schema: StructType, time_mode: str,
-                         event_time_column: Optional[str] = None) -> DataFrame:
+                         event_time_column: Optional[str] = None, arrow_input: bool = False) -> DataFrame:
     """``grouped.transformWithStateInPandas(processor, output_schema, "Append", time_mode, ...)``, with the
-    processor's gathered results handed over at each partition's end (see the module's docstring)."""
+    processor's gathered results handed over at each partition's end (see the module's docstring); with
+    ``arrow_input`` the workers hand its input over as Arrow record batches (see :func:`arrow_input_available`)."""
     from pyspark.sql.functions import pandas_udf
 
     df = grouped._df
     session = df.sparkSession
-    udf = pandas_udf(_HandOver(processor, time_mode).transformWithStateUDF, returnType=output_schema,
+    hand_over = _HandOver(processor, time_mode)
+    hand_over.arrow_input = arrow_input
+    udf = pandas_udf(hand_over.transformWithStateUDF, returnType=output_schema,
                      functionType=PythonEvalType.SQL_TRANSFORM_WITH_STATE_PANDAS_UDF)
     column = udf(*[df[name] for name in df.columns])
     jdf = grouped._jgd.transformWithStateInPandas(column._jc, session._jsparkSession.parseDataType(output_schema.json()),

@@ -19,9 +19,10 @@ JOB = Path(__file__).with_name("timer_job.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start(kafka, topic: str, checkpoints: Path, log: Path) -> subprocess.Popen:
+def _start(kafka, topic: str, checkpoints: Path, log: Path, keyed_input: str = "") -> subprocess.Popen:
+    env = {**os.environ, "KINDLING_KEYED_INPUT": keyed_input} if keyed_input else None
     return subprocess.Popen([sys.executable, str(JOB), kafka.bootstrap_servers, topic, str(checkpoints)],
-                            cwd=ROOT, stdout=open(log, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
+                            cwd=ROOT, stdout=open(log, "ab"), stderr=subprocess.STDOUT, start_new_session=True, env=env)
 
 
 def _read(kafka, topic: str) -> list:
@@ -32,12 +33,15 @@ def _read(kafka, topic: str) -> list:
     return records
 
 
-def test_timers_fire_once_in_order_after_kill_and_restart(kafka, tmp_path):
+@pytest.mark.parametrize("first_input", ["", "packed"], ids=["same-input", "packed-then-arrow"])
+def test_timers_fire_once_in_order_after_kill_and_restart(kafka, tmp_path, first_input):
+    """Also across the keyed operator's two input layouts: state and timers checkpointed by a run whose input was
+    packed on the map side (as an earlier kindling's, or a remote cluster's) restore into one reading it as Arrow."""
     topic = f"timers-{uuid.uuid4().hex[:8]}"
     kafka.create_topic(topic, partitions=1)
     checkpoints = tmp_path / "checkpoints"
     log = tmp_path / "job.log"
-    job = _start(kafka, topic, checkpoints, log)
+    job = _start(kafka, topic, checkpoints, log, first_input)
     commits = checkpoints / "timer-restart" / "timers" / "commits"
     deadline = time.monotonic() + 300
     try:

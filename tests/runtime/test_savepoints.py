@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -86,6 +88,23 @@ def _sink(df):
     from kindling.env import _sink_columns
 
     return _sink_columns(df)
+
+
+def test_a_keyed_operators_state_maps_whether_its_input_was_packed_or_not(tmp_path):
+    """A savepoint of an earlier kindling, whose keyed operator's input was packed on the map side (its line names the
+    packed column), restores onto the same operator reading its input as Arrow, and the other way round; another
+    operator's state does not."""
+    line = ("TransformWithStateInPySpark transformWithStateUDF(__kindling_bucket0#{}, {}), 1, [k, one, __kindling_rowtime], "
+            "Append, NoTime, pandas, false, 0")
+    packed = line.format(12, "__kindling_packed#13")
+    arrow = line.format(40, "__kindling_k0#41, __kindling_ts#42, __kindling_v0_0#43")
+    written = re.sub(r"#\d+", "", packed)  # as the earlier kindling wrote it: ids gone, every column kept
+    saved = {"name": "Counts", "statefulOperators": [written], "fingerprint": hashlib.sha256(written.encode()).hexdigest()[:16]}
+    planned = {"fingerprint": savepoints._digest([savepoints._normalized(arrow)])}
+    assert savepoints._same_state(saved, planned)
+    assert savepoints._normalized(packed) == savepoints._normalized(arrow)
+    other = {"fingerprint": savepoints._digest([savepoints._normalized(arrow.replace("bucket0", "bucket1"))])}
+    assert not savepoints._same_state(saved, other)
 
 
 def test_changed_pipeline_is_refused_unless_non_restored_state_is_allowed(spark, tmp_path):
