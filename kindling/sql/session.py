@@ -188,6 +188,7 @@ class SqlSession:
         self._statement_set: Optional[list[ddl.Insert]] = None
         self._scans_read_needs = False  # a table read by the query being planned uses kindling.sql.pushdown
         self._operator_views: dict[str, tuple[bool, bool]] = {}  # a keyed operator's rows as a view: its input's flags
+        self._mode_checker_of: Optional[tuple[Any, Any, Any, Any]] = None  # (the JVM, what _mode_checker gives)
         self._changelog_views: dict[str, bool] = {}  # per table or view as last registered: whether its rows are a changelog
         self._changes_per_record = False  # aggregations planned now emit a change per row (TO_CHANGELOG reads them)
         self._statement_set_line = 0
@@ -1346,19 +1347,27 @@ class SqlSession:
         ms = int(ttl.total_seconds() * 1000)
         return ms or None
 
+    def _mode_checker(self) -> tuple[Any, Any, Any]:
+        """Spark's streaming plan checker and its Append and Update output modes, looked up once per JVM (each name of a
+        class's package path is a Py4J round trip: 13 of them per output mode decided, two or more per INSERT)."""
+        jvm = self.spark._jvm
+        if self._mode_checker_of is None or self._mode_checker_of[0] is not jvm:
+            modes = jvm.org.apache.spark.sql.streaming.OutputMode
+            self._mode_checker_of = (jvm, jvm.org.apache.spark.sql.catalyst.analysis.UnsupportedOperationChecker,
+                                     modes.Append(), modes.Update())
+        return self._mode_checker_of[1:]
+
     def _output_mode(self, df: DataFrame, line: int, construct: str) -> str:
         if not df.isStreaming:
             return "append"  # reads no table (VALUES, literals): a bounded input, every row final
-        jvm = self.spark._jvm
-        checker = jvm.org.apache.spark.sql.catalyst.analysis.UnsupportedOperationChecker
-        modes = jvm.org.apache.spark.sql.streaming.OutputMode
+        checker, append, update = self._mode_checker()
         plan = df._jdf.queryExecution().analyzed()
         try:
-            checker.checkForStreaming(plan, modes.Append())
+            checker.checkForStreaming(plan, append)
             return "append"
         except Exception as append_error:
             try:
-                checker.checkForStreaming(plan, modes.Update())
+                checker.checkForStreaming(plan, update)
                 return "update"
             except Exception as update_error:
                 message = str(update_error)
