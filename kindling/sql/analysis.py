@@ -128,10 +128,18 @@ def expressions(plan: Any) -> Iterator[Any]:
     return of_node(plan)
 
 
+def spark_sql(spark: Any, text: str) -> Any:
+    """``spark.sql(text)`` (a DataFrame of the query, analysed) in one Py4J round trip: PySpark's own call first builds
+    an empty array of parameters in the JVM, several round trips more for every query kindling plans."""
+    from pyspark.sql import DataFrame
+
+    return DataFrame(spark._jsparkSession.sql(text), spark)
+
+
 def analysed_plan(spark: Any, text: str) -> Any:
     """Spark's analysed logical plan of a query text. Flink's ``TRUNCATE(x, n)``, which Spark lacks and
     :mod:`kindling.sql.rounding` writes out last, is analysed as ``floor(x, n)`` (a number of the same kind)."""
-    return spark.sql(_TRUNCATE.sub("floor(", text) if "(" in text else text)._jdf.queryExecution().analyzed()
+    return spark_sql(spark, _TRUNCATE.sub("floor(", text) if "(" in text else text)._jdf.queryExecution().analyzed()
 
 
 _TRUNCATE = re.compile(r"(?i)(?<![\w.`])TRUNCATE\s*\(")

@@ -42,6 +42,7 @@ from kindling.runtime.scratch import retire
 from kindling.sql import ddl, pushdown
 from kindling.sql.aggregate_functions import UserDefinedAggregateFunction
 from kindling.sql.aggregates import with_flink_aggregate_types
+from kindling.sql.analysis import spark_sql
 from kindling.sql.builtin_functions import listed_functions
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, check_rowtime_type, describe_rows
 from kindling.sql.changelog_functions import TO_CHANGELOG, ChangelogCall, find_changelog_call, from_changelog, to_changelog
@@ -947,7 +948,7 @@ class SqlSession:
             if pending(spark_text):
                 raise SqlError(f"{function} inside the argument of JSON_STRING or TYPEOF is not supported", line=line,
                                construct=function, hint=f"{function}(x) of a column or an expression over columns")
-        return self.spark.sql(spark_text)
+        return spark_sql(self.spark, spark_text)
 
     def _refuse_python_aggregates(self, text: str, line: int) -> None:
         """A Python aggregate function's call Spark would be given: refused, naming the function (only kindling's
