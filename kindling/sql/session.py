@@ -594,15 +594,17 @@ class SqlSession:
             source.get(c.name) == c.name and schema[c.name].dataType == c.type.spark
             and (discards or _timestamp_precision(c.type.flink) is None)
             for c in targets if c.type is not None)
-        df = planned.df if as_is else planned.df.select(*self._sink_projection(targets, source, schema, planned.updating))
+        df = planned.df if as_is else planned.df.select(*self._sink_projection(targets, source, schema, planned.updating, discards))
         window_end = next((target for target, column in source.items()
                            if (schema[column].metadata or {}).get(WINDOW_END_METADATA)), None)
         return PlannedQuery(df, planned.mode, planned.upsert_key, planned.bounded, planned.event_time, target_names,
                             planned.changelog, window_end), table
 
     @staticmethod
-    def _sink_projection(targets: list[Any], source: dict[str, str], schema: StructType, updating: bool) -> list[Column]:
-        """The query's columns cast to the sink table's types, in its order (NULL for a column the INSERT leaves out)."""
+    def _sink_projection(targets: list[Any], source: dict[str, str], schema: StructType, updating: bool,
+                         discards: bool = False) -> list[Column]:
+        """The query's columns cast to the sink table's types, in its order (NULL for a column the INSERT leaves out);
+        TIMESTAMP values cut to the table's precision unless the sink ``discards`` them (Connector.discards_values)."""
         projected: list[Column] = []
         for column in targets:
             assert column.type is not None
@@ -610,7 +612,7 @@ class SqlSession:
                 value = F.col(_quote(source[column.name]))
                 if schema[source[column.name]].dataType != column.type.spark:
                     value = value.cast(column.type.spark)
-                projected.append(_with_precision(value, column.type.flink).alias(column.name))
+                projected.append((value if discards else _with_precision(value, column.type.flink)).alias(column.name))
             else:
                 projected.append(F.lit(None).cast(column.type.spark).alias(column.name))
         if updating:
