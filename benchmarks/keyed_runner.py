@@ -92,7 +92,7 @@ def run_kindling(frames: List[pd.DataFrame]) -> int:
                                   [RECORD.fieldNames()], key_types=[IntegerType()], value_types=[RECORD], timeless=True)
     runner.columns = layout = OperatorColumns([IntegerType()], [RECORD], chained=False, convert=operator.from_pandas)
     runner.layout = ["bucket"] + layout.names
-    runner.packed = True
+    runner.input_form = key_group_batches.InputForm.PACKED
     store = _StateStore()
     runner.init(store)
     schema = operator.output_schema(RESULT)

@@ -21,12 +21,22 @@ cluster's).
 
 from __future__ import annotations
 
+import enum
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from kindling.row_layout import INTERNAL_PREFIX
+
+
+class InputForm(enum.Enum):
+    """How a keyed operator's input reaches its runner on the worker."""
+
+    FRAMES = "frames"  # pandas frames of plain columns (the test harness's; pandas has no null for a number)
+    PACKED = "packed"  # the PACKED cells of each key group and map task (pack)
+    ARROW = "arrow"  # Arrow record batches of the operator input's columns (kindling.runtime.keyed_arrow_input)
+
 
 PACKED = INTERNAL_PREFIX + "packed"  # one key group's rows of a map partition, as an Arrow IPC stream
 # Rows (or bytes) a map task gathers before it splits them by key group: the larger, the fewer packed rows

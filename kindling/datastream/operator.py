@@ -342,11 +342,9 @@ class KeyedRunner(StatefulProcessor):
         self._pickled_key = pickled_key  # the key is a Python key selector's result, pickled
         self.key_groups = key_groups
         self.layout: List[str] = []  # the operator input's columns, in order (set by run_operator)
-        # Whether the input comes packed per key group (kindling.datastream.key_group_batches), as run_operator sends it
-        # (unpacked pandas frames, the test harness's, hold plain columns: pandas has no null for a number), and
-        # Spark's session time zone, which the conversion of packed records' nested values takes.
-        self.packed = False
-        self.arrow_input = False  # the workers hand the input over as Arrow record batches of the layout's columns
+        # How the input reaches the runner (set by run_operator), and Spark's session time zone, which the conversion
+        # of Arrow records' nested values takes.
+        self.input_form = key_group_batches.InputForm.FRAMES
         self.group_columns: List[str] = []  # the grouping columns Spark keys the operator's state by
         self.timezone = "UTC"
         self._key_types = list(key_types) if key_types is not None else [StringType()] * key_count
@@ -637,12 +635,13 @@ class KeyedRunner(StatefulProcessor):
         """The key group's input as (a reader of a column's values by name, the row count, where each key's records
         start or None) per frame: packed input as one Arrow table, read without pandas and, for one integer key,
         already grouped by key (in Arrow rather than by picking Python objects), with the groups' starts."""
-        if not self.packed and not self.arrow_input:
+        form = self.input_form
+        if form is key_group_batches.InputForm.FRAMES:
             for frame in frames:
                 yield (lambda name, frame=frame: self._column(frame, name)), len(frame), None
             return
-        table = key_group_batches.unpacked_table(frames, self.layout, self.group_columns) if self.arrow_input \
-            else key_group_batches.table(frames)
+        table = key_group_batches.unpacked_table(frames, self.layout, self.group_columns) \
+            if form is key_group_batches.InputForm.ARROW else key_group_batches.table(frames)
         if table is None:
             return
         key = self.columns.keys[0] if self._key_count == 1 and not self._pickled_key else None
@@ -1042,7 +1041,7 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     # The workers hand a key group's rows over as Arrow where kindling starts them; elsewhere the rows are packed per
     # key group on the map side (kindling.runtime.keyed_arrow_input, kindling.datastream.key_group_batches).
     arrow_input = arrow_input_available(union.sparkSession)
-    runner.packed, runner.arrow_input = not arrow_input, arrow_input
+    runner.input_form = key_group_batches.InputForm.ARROW if arrow_input else key_group_batches.InputForm.PACKED
     grouped = (union if arrow_input else key_group_batches.pack(union, group_columns)).groupBy(*group_columns)
     time_mode = "EventTime" if runner.event_time_mode else "None" if runner.timeless else "ProcessingTime"
     return transform_with_state(grouped, runner, output_schema(out_user), time_mode,

@@ -33,7 +33,9 @@ class _HandOver(TransformWithStateInPandasUdfUtils):
     ``arrow_input``: the workers hand each key group's rows over as Arrow record batches
     (:mod:`kindling.runtime.keyed_arrow_input`)."""
 
-    arrow_input = False
+    def __init__(self, stateful_processor: Any, time_mode: str, arrow_input: bool = False) -> None:
+        super().__init__(stateful_processor, time_mode)
+        self.arrow_input = arrow_input
 
     def transformWithStateUDF(self, stateful_processor_api_client: Any, mode: TransformWithStateInPandasFuncMode,
                               key: Any, input_rows: Any) -> Iterator[Any]:
@@ -74,8 +76,7 @@ def transform_with_state(grouped: GroupedData, processor: Any, output_schema: St
 
     df = grouped._df
     session = df.sparkSession
-    hand_over = _HandOver(processor, time_mode)
-    hand_over.arrow_input = arrow_input
+    hand_over = _HandOver(processor, time_mode, arrow_input)
     udf = pandas_udf(hand_over.transformWithStateUDF, returnType=output_schema,
                      functionType=PythonEvalType.SQL_TRANSFORM_WITH_STATE_PANDAS_UDF)
     column = udf(*[df[name] for name in df.columns])

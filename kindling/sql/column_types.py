@@ -23,7 +23,7 @@ from kindling.sql.time_values import holds_time_cast, time_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.types import StructField
+    from pyspark.sql.types import StructField, StructType
 
 FLINK_TYPE = "kindling.flink.type"  # the metadata key: the type as Flink's schemas print it
 PROCTIME_TYPE = "TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*"
@@ -136,6 +136,23 @@ def result_columns(expression: str) -> Optional[list[tuple[str, ...]]]:
     if len(results) % 2 == 1:  # ELSE r
         paths.append(path(results[-1]))
     return None if not paths or any(p is None for p in paths) else paths  # type: ignore[return-value]
+
+
+def shared_type(schema: "StructType", paths: Optional[list[tuple[str, ...]]]) -> Optional[Any]:
+    """The Spark type every one of ``paths`` (columns of ``schema``, or fields of their rows: :func:`result_columns`)
+    has; None when one is not found or their types differ."""
+    from pyspark.sql.types import StructType
+
+    found = set()
+    for path in paths or ():
+        data_type: Any = schema
+        for name in path:
+            field = next((f for f in data_type.fields if f.name == name), None) if isinstance(data_type, StructType) else None
+            if field is None:
+                return None
+            data_type = field.dataType
+        found.add(data_type)
+    return found.pop() if len(found) == 1 else None
 
 
 def expression_text(expression: str) -> Optional[str]:

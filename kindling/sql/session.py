@@ -46,7 +46,15 @@ from kindling.sql.analysis import spark_sql
 from kindling.sql.builtin_functions import listed_functions
 from kindling.sql.catalog import DESCRIBE_COLUMNS, Catalog, CatalogTable, CatalogView, check_rowtime_type, describe_rows
 from kindling.sql.changelog_functions import TO_CHANGELOG, ChangelogCall, find_changelog_call, from_changelog, to_changelog
-from kindling.sql.column_types import carried_type, known_types, result_columns, time_columns, window_property_types, with_type
+from kindling.sql.column_types import (
+    carried_type,
+    known_types,
+    result_columns,
+    shared_type,
+    time_columns,
+    window_property_types,
+    with_type,
+)
 from kindling.sql.declared_types import with_declared_types
 from kindling.sql.division import with_flink_division
 from kindling.sql.errors import SqlError, from_spark
@@ -1483,7 +1491,7 @@ class SqlSession:
         if types[rowtime] is None:
             # typed from the columns the expression's value comes from, if it is one of them whatever the row
             # (no Spark analysis), else from the planned expression
-            data_type = _shared_type(table.source_schema(), result_columns(next(c.expression or "" for c in table.columns if c.name == rowtime)))
+            data_type = shared_type(table.source_schema(), result_columns(next(c.expression or "" for c in table.columns if c.name == rowtime)))
             if not isinstance(data_type, (TimestampType, TimestampNTZType)):
                 field = loaded.select(expression).schema.fields[0]
                 data_type = field.dataType
@@ -1702,21 +1710,6 @@ def _timestamp_precision(flink_type: str) -> Optional[int]:
     """p of a TIMESTAMP(p) or TIMESTAMP_LTZ(p) finer digits of which Spark would keep (p < 6); None for other types."""
     match = re.match(r"TIMESTAMP(?:_LTZ)?\((\d)\)", flink_type)
     return int(match.group(1)) if match is not None and int(match.group(1)) < 6 else None
-
-
-def _shared_type(schema: StructType, paths: Optional[list[tuple[str, ...]]]) -> Optional[Any]:
-    """The Spark type every one of ``paths`` (columns of ``schema``, or fields of their rows) has; None when one is not
-    found or their types differ."""
-    found = set()
-    for path in paths or ():
-        data_type: Any = schema
-        for name in path:
-            field = next((f for f in data_type.fields if f.name == name), None) if isinstance(data_type, StructType) else None
-            if field is None:
-                return None
-            data_type = field.dataType
-        found.add(data_type)
-    return found.pop() if len(found) == 1 else None
 
 
 def _with_precision(value: Column, flink_type: str) -> Column:

@@ -159,7 +159,7 @@ def test_a_null_integer_key_keeps_the_keys_in_order_of_first_arrival():
                             value_types=[record], timeless=True)
     runner.columns = layout = OperatorColumns([IntegerType()], [record], chained=False, convert=op.from_pandas)
     runner.layout = ["g"] + layout.names
-    runner.packed = True
+    runner.input_form = kgb.InputForm.PACKED
     handle = Handle()
     runner.init(handle)
     keys = [None, 5, 0, None, 5]
@@ -201,7 +201,7 @@ def test_packed_integer_keys_reach_the_function_as_the_operator_groups_any_other
                             1, 1, [["a"], ["b"]], key_types=[LongType()], value_types=records, key_groups=1, timeless=True)
     runner.columns = layout = OperatorColumns([LongType()], records, chained=True, convert=op.from_pandas)
     runner.layout = ["g"] + layout.names
-    runner.packed = True
+    runner.input_form = kgb.InputForm.PACKED
     runner.init(Handle())
     runner._begin(TV(1000, -1))
     draw = random.Random(59)

@@ -299,3 +299,16 @@ def test_the_columns_a_computed_time_field_comes_from(expression, columns):
     from kindling.sql.column_types import result_columns
 
     assert result_columns(expression) == columns
+
+
+def test_a_computed_time_field_has_its_columns_type_only_when_they_share_one():
+    from pyspark.sql.types import LongType, StructField, StructType, TimestampType
+
+    from kindling.sql.column_types import shared_type
+
+    row = StructType([StructField("t", TimestampType()), StructField("n", LongType())])
+    schema = StructType([StructField("a", row), StructField("b", row), StructField("ts", TimestampType())])
+    assert shared_type(schema, [("a", "t"), ("b", "t"), ("ts",)]) == TimestampType()
+    assert shared_type(schema, [("a", "t"), ("b", "n")]) is None  # two types
+    assert shared_type(schema, [("a", "x")]) is None and shared_type(schema, [("ts", "t")]) is None  # no such field
+    assert shared_type(schema, None) is None and shared_type(schema, []) is None
