@@ -22,6 +22,10 @@ print("client's parent", os.environ.get("KINDLING_FORK_PARENT"))
 print("stdin", sys.stdin.readline().strip())
 print("pid", os.getpid())
 print("to stderr", file=sys.stderr)
+if sys.argv[1:] == ["reset"]:
+    raise ConnectionResetError(104, "Connection reset by peer")
+if sys.argv[1:] == ["fail"]:
+    raise ValueError("the probe failed")
 if sys.argv[1:] == ["wait"]:
     print("waiting", flush=True)
     import time
@@ -95,6 +99,19 @@ def test_the_client_passes_a_signal_on_to_the_forked_worker(server, tmp_path):
     while Path(f"/proc/{forked_pid}").exists() and (Path(f"/proc/{forked_pid}/stat").read_text().split()[2] != "Z"):
         assert time.monotonic() < deadline, "the forked worker outlived its client's SIGTERM"
         time.sleep(0.05)
+
+
+def test_a_worker_whose_connection_the_jvm_closed_exits_without_a_traceback_and_any_other_error_prints_one(server, tmp_path):
+    """Spark stops a worker by closing its socket and signalling it; a worker that sees the closed socket first has
+    no one to report to, and its traceback is noise. Any other uncaught error prints as ``python -m`` would."""
+    reset = _client(server, "fork_probe", "reset", cwd=tmp_path)
+    _out, err = reset.communicate("x\n", timeout=60)
+    assert reset.returncode == 1
+    assert "to stderr" in err and "Traceback" not in err and "ConnectionResetError" not in err
+    failed = _client(server, "fork_probe", "fail", cwd=tmp_path)
+    _out, err = failed.communicate("x\n", timeout=60)
+    assert failed.returncode == 1
+    assert "Traceback" in err and "ValueError: the probe failed" in err
 
 
 def test_without_a_server_or_for_another_module_the_client_runs_the_interpreter(server, tmp_path):
