@@ -12,7 +12,7 @@ For each query:
 
 Each figure is events / wall seconds from building the job (planning the ``INSERT``, building the
 DataFrames) to its end; after two untimed runs of q0 through each (the JVM's warm-up), kindling and PySpark
-run each query once untimed (a warm-up) and then
+run each query once untimed (a warm-up; ``--warmups N`` for more) and then
 ``--rounds`` times (2), taking turns in one JVM, and the fastest timed run of each counts. The table shows the
 ratios kindling/PySpark and kindling/PyFlink; the last line is the geometric mean of
 kindling/PyFlink over the queries both ran: ``geomean_ratio_vs_pyflink=<x>``, after the lowest
@@ -223,6 +223,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--timeout", type=float, default=1200)
     parser.add_argument("--no-warmup", dest="warmup", action="store_false",
                         help="no untimed runs (of q0 first, and of each query before its timed rounds)")
+    parser.add_argument("--warmups", type=int, default=1, help="untimed runs of each query through each side before "
+                        "its timed rounds (1; the JVM compiles a query's code over its first few runs)")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each query through kindling and through PySpark, "
                         "taking turns; the fastest of each counts")
     args = parser.parse_args(argv)
@@ -263,7 +265,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # per job.
         pair = [("kindling", lambda query=query: run_kindling(env, query, args.timeout)),
                 ("pyspark", lambda query=query: run_pyspark(env.spark, query, workload, checkpoints))]
-        turns = [("warm-up " + system, run) for system, run in pair] if args.warmup else []
+        turns = [("warm-up " + system, run) for _ in range(args.warmups) for system, run in pair] if args.warmup else []
         turns += [turn for n in range(args.rounds) for turn in (pair if n % 2 == 0 else pair[::-1])]
         turns.append(("pyflink", lambda query=query: run_pyflink(str(pyflink), query, events_json, args.timeout) if events_json else None))
         for system, run in turns:
