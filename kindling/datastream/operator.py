@@ -633,7 +633,7 @@ class KeyedRunner(StatefulProcessor):
 
     def _sources(self, frames: Iterator[Any]) -> Iterator[Tuple[Callable[[str], list], int, Optional[List[int]]]]:
         """The key group's input as (a reader of a column's values by name, the row count, where each key's records
-        start or None) per frame: packed input as one Arrow table, read without pandas and, for one integer key,
+        start or None) per frame: packed or Arrow input as one Arrow table, read without pandas and, for one integer key,
         already grouped by key (in Arrow rather than by picking Python objects), with the groups' starts."""
         form = self.input_form
         if form is key_group_batches.InputForm.FRAMES:

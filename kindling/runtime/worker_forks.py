@@ -238,7 +238,7 @@ def _child(connection: socket.socket, fds: list[int], argv: list[str], cwd: str,
         except (BrokenPipeError, ConnectionResetError):
             # The JVM closed its end of the worker's connection before this process could report anything: Spark
             # stops a worker by closing its socket and signalling its pid, and the signal, passed on by the client,
-            # often lands second. A PySpark worker reports its own errors over that connection, so only its loss
+            # can land second. A PySpark worker reports its own errors over that connection, so only its loss
             # escapes to here; the traceback would be noise on the console at the end of every such query.
             status = 1
         except BaseException:
