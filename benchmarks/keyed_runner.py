@@ -71,6 +71,13 @@ class _BatchTime:
         return -1
 
 
+def _layout() -> OperatorColumns:
+    """The operator's input as stateful.py's job ships it: keyed by the record's field ``key`` (which travels once, as
+    the key), records without event times."""
+    return OperatorColumns([IntegerType()], [RECORD], chained=False, convert=operator.from_pandas, timed=False,
+                           key_fields=[{1: 0}])
+
+
 def packed_groups(layout: OperatorColumns, groups: int, records: int, keys: int) -> List[pd.DataFrame]:
     """Each key group's records packed as the map side packs them, as Spark hands them to the worker."""
     rng = np.random.default_rng(7)
@@ -81,7 +88,7 @@ def packed_groups(layout: OperatorColumns, groups: int, records: int, keys: int)
                    operator.TS: pa.array(np.full(records, NO_TIME, np.int64))}
         for field, values in zip(layout.values[0], (np.arange(records, dtype=np.int64), key, rng.random(records) * 100)):
             columns[field.name] = pa.array(values)
-        table = pa.table(columns)
+        table = pa.table({name: columns[name] for name in ["bucket", *layout.names]})  # (the columns the job ships)
         packed = key_group_batches.split(table.to_batches(max_chunksize=records // 3 + 1), ["bucket"])
         frames.append(pd.concat(ArrowBatchTransformer.to_pandas(packed, timezone="UTC"), axis=1)[[key_group_batches.PACKED]])
     return frames
@@ -90,7 +97,7 @@ def packed_groups(layout: OperatorColumns, groups: int, records: int, keys: int)
 def run_kindling(frames: List[pd.DataFrame]) -> int:
     runner = operator.KeyedRunner(KeyedProcessAdapter(RunningAverage()), "RunningAverage", RESULT, 1, 2,
                                   [RECORD.fieldNames()], key_types=[IntegerType()], value_types=[RECORD], timeless=True)
-    runner.columns = layout = OperatorColumns([IntegerType()], [RECORD], chained=False, convert=operator.from_pandas)
+    runner.columns = layout = _layout()
     runner.layout = ["bucket"] + layout.names
     runner.input_form = key_group_batches.InputForm.PACKED
     store = _StateStore()
@@ -151,7 +158,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=800, help="distinct keys per key group")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    layout = OperatorColumns([IntegerType()], [RECORD], chained=False, convert=operator.from_pandas)
+    layout = _layout()
     frames = packed_groups(layout, args.groups, args.records, args.keys)
     kindling_s, kindling_rows = best(args.repeat, lambda: run_kindling(frames))
     hand_s, hand_rows = best(args.repeat, lambda: run_by_hand(frames, layout))

@@ -99,7 +99,7 @@ class BroadcastConnectedStream:
         source = self.broadcast.stream
         return keyed._keyed_operation(
             _BroadcastAdapter(function), type(function).__name__, out_user,
-            [(keyed._df, keyed._key_columns(), keyed.schema)], len(keyed.keys),
+            [(keyed._df, list(keyed.keys), keyed.schema)], len(keyed.keys),
             broadcast=source._df.select(*source.schema.fieldNames(), *source._internal()),
             broadcast_type=source.schema,
             bounded=keyed.is_bounded and source.is_bounded, upstream=[source],

@@ -125,8 +125,8 @@ class ConnectedStreams:
             raise ValueError(f"connected keys differ in arity: {first.keys} vs {second.keys}")  # type: ignore[attr-defined]
         out_user, out_type = self._output(output_type)
         inputs = [
-            (first._df, first._key_columns(), first.schema),  # type: ignore[attr-defined]
-            (second._df, second._key_columns(), second.schema),  # type: ignore[attr-defined]
+            (first._df, list(first.keys), first.schema),  # type: ignore[attr-defined]
+            (second._df, list(second.keys), second.schema),  # type: ignore[attr-defined]
         ]
         ship_by_value(function)
         return first._keyed_operation(_CoAdapter(function), name, out_user, inputs, len(first.keys),  # type: ignore[attr-defined]

@@ -163,7 +163,7 @@ class IntervalJoin:
         out_user = records.as_struct(output_type) if output_type is not None else self.left.schema
         left, right = self.left, self.right
         adapter = _TimestampedOutput(_IntervalJoinAdapter(function, lower, upper))
-        inputs = [(left._df, left._key_columns(), left.schema), (right._df, right._key_columns(), right.schema)]
+        inputs = [(left._df, list(left.keys), left.schema), (right._df, list(right.keys), right.schema)]
         return left._keyed_operation(adapter, "IntervalJoin", out_user, inputs, len(left.keys),
                                      bounded=left.is_bounded and right.is_bounded, upstream=[right])
 
@@ -264,6 +264,6 @@ class JoinedStreams:
         adapter = WindowAdapter(self._assigner, trigger, self._lateness, None, emit, None, None, None, joined=True)
         adapter._function = function  # type: ignore[attr-defined]
         out_user = records.as_struct(output_type) if output_type is not None else left.schema
-        inputs = [(left._df, left._key_columns(), left.schema), (right._df, right._key_columns(), right.schema)]
+        inputs = [(left._df, list(left.keys), left.schema), (right._df, list(right.keys), right.schema)]
         return left._keyed_operation(adapter, "WindowJoin", out_user, inputs, len(left.keys),
                                      bounded=left.is_bounded and right.is_bounded, upstream=[right])

@@ -47,7 +47,7 @@ import heapq
 import itertools
 import pickle
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -1007,12 +1007,15 @@ def operator_input(
 
 def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType], key_count: int, runner: KeyedRunner,
                  out_user: StructType, with_slot: bool, bucket: str = BUCKET,
-                 hashed_keys: Optional[Sequence[int]] = None) -> DataFrame:
+                 hashed_keys: Optional[Sequence[int]] = None, timed: bool = True,
+                 key_fields: Sequence[Mapping[int, int]] = ()) -> DataFrame:
     """Union the inputs, group by key group and run the runner; returns the tagged output.
 
     ``bucket`` names the key-group column: unique per operator, so a sink's plan shows which keyed
     operators it holds state of (``kindling.runtime.state_layout``). ``hashed_keys``: the positions of the key
-    columns a record's key group is a hash of (all of them by default).
+    columns a record's key group is a hash of (all of them by default). ``timed``: whether any input's records may
+    carry an event time (False: none travels). ``key_fields``, per input: its record fields (by position) that are key
+    columns (by position), which travel once (:class:`kindling.datastream.operator_columns.OperatorColumns`).
 
     In Spark's event-time mode the output's ROWTIME is re-declared as the event-time column, so
     the keyed operators after this one get the watermark.
@@ -1029,7 +1032,7 @@ def run_operator(inputs: Sequence[DataFrame], input_types: Sequence[StructType],
     # Keys, records, event time and timer origin travel as top-level columns that pandas hands over exactly
     # (kindling.datastream.operator_columns).
     layout = OperatorColumns([union.schema[key_column(i)].dataType for i in range(key_count)], input_types, runner._chained,
-                             from_pandas)
+                             from_pandas, timed=timed, key_fields=key_fields)
     columns = layout.columns(lambda i: F.col(key_column(i)), lambda i, name: F.col(value_column(i))[name], F.col(INPUT),
                              F.col(TS), F.col(FROM_TIMER), input_types)
     union = union.select(*([SLOT] if with_slot else []), key_group(key_count, runner.key_groups, with_slot, hashed_keys).alias(bucket), *columns)

@@ -294,8 +294,9 @@ class DataStream:
                          broadcast_type: Optional[StructType] = None, bounded: Optional[bool] = None,
                          upstream: Optional[Sequence["DataStream"]] = None, out_type: Any = None,
                          input_type_infos: Optional[Sequence[Any]] = None) -> "SingleOutputStreamOperator":
-        """Run an adapter in the keyed operator over ``inputs``: (DataFrame, key Columns, value StructType) each."""
+        """Run an adapter in the keyed operator over ``inputs``: (DataFrame, key column names, value StructType) each."""
         from kindling.datastream import operator as op
+        from kindling.runtime.plan_nodes import always_null
 
         spark = self._env.spark
         parallelism = int(spark.conf.get("spark.sql.shuffle.partitions"))
@@ -307,7 +308,11 @@ class DataStream:
         total = len(types)
         for index, (df, keys, value_type) in enumerate(inputs):
             slot = F.lit(op.KEYED_SLOT) if slots is not None else None
-            frames.append(op.operator_input(df, keys, index, total, value_type.fieldNames(), slot))
+            frames.append(op.operator_input(df, [F.col(k) for k in keys], index, total, value_type.fieldNames(), slot))
+        # A key that is a record field travels once; no event time travels where no input's records have one.
+        key_fields = [{fields.index(k): n for n, k in enumerate(keys) if k in fields}
+                      for fields, keys in ((t.fieldNames(), k) for _, k, t in inputs)]
+        timed = not all(always_null(df, ROWTIME) for df in [df for df, _, _ in inputs] + ([broadcast] if broadcast is not None else []))
         if broadcast is not None:
             assert broadcast_type is not None
             key_types = [inputs[0][0].select(k).schema.fields[0].dataType for k in inputs[0][1]]
@@ -321,7 +326,7 @@ class DataStream:
         timeless = not self._event_time and op.needs_no_clock(adapter)
         chained = any(op.from_keyed_operator(df) for df, _, _ in inputs)
         type_infos = list(input_type_infos) if input_type_infos is not None else [self._type_info] + [None] * (len(types) - 1)
-        pickled_key = any(SELECTOR_KEY in str(k) for k in inputs[0][1])
+        pickled_key = SELECTOR_KEY in inputs[0][1]
         key_types = [frames[0].schema[op.key_column(i)].dataType for i in range(key_count)]
         runner = op.KeyedRunner(adapter, name, out_user, key_count, parallelism, [t.fieldNames() for t in types], slots,
                                 event_time_mode=event_time_mode, chained=chained, input_types=type_infos, out_type=out_type,
@@ -330,7 +335,8 @@ class DataStream:
         ship_by_value(getattr(adapter, "_function", adapter))
         bucket = f"{op.BUCKET}{len(self._env.keyed_operators)}"
         self._env.keyed_operators.append((name, bucket))
-        tagged = op.run_operator(frames, types, key_count, runner, out_user, with_slot=slots is not None, bucket=bucket)
+        tagged = op.run_operator(frames, types, key_count, runner, out_user, with_slot=slots is not None, bucket=bucket,
+                                 timed=timed, key_fields=key_fields)
         bounded = self._bounded if bounded is None else bounded
         result = SingleOutputStreamOperator(self, tagged, out_user, inputs[0][2], name, watermarked=False, bounded=bounded,
                                             type_info=out_type, input_type_info=type_infos[0])
@@ -665,7 +671,7 @@ class KeyedStream(DataStream):
         adapter = RollingAdapter(kind, name, fields, reduce, typed=self._type_info is not None, position=position,
                                  batch=self._env.is_batch() and self._bounded)
         return self._keyed_operation(adapter, f"Keyed{kind.title()}", self.schema,
-                                     [(self._df, self._key_columns(), self.schema)], len(self.keys), out_type=self._type_info)
+                                     [(self._df, list(self.keys), self.schema)], len(self.keys), out_type=self._type_info)
 
     def sum(self, field: Union[str, int]) -> SingleOutputStreamOperator:
         """Running sum of a field per key, emitted for every record."""
@@ -699,9 +705,6 @@ class KeyedStream(DataStream):
             raise TypeError("interval_join takes a KeyedStream: call key_by(...) on the other stream")
         return IntervalJoin(self, other)
 
-    def _key_columns(self) -> list[Column]:
-        return [F.col(k) for k in self.keys]
-
     def process(self, function: Any, output_type: Optional[records.TypeLike] = None) -> SingleOutputStreamOperator:
         """Run a KeyedProcessFunction: keyed state, event- and processing-time timers, side outputs."""
         from kindling.datastream.process import KeyedProcessAdapter, KeyedProcessFunction, ProcessFunction
@@ -712,7 +715,7 @@ class KeyedStream(DataStream):
             raise TypeError(f"KeyedStream.process takes a KeyedProcessFunction, got {type(function).__name__}")
         out_user, out_type = self._output(output_type)
         return self._keyed_operation(KeyedProcessAdapter(function), type(function).__name__, out_user,
-                                     [(self._df, self._key_columns(), self.schema)], len(self.keys), out_type=out_type)
+                                     [(self._df, list(self.keys), self.schema)], len(self.keys), out_type=out_type)
 
 
 class WindowedStream:
@@ -809,7 +812,7 @@ class WindowedStream:
         adapter = WindowAdapter(self._assigner, trigger, self._lateness_ms, self._late_tag.tag_id if self._late_tag else None,
                                 emit, function, incremental, self._evictor)
         adapter._function = function or adapter._function
-        return keyed._keyed_operation(adapter, name, out_user, [(keyed._df, keyed._key_columns(), keyed.schema)], len(keyed.keys),
+        return keyed._keyed_operation(adapter, name, out_user, [(keyed._df, list(keyed.keys), keyed.schema)], len(keyed.keys),
                                       out_type=out_type)
 
     def _bounded_output(self, result: StructType) -> StructType:

@@ -9,6 +9,7 @@ plan is read once into :class:`PlanNode` facts and both questions are answered f
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -77,6 +78,35 @@ def read_plans(frames: Sequence[Optional[DataFrame]]) -> list[Optional[list[Plan
             log.debug("could not read a query plan: %s", exc)
             plans.append(None)
     return plans
+
+
+def always_null(frame: DataFrame, column: str) -> bool:
+    """Whether ``frame``'s ``column`` is null on every row by the frame's analyzed plan: defined as a null literal,
+    directly or through aliases of it. False wherever that cannot be read from the plan: a union (whose output
+    column carries its first input's id whatever the others hold), a column a Python function or a join computes,
+    a plan whose text Spark shortened. Two Py4J calls and the plan's text: no analysis."""
+    plan = frame._jdf.queryExecution().analyzed()
+    target = next((a for a in str(plan.output().mkString("\n")).split("\n") if a.split("#")[0] == column), None)
+    if target is None:
+        return False
+    text = str(plan.toString())
+    if _UNION.search(text):
+        return False
+    for _ in range(64):  # (a chain of aliases: Spark renames a column in each projection that re-selects it)
+        defined = re.search(r"(\S+(?: as [a-z_]+\))?) AS " + re.escape(target) + r"(?![0-9A-Za-z])", text)
+        if defined is None:
+            return False
+        expression = defined.group(1).lstrip("[(, ")
+        if _NULL.fullmatch(expression):
+            return True
+        if expression.split("#")[0] != column:
+            return False
+        target = expression
+    return False
+
+
+_UNION = re.compile(r"\bUnion\b")
+_NULL = re.compile(r"null|cast\(null as [a-z_]+\)")
 
 
 def _facts(node: Any, name: str, streaming: bool, children_streaming: list[bool]) -> PlanNode:

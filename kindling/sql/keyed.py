@@ -67,6 +67,8 @@ def keyed_frame(env: "StreamEnvironment", df: DataFrame, keys: Sequence[str], va
     bucket = f"{op.BUCKET}{len(env.keyed_operators)}"
     env.keyed_operators.append((name, bucket))
     hashed = None if key_group_keys is None else [list(keys).index(k) for k in dict.fromkeys(key_group_keys)]
+    # A value column that is a key column travels once (as the key); no event time travels without a rowtime.
+    key_fields = {j: list(keys).index(c) for j, c in enumerate(values) if c in keys}
     tagged = op.run_operator([frame], [value_type], len(keys), runner, output, with_slot=False, bucket=bucket,
-                             hashed_keys=hashed)
+                             hashed_keys=hashed, timed=rowtime is not None, key_fields=[key_fields])
     return tagged.select(*[F.col(_quote(f.name)) for f in output.fields])
